@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// `npm start`: builds if needed, then serves the reference backend with the demo app on an embedded database.
+import { execSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const newest = (dir) =>
+  readdirSync(dir, { withFileTypes: true }).reduce((max, e) => {
+    const p = join(dir, e.name);
+    return Math.max(max, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }, 0);
+const outputs = ['dist/client.js', 'dist/server.mjs', 'dist/index.mjs'].map((f) => join(root, f));
+const stale =
+  outputs.some((f) => !existsSync(f)) ||
+  Math.min(...outputs.map((f) => statSync(f).mtimeMs)) < Math.max(newest(join(root, 'src')), statSync(join(root, 'rollup.config.mjs')).mtimeMs);
+if (stale) {
+  console.log('[start] building dist/ …');
+  execSync('npm run build', { cwd: root, stdio: 'inherit' });
+}
+
+const { startServer } = await import(join(root, 'dist/server.mjs'));
+const { seedDemo } = await import(join(root, 'demo/seed.mjs'));
+const port = Number(process.env.PORT ?? 8080);
+const host = process.env.HOST ?? '127.0.0.1';
+const dataDir = process.env.DATA_DIR ?? join(root, '.data');
+let bootstrap;
+let server;
+try {
+  server = await startServer({
+    port,
+    host,
+    dataDir,
+    static: {
+      mounts: { '/dist/': join(root, 'dist'), '/': join(root, 'demo') },
+      devConfig: () => ({ baseUrl: server.url, ...bootstrap }),
+    },
+  });
+} catch (error) {
+  if (error?.code === 'EADDRINUSE') {
+    console.error(`[start] port ${port} on ${host} is already in use: stop the other process or set PORT=<free port>`);
+    process.exit(1);
+  }
+  throw error;
+}
+bootstrap = { appId: server.bootstrap.appId, organizationId: server.bootstrap.organizationId, authToken: server.bootstrap.apiToken };
+await seedDemo({ url: server.url, bootstrap: server.bootstrap, dist: join(root, 'dist/index.mjs') });
+console.log(`[start] demo app: ${server.url}/   (data in ${dataDir})`);
+const stop = async () => {
+  await server.close();
+  process.exit(0);
+};
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);

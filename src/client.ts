@@ -1,0 +1,79 @@
+import { createActionsApi, createTasksApi, type ActionsApi, type TasksApi } from './actions/api.js';
+import { createAnalyticsApi, type AnalyticsApi } from './analytics/api.js';
+import { getAppInfo, type AppInfo } from './core/app-info.js';
+import { resolveConfig, type ClientConfig, type ResolvedConfig } from './core/config.js';
+import { requireAppId, type ClientContext } from './core/context.js';
+import { consoleLogger, withOnce } from './core/logger.js';
+import { createDataSourcesApi, type DataSourcesApi } from './data-sources/api.js';
+import { createFunctionsApi, type FunctionsApi } from './functions/api.js';
+import { resolveBaseUrl } from './http/regions.js';
+import { createTransport, type Transport } from './http/transport.js';
+import { createNotificationsApi, type NotificationsApi } from './notifications/api.js';
+import { createPageApi, type PageApi } from './page/api.js';
+
+export interface Client {
+  /** Changes the configuration; later calls use the new values. */
+  configure(config: ClientConfig): Client;
+  /** The current configuration, defaults filled in. */
+  readonly config: Readonly<ResolvedConfig>;
+  /** The backend base URL requests go to. */
+  readonly baseUrl: string;
+  /** The shared HTTP transport, for routes without a typed wrapper. */
+  readonly http: Transport;
+  readonly App: {
+    /** The app this client is configured for, as the backend knows it. */
+    info(options?: { signal?: AbortSignal }): Promise<AppInfo>;
+    readonly Actions: ActionsApi;
+    readonly Tasks: TasksApi;
+    readonly Analytics: AnalyticsApi;
+  };
+  readonly DataSources: DataSourcesApi;
+  readonly Notifications: NotificationsApi;
+  readonly Functions: FunctionsApi;
+  readonly Page: PageApi;
+}
+
+/** Creates a client. Nothing is sent over the network until a method is called. */
+export function createClient(config: ClientConfig = {}): Client {
+  let current = resolveConfig(config);
+  const logger = withOnce(config.logger ?? consoleLogger);
+  const baseUrl = () => resolveBaseUrl(current);
+  const http = createTransport({
+    baseUrl,
+    authToken: () => current.authToken,
+    fetch: config.fetch ? (input, init) => (current.fetch ?? config.fetch)!(input, init) : undefined,
+    timeout: current.timeout,
+  });
+  const ctx: ClientContext = {
+    http,
+    config: () => current,
+    appId: () => requireAppId(current),
+    now: () => current.clock(),
+    logger,
+  };
+
+  const client: Client = {
+    configure(next: ClientConfig) {
+      current = resolveConfig({ ...current, ...next, limits: { ...current.limits, ...(next.limits ?? {}) } });
+      return client;
+    },
+    get config() {
+      return current;
+    },
+    get baseUrl() {
+      return baseUrl();
+    },
+    http,
+    App: {
+      info: (options) => getAppInfo(ctx, options),
+      Actions: createActionsApi(ctx),
+      Tasks: createTasksApi(ctx),
+      Analytics: createAnalyticsApi(ctx),
+    },
+    DataSources: createDataSourcesApi(ctx),
+    Notifications: createNotificationsApi(ctx),
+    Functions: createFunctionsApi(ctx),
+    Page: createPageApi(ctx),
+  };
+  return client;
+}

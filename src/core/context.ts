@@ -1,0 +1,20 @@
+import { ClientError } from '../http/errors.js';
+import type { Transport } from '../http/transport.js';
+import type { ResolvedConfig } from './config.js';
+import type { Logger } from './logger.js';
+
+/** What every sub-client gets: the shared transport, the live configuration and a logger. */
+export interface ClientContext {
+  readonly http: Transport;
+  config(): ResolvedConfig;
+  /** The configured app id; a ClientError `NOT_CONFIGURED` when it is missing. */
+  appId(): number;
+  now(): number;
+  readonly logger: Logger & { once(key: string, message: string): void };
+}
+
+export function requireAppId(config: ResolvedConfig): number {
+  if (config.appId === undefined)
+    throw new ClientError('NOT_CONFIGURED', 'No appId configured: pass it to createClient(), Client.configure() or data-app-id');
+  return config.appId;
+}

@@ -1,0 +1,134 @@
+import { ApiError, ClientError, NetworkError, TimeoutError } from './errors.js';
+
+export type QueryValue = string | number | boolean | null | undefined | readonly (string | number)[];
+
+export interface RequestOptions {
+  /** Query parameters; `undefined` and `null` values are left out, arrays are repeated. */
+  query?: Record<string, QueryValue>;
+  /** A JSON body (serialized with JSON.stringify). */
+  json?: unknown;
+  /** A raw body (FormData, Blob, string…); wins over `json`. */
+  body?: BodyInit;
+  headers?: Record<string, string>;
+  /** Milliseconds before the request fails with `TimeoutError`; `false` disables it. */
+  timeout?: number | false;
+  signal?: AbortSignal;
+}
+
+export interface TransportConfig {
+  baseUrl: () => string;
+  authToken: () => string | undefined;
+  fetch?: typeof fetch;
+  /** Default timeout for every request, ms (default 30 000). */
+  timeout?: number;
+  hooks?: {
+    beforeRequest?: ((request: Request) => Request | void | Promise<Request | void>)[];
+    afterResponse?: ((request: Request, response: Response) => Response | void | Promise<Response | void>)[];
+  };
+}
+
+export interface Transport {
+  request<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<T>;
+  /** Builds an absolute URL of the backend for `path` (no request is made). */
+  url(path: string, query?: Record<string, QueryValue>): string;
+}
+
+export function buildUrl(base: string, path: string, query?: Record<string, QueryValue>): string {
+  const url = new URL(base.replace(/\/+$/, '') + '/' + path.replace(/^\/+/, ''));
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) for (const v of value) url.searchParams.append(key, String(v));
+    else url.searchParams.set(key, String(value));
+  }
+  return url.toString();
+}
+
+async function readBody(response: Response): Promise<unknown> {
+  const text = await response.text();
+  if (!text) return undefined;
+  const type = response.headers.get('content-type') ?? '';
+  if (type.includes('json')) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+function toApiError(status: number, body: unknown, method: string, url: string, statusText: string): ApiError {
+  const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined)?.error;
+  const code = typeof error?.code === 'string' ? error.code : `HTTP_${status}`;
+  const message =
+    typeof error?.message === 'string'
+      ? error.message
+      : `${method} ${url} failed with ${status}${statusText ? ' ' + statusText : ''}`;
+  const { code: _c, message: _m, ...rest } = (error ?? {}) as Record<string, unknown>;
+  const details = Object.keys(rest).length ? rest : typeof body === 'string' ? body : undefined;
+  return new ApiError({ status, code, message, details, method, url });
+}
+
+/** The one fetch wrapper shared by every sub-client. */
+export function createTransport(config: TransportConfig): Transport {
+  const defaultTimeout = config.timeout ?? 30_000;
+
+  return {
+    url: (path, query) => buildUrl(config.baseUrl(), path, query),
+
+    async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+      const doFetch = config.fetch ?? globalThis.fetch;
+      if (typeof doFetch !== 'function') throw new ClientError('NO_FETCH', 'No fetch implementation: pass `fetch` in the client config');
+      const url = buildUrl(config.baseUrl(), path, options.query);
+      const headers = new Headers(options.headers);
+      headers.set('Accept', 'application/json');
+      const token = config.authToken();
+      if (token && !headers.has('Auth-token')) headers.set('Auth-token', token);
+      let body: BodyInit | undefined = options.body;
+      if (body === undefined && options.json !== undefined) {
+        body = JSON.stringify(options.json);
+        headers.set('Content-Type', 'application/json');
+      }
+
+      const timeoutMs = options.timeout === false ? undefined : (options.timeout ?? defaultTimeout);
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(options.signal?.reason);
+      if (options.signal?.aborted) onAbort();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      let timedOut = false;
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              timedOut = true;
+              controller.abort();
+            }, timeoutMs);
+
+      let request = new Request(url, { method, headers, body: body ?? null, signal: controller.signal });
+      try {
+        for (const hook of config.hooks?.beforeRequest ?? []) request = (await hook(request)) ?? request;
+        let response: Response;
+        try {
+          response = await doFetch(request);
+        } catch (error) {
+          if (timedOut) throw new TimeoutError(`${method} ${url} timed out after ${timeoutMs} ms`, timeoutMs!);
+          if (options.signal?.aborted) throw options.signal.reason ?? error;
+          throw new NetworkError(`${method} ${url} failed: ${(error as Error)?.message ?? String(error)}`, error);
+        }
+        for (const hook of config.hooks?.afterResponse ?? []) response = (await hook(request, response)) ?? response;
+        let parsed: unknown;
+        try {
+          parsed = await readBody(response);
+        } catch (error) {
+          if (timedOut) throw new TimeoutError(`${method} ${url} timed out after ${timeoutMs} ms`, timeoutMs!);
+          throw new NetworkError(`${method} ${url}: reading the response failed`, error);
+        }
+        if (!response.ok) throw toApiError(response.status, parsed, method, url, response.statusText);
+        return parsed as T;
+      } finally {
+        if (timer !== undefined) clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+      }
+    },
+  };
+}

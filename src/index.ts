@@ -1,0 +1,25 @@
+export { createClient, type Client } from './client.js';
+export type { ClientConfig, ClientUser, Environment, ResolvedConfig, RuntimeLimits } from './core/config.js';
+export { DEFAULT_LIMITS } from './core/config.js';
+export type { Logger } from './core/logger.js';
+export type { AppInfo } from './core/app-info.js';
+export { DEFAULT_REGION_URLS, type Region } from './http/regions.js';
+export type { RequestOptions, Transport, QueryValue } from './http/transport.js';
+export {
+  ApiError,
+  ClientError,
+  NetworkError,
+  RuntimeError,
+  TimeoutError,
+  isApiError,
+  isClientError,
+  isNetworkError,
+  isRuntimeError,
+  isTimeoutError,
+} from './http/errors.js';
+export type { ActionsApi, TasksApi } from './actions/api.js';
+export type { AnalyticsApi } from './analytics/api.js';
+export type { DataSourcesApi } from './data-sources/api.js';
+export type { FunctionsApi } from './functions/api.js';
+export type { NotificationsApi } from './notifications/api.js';
+export type { PageApi } from './page/api.js';

@@ -1,0 +1,46 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { App, AppEnv, ServerContext } from './context.js';
+import { authMiddleware } from './http/auth.js';
+import { errorBody, sendError } from './http/errors.js';
+import { registerActionRoutes } from './routes/actions.js';
+import { registerAppRoutes } from './routes/apps.js';
+import { registerDataSourceRoutes } from './routes/data-sources.js';
+import { registerNotificationRoutes } from './routes/notifications.js';
+import { registerStaticRoutes, type StaticOptions } from './routes/static.js';
+
+export interface AppOptions {
+  static?: StaticOptions;
+}
+
+/** Composes the Hono application: error convention, CORS, auth, every route module. */
+export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
+  const app = new Hono<AppEnv>();
+  app.onError((error, c) => sendError(c, error));
+  app.notFound((c) => c.json(errorBody('NOT_FOUND', `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
+
+  app.use('/v1/*', async (c, next) => {
+    // App screens call the backend from other origins; tokens travel in a header, never in cookies.
+    c.header('Access-Control-Allow-Origin', '*');
+    c.header('Access-Control-Allow-Headers', 'Auth-token, Content-Type, Idempotency-Key');
+    c.header('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE, OPTIONS');
+    if (c.req.method === 'OPTIONS') return c.body(null, 204);
+    await next();
+  });
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: ctx.limits.bodyBytes,
+      onError: (c) =>
+        c.json(errorBody('PAYLOAD_TOO_LARGE', `The request body is larger than ${ctx.limits.bodyBytes} bytes`), 413),
+    }),
+  );
+  app.use('/v1/*', authMiddleware(ctx));
+
+  registerAppRoutes(app, ctx);
+  registerDataSourceRoutes(app, ctx);
+  registerNotificationRoutes(app, ctx);
+  registerActionRoutes(app, ctx);
+  if (options.static) registerStaticRoutes(app, options.static);
+  return app;
+}

@@ -1,0 +1,45 @@
+import type { Hono } from 'hono';
+import type { Database } from './db/database.js';
+import type { TokenRecord } from './store/identity.js';
+import type { EventBus } from './events.js';
+
+/** Limits of the backend (design §9), all overridable in `startServer({ limits })`. */
+export interface ServerLimits {
+  runTimeoutMs: number;
+  payloadChars: number;
+  resultBytes: number;
+  runsPerMinute: number;
+  /** Largest accepted request body, bytes (default 10 MB). */
+  bodyBytes: number;
+  /** Largest uploaded file, bytes (default 10 MB). */
+  fileBytes: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: ServerLimits = {
+  runTimeoutMs: 120_000,
+  payloadChars: 2048,
+  resultBytes: 6 * 1024 * 1024,
+  runsPerMinute: 60,
+  bodyBytes: 10 * 1024 * 1024,
+  fileBytes: 10 * 1024 * 1024,
+};
+
+/** What every route module gets. */
+export interface ServerContext {
+  db: Database;
+  /** Current time in ms (injectable for tests). */
+  clock: () => number;
+  /** ISO string of `clock()`. */
+  nowIso: () => string;
+  limits: ServerLimits;
+  /** Data folder, or undefined for an in-memory server. */
+  dataDir: string | undefined;
+  /** The server's own URL, set once it listens. */
+  url: () => string;
+  bus: EventBus;
+  /** Tasks to run when the server closes (timers, workers). */
+  onClose: (fn: () => void | Promise<void>) => void;
+}
+
+export type AppEnv = { Variables: { auth: TokenRecord | null } };
+export type App = Hono<AppEnv>;

@@ -1,0 +1,13 @@
+import type { Migration } from '../migrate.js';
+import { coreMigrations } from './0001-core.js';
+import { dataSourceMigrations } from './0002-data-sources.js';
+import { notificationMigrations } from './0003-notifications.js';
+import { actionMigrations } from './0004-actions.js';
+
+/** Every migration, in the order they are applied. */
+export const migrations: readonly Migration[] = [
+  ...coreMigrations,
+  ...dataSourceMigrations,
+  ...notificationMigrations,
+  ...actionMigrations,
+];

@@ -1,0 +1,96 @@
+import BetterSqlite3 from 'better-sqlite3';
+import type { Database, Queryable, RunResult, SqlValue } from './database.js';
+
+/**
+ * SQLite adapter (better-sqlite3, WAL). better-sqlite3 is synchronous; the
+ * async interface is kept so a networked engine fits the same shape. A
+ * transaction holds a lock so that work of other requests, started while the
+ * transaction awaits, runs after it and not inside it.
+ */
+export function openSqlite(options: { file?: string; memory?: boolean }): Database {
+  const db = new BetterSqlite3(options.memory || !options.file ? ':memory:' : options.file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  const prepare = (sql: string) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+      if (statements.size > 500) statements.delete(statements.keys().next().value!);
+    }
+    return statement;
+  };
+  const params = (p?: readonly SqlValue[]) => (p ?? []) as unknown[];
+
+  const direct: Queryable = {
+    async all<T>(sql: string, p?: readonly SqlValue[]) {
+      const s = prepare(sql);
+      return (s.reader ? s.all(...params(p)) : (s.run(...params(p)), [])) as T[];
+    },
+    async get<T>(sql: string, p?: readonly SqlValue[]) {
+      const s = prepare(sql);
+      if (!s.reader) {
+        s.run(...params(p));
+        return undefined;
+      }
+      return s.get(...params(p)) as T | undefined;
+    },
+    async run(sql: string, p?: readonly SqlValue[]): Promise<RunResult> {
+      const s = prepare(sql);
+      if (s.reader) {
+        s.all(...params(p));
+        return { changes: 0 };
+      }
+      return { changes: s.run(...params(p)).changes };
+    },
+  };
+
+  // A FIFO lock: a transaction takes it for its whole length; plain statements
+  // issued outside a transaction wait for it too.
+  let tail: Promise<void> = Promise.resolve();
+  let locked = false;
+  const withLock = <T>(fn: () => Promise<T>): Promise<T> => {
+    const previous = tail;
+    let release!: () => void;
+    tail = new Promise((resolve) => (release = resolve));
+    return previous.then(async () => {
+      locked = true;
+      try {
+        return await fn();
+      } finally {
+        locked = false;
+        release();
+      }
+    });
+  };
+  const outside = <K extends keyof Queryable>(key: K): Queryable[K] =>
+    ((...args: Parameters<Queryable[K]>) =>
+      locked ? withLock(() => (direct[key] as (...a: unknown[]) => Promise<unknown>)(...args)) : (direct[key] as (...a: unknown[]) => Promise<unknown>)(...args)) as Queryable[K];
+
+  return {
+    dialect: 'sqlite',
+    all: outside('all'),
+    get: outside('get'),
+    run: outside('run'),
+    transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      return withLock(async () => {
+        db.exec('BEGIN IMMEDIATE');
+        try {
+          const result = await fn(direct);
+          db.exec('COMMIT');
+          return result;
+        } catch (error) {
+          if (db.inTransaction) db.exec('ROLLBACK');
+          throw error;
+        }
+      });
+    },
+    async close() {
+      await withLock(async () => db.close());
+    },
+  };
+}

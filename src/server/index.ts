@@ -1,0 +1,104 @@
+import { serve, type ServerType } from '@hono/node-server';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createApp } from './app.js';
+import { ensureBootstrap, type Bootstrap } from './bootstrap.js';
+import { DEFAULT_SERVER_LIMITS, type ServerContext, type ServerLimits } from './context.js';
+import type { Database } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import { migrations } from './db/migrations/index.js';
+import { openSqlite } from './db/sqlite.js';
+import { createEventBus } from './events.js';
+import type { StaticOptions } from './routes/static.js';
+
+export type { Bootstrap } from './bootstrap.js';
+export type { ServerLimits } from './context.js';
+export type { StaticOptions } from './routes/static.js';
+
+export interface ServerOptions {
+  /** Port to listen on; 0 (default) picks a free one. */
+  port?: number;
+  /** Interface to listen on (default 127.0.0.1). */
+  host?: string;
+  /** Folder of the SQLite database and uploaded files (default `.data`). */
+  dataDir?: string;
+  /** Keep everything in memory (tests). */
+  memory?: boolean;
+  /** Current time in ms (default Date.now). */
+  clock?: () => number;
+  limits?: Partial<ServerLimits>;
+  /** Serve static folders (the demo, dist/) and a dev config endpoint. */
+  static?: StaticOptions;
+  /** Print the bootstrap identity when it is created (default true unless memory). */
+  log?: boolean;
+}
+
+export interface RunningServer {
+  /** Base URL, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  port: number;
+  bootstrap: Bootstrap;
+  close(): Promise<void>;
+}
+
+/** Starts the reference backend. Rejects with code `EADDRINUSE` when the port is taken. */
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const memory = options.memory ?? false;
+  const dataDir = memory ? undefined : (options.dataDir ?? '.data');
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const db: Database = openSqlite(memory ? { memory: true } : { file: join(dataDir!, 'runtime.sqlite') });
+  const clock = options.clock ?? (() => Date.now());
+  const closers: (() => void | Promise<void>)[] = [];
+  let url = '';
+  const ctx: ServerContext = {
+    db,
+    clock,
+    nowIso: () => new Date(clock()).toISOString(),
+    limits: { ...DEFAULT_SERVER_LIMITS, ...(options.limits ?? {}) },
+    dataDir,
+    url: () => url,
+    bus: createEventBus(),
+    onClose: (fn) => closers.push(fn),
+  };
+
+  let server: ServerType | undefined;
+  try {
+    await migrate(db, migrations);
+    const { bootstrap, created } = await ensureBootstrap(db, ctx.nowIso());
+    if (dataDir) writeFileSync(join(dataDir, 'bootstrap.json'), JSON.stringify(bootstrap, null, 2) + '\n');
+    if (created && (options.log ?? !memory)) {
+      console.log('[in-app-runtime server] created organization %d, app %d', bootstrap.organizationId, bootstrap.appId);
+      console.log('[in-app-runtime server] API token:    %s', bootstrap.apiToken);
+      console.log('[in-app-runtime server] studio token: %s', bootstrap.studioToken);
+    }
+    const app = createApp(ctx, { static: options.static });
+    const host = options.host ?? '127.0.0.1';
+    const port = await new Promise<number>((resolvePort, reject) => {
+      server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, (info) => resolvePort(info.port));
+      server.once('error', reject);
+    });
+    url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      port,
+      bootstrap,
+      close() {
+        closing ??= (async () => {
+          for (const fn of closers.reverse()) await fn();
+          await new Promise<void>((done) => {
+            server!.close(() => done());
+            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+          });
+          await db.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    for (const fn of closers.reverse()) await fn();
+    server?.close();
+    await db.close();
+    throw error;
+  }
+}
