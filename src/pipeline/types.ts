@@ -1,0 +1,127 @@
+/**
+ * The contract between the pipeline engine (src/pipeline, src/sandbox,
+ * src/functions) and its hosts: the device (src/actions, src/analytics) and
+ * the backend (src/server/actions). Both hosts call `runPipeline` (exported by
+ * src/pipeline/index.ts) with the services of their side.
+ */
+
+/** `type` omitted or `function`: a function node. */
+export interface FunctionNode {
+  type?: 'function';
+  functionPackage: string;
+  settings?: Record<string, unknown>;
+  functions?: PipelineNode[];
+  /** Per-node policies (beyond the spec). */
+  timeout?: number;
+  retry?: { attempts: number; backoff?: 'constant' | 'exponential'; delayMs?: number };
+  continueOnError?: boolean;
+}
+
+export interface LoopNode {
+  type: 'loop';
+  /** Name of a context property holding an array. */
+  items?: string;
+  /** Integers from..to, both inclusive. */
+  range?: { from: number; to: number };
+  functions?: PipelineNode[];
+  timeout?: number;
+  continueOnError?: boolean;
+}
+
+export interface IfNode {
+  type: 'if';
+  conditions: { condition: string; functions?: PipelineNode[] }[];
+  elseFunctions?: PipelineNode[];
+  continueOnError?: boolean;
+}
+
+export type PipelineNode = FunctionNode | LoopNode | IfNode;
+
+/** A query as the data source find/query operations take it (see src/data-sources). */
+export type DataQuery = Record<string, unknown>;
+
+/** The host's data source operations, as seen by built-ins and by the guest's bridged `Client`. */
+export interface DataSourceConnectionLike {
+  find(query?: DataQuery): Promise<unknown[]>;
+  findOne(query?: DataQuery): Promise<unknown | null>;
+  findById(id: number): Promise<unknown>;
+  insert(data: Record<string, unknown>): Promise<unknown>;
+  update(id: number, data: Record<string, unknown>): Promise<unknown>;
+  removeById(id: number): Promise<unknown>;
+  query(body: DataQuery): Promise<unknown>;
+  commit(body: Record<string, unknown>): Promise<unknown>;
+}
+
+export interface HttpRequestLike {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+export interface HttpResponseLike {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** Trusted host services the built-ins and bridges call. Each side supplies its own. */
+export interface HostServices {
+  dataSources: { connect(idOrName: number | string): DataSourceConnectionLike };
+  notifications: { create(input: Record<string, unknown>): Promise<unknown> };
+  /** Outbound HTTP: only on the server (undefined on the device). */
+  http?: (request: HttpRequestLike) => Promise<HttpResponseLike>;
+}
+
+/** A custom function package whose JavaScript runs only inside the sandbox. */
+export interface FunctionPackageSource {
+  package: string;
+  name?: string;
+  description?: string;
+  /** Source of `(settings, context) => result` (may be async). */
+  code: string;
+}
+
+export interface PipelineLimits {
+  runTimeoutMs: number;
+  payloadChars: number;
+  resultBytes: number;
+  maxLoopIterations: number;
+  maxDepth: number;
+}
+
+export interface TraceEntry {
+  /** Node path, e.g. `functions[2].functions[0]`. */
+  path: string;
+  /** Function package, `loop` or `if`. */
+  package: string;
+  durationMs: number;
+  outcome: 'ok' | 'skipped' | 'failed' | 'retried' | 'log';
+  message?: string;
+}
+
+export interface RunError {
+  /** e.g. `TimeoutError`, `ValidationError`, `FunctionError`, `OutOfMemoryError`. */
+  errorType: string;
+  errorMessage: string;
+  /** Machine code: TIMEOUT, OUT_OF_MEMORY, PAYLOAD_TOO_LARGE, RESULT_TOO_LARGE, LOOP_LIMIT, DEPTH_LIMIT, FUNCTION_FAILED, UNKNOWN_FUNCTION, … */
+  code: string;
+  trace: TraceEntry[];
+}
+
+export type RunOutcome =
+  | { ok: true; result: unknown; trace: TraceEntry[]; durationMs: number }
+  | { ok: false; error: RunError; trace: TraceEntry[]; durationMs: number };
+
+export interface RunPipelineOptions {
+  functions: PipelineNode[];
+  payload?: Record<string, unknown>;
+  /** Extra top-level context names: `trigger`, `log`, `event`. */
+  context?: Record<string, unknown>;
+  /** Where this run happens; decides which built-ins are available (http-request is server only). */
+  environment: 'server' | 'client';
+  services: HostServices;
+  customFunctions?: FunctionPackageSource[];
+  limits?: Partial<PipelineLimits>;
+  signal?: AbortSignal;
+}
