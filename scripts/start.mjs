@@ -13,29 +13,20 @@ const newest = (dir) =>
 const outputs = ['dist/client.js', 'dist/server.mjs', 'dist/index.mjs'].map((f) => join(root, f));
 const stale =
   outputs.some((f) => !existsSync(f)) ||
-  Math.min(...outputs.map((f) => statSync(f).mtimeMs)) < Math.max(newest(join(root, 'src')), statSync(join(root, 'rollup.config.mjs')).mtimeMs);
+  Math.min(...outputs.map((f) => statSync(f).mtimeMs)) <
+    Math.max(newest(join(root, 'src')), statSync(join(root, 'rollup.config.mjs')).mtimeMs);
 if (stale) {
   console.log('[start] building dist/ …');
   execSync('npm run build', { cwd: root, stdio: 'inherit' });
 }
 
-const { startServer } = await import(join(root, 'dist/server.mjs'));
-const { seedDemo } = await import(join(root, 'demo/seed.mjs'));
+const { startDemo } = await import(join(root, 'demo/serve.mjs'));
 const port = Number(process.env.PORT ?? 8080);
 const host = process.env.HOST ?? '127.0.0.1';
 const dataDir = process.env.DATA_DIR ?? join(root, '.data');
-let bootstrap;
 let server;
 try {
-  server = await startServer({
-    port,
-    host,
-    dataDir,
-    static: {
-      mounts: { '/dist/': join(root, 'dist'), '/': join(root, 'demo') },
-      devConfig: () => ({ baseUrl: server.url, ...bootstrap }),
-    },
-  });
+  ({ server } = await startDemo({ port, host, dataDir }));
 } catch (error) {
   if (error?.code === 'EADDRINUSE') {
     console.error(`[start] port ${port} on ${host} is already in use: stop the other process or set PORT=<free port>`);
@@ -43,9 +34,7 @@ try {
   }
   throw error;
 }
-bootstrap = { appId: server.bootstrap.appId, organizationId: server.bootstrap.organizationId, authToken: server.bootstrap.apiToken };
-await seedDemo({ url: server.url, bootstrap: server.bootstrap, dist: join(root, 'dist/index.mjs') });
-console.log(`[start] demo app: ${server.url}/   (data in ${dataDir})`);
+console.log(`[start] demo app: ${server.url}/   (data in ${dataDir}; Ctrl+C to stop)`);
 const stop = async () => {
   await server.close();
   process.exit(0);

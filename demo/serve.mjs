@@ -1,0 +1,29 @@
+// Starts the reference backend serving the demo app (demo/) and the built library (dist/), then seeds the demo
+// through the public API. Used by `npm start` and by the end-to-end tests.
+import { join } from 'node:path';
+import { seedDemo } from './seed.mjs';
+
+const root = new URL('..', import.meta.url).pathname;
+
+export async function startDemo({ port = 0, host = '127.0.0.1', dataDir, memory = false, clock, limits, log } = {}) {
+  const { startServer } = await import(join(root, 'dist/server.mjs'));
+  let config;
+  const server = await startServer({
+    port,
+    host,
+    dataDir,
+    memory,
+    clock,
+    limits,
+    log,
+    static: {
+      mounts: { '/dist/': join(root, 'dist'), '/': join(root, 'demo') },
+      // Dev only: the demo screen fetches its configuration here instead of hard-coding a token.
+      devConfig: () => config,
+    },
+  });
+  const { appId, organizationId, apiToken } = server.bootstrap;
+  config = { baseUrl: server.url, appId, organizationId, authToken: apiToken };
+  const seeded = await seedDemo({ url: server.url, bootstrap: server.bootstrap, dist: join(root, 'dist/index.mjs') });
+  return { server, seeded };
+}

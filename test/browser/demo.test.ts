@@ -1,0 +1,68 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { collectPageErrors, launchChromium, screenshot } from '../helpers/browser.js';
+// @ts-expect-error plain ESM helper shared with `npm start`
+import { startDemo } from '../../demo/serve.mjs';
+
+describe('demo page in Chromium', () => {
+  let browser: Browser;
+  let demo: { server: { url: string; bootstrap: { appId: number; organizationId: number; apiToken: string }; close(): Promise<void> } };
+  let page: Page;
+  let failed = false;
+
+  beforeAll(async () => {
+    demo = await startDemo({ memory: true, log: false });
+    browser = await launchChromium();
+  });
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail' || failed) await screenshot(page, `demo-${ctx.task.name}`);
+    await page?.close();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await demo?.server.close();
+  });
+
+  it('configures window.Client from the script tag and makes an authenticated call', async () => {
+    page = await browser.newPage();
+    const errors = collectPageErrors(page);
+    await page.goto(demo.server.url + '/');
+    await page.waitForSelector('#status[data-state]');
+    expect(await page.textContent('#status')).toBe('Connected');
+    expect(await page.textContent('#app-id')).toBe(String(demo.server.bootstrap.appId));
+    expect(await page.textContent('#app-name')).toBe('Demo app');
+    const config = await page.evaluate(() => {
+      const c = (window as unknown as { Client: { config: { appId: number; authToken: string; environment: string }; baseUrl: string } }).Client;
+      return { appId: c.config.appId, token: c.config.authToken, env: c.config.environment, baseUrl: c.baseUrl };
+    });
+    expect(config).toEqual({ appId: demo.server.bootstrap.appId, token: demo.server.bootstrap.apiToken, env: 'live', baseUrl: demo.server.url });
+    expect(errors).toEqual([]);
+  });
+
+  it('reads data-* attributes of its own script tag', async () => {
+    page = await browser.newPage();
+    await page.route('**/tag-test.html', (route) =>
+      route.fulfill({
+        contentType: 'text/html',
+        body: `<!doctype html><script src="/dist/client.js" data-base-url="/" data-app-id="7" data-page-id="3" data-auth-token="t0k" data-environment="viewer"></script>`,
+      }),
+    );
+    await page.goto(demo.server.url + '/tag-test.html');
+    const config = await page.evaluate(() => {
+      const c = (window as unknown as { Client: { config: Record<string, unknown>; baseUrl: string } }).Client;
+      return { appId: c.config.appId, pageId: c.config.pageId, authToken: c.config.authToken, environment: c.config.environment, baseUrl: c.baseUrl };
+    });
+    expect(config).toEqual({ appId: 7, pageId: 3, authToken: 't0k', environment: 'viewer', baseUrl: demo.server.url });
+    // An API error surfaces as a typed error that the guards recognise.
+    const error = await page.evaluate(async () => {
+      const c = (window as unknown as { Client: any }).Client;
+      try {
+        await c.App.info();
+        return null;
+      } catch (e) {
+        return { guard: c.errors.isApiError(e), status: (e as any).status, code: (e as any).code };
+      }
+    });
+    expect(error).toEqual({ guard: true, status: 401, code: 'INVALID_TOKEN' });
+  });
+});
