@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { createClient, DEFAULT_REGION_URLS, isClientError } from '../../src/index.js';
+
+describe('createClient configuration', () => {
+  it('defaults to the eu region, live environment and the spec limits', () => {
+    const client = createClient({ appId: 1 });
+    expect(client.baseUrl).toBe(DEFAULT_REGION_URLS.eu);
+    expect(client.config.environment).toBe('live');
+    expect(client.config.limits).toEqual({ runTimeoutMs: 120_000, payloadChars: 2048, resultBytes: 6 * 1024 * 1024, runsPerMinute: 60 });
+  });
+
+  it('maps regions to configurable base URLs, and baseUrl overrides them', () => {
+    expect(createClient({ region: 'us' }).baseUrl).toBe(DEFAULT_REGION_URLS.us);
+    expect(createClient({ region: 'ca', regionUrls: { ca: 'https://ca.example/' } }).baseUrl).toBe('https://ca.example');
+    expect(createClient({ region: 'us', baseUrl: 'http://localhost:9/' }).baseUrl).toBe('http://localhost:9');
+  });
+
+  it('refuses bad configuration with a TypeError naming the field', () => {
+    expect(() => createClient({ appId: -1 })).toThrow(/config\.appId/);
+    expect(() => createClient({ region: 'mars' as 'eu' })).toThrow(/config\.region/);
+    expect(() => createClient({ environment: 'prod' as 'live' })).toThrow(/config\.environment/);
+    expect(() => createClient({ baseUrl: 'not a url' })).toThrow(/config\.baseUrl/);
+    expect(() => createClient({ limits: { runTimeoutMs: 0 } })).toThrow(/limits\.runTimeoutMs/);
+  });
+
+  it('configure() changes later calls and keeps earlier values', () => {
+    const client = createClient({ baseUrl: 'http://a.example', appId: 1, limits: { runTimeoutMs: 5 } });
+    client.configure({ baseUrl: 'http://b.example', authToken: 't' });
+    expect(client.baseUrl).toBe('http://b.example');
+    expect(client.config).toMatchObject({ appId: 1, authToken: 't', limits: { runTimeoutMs: 5, payloadChars: 2048 } });
+  });
+
+  it('a call that needs an app id fails with ClientError NOT_CONFIGURED before any request', async () => {
+    let fetched = false;
+    const client = createClient({ baseUrl: 'http://x.example', fetch: async () => ((fetched = true), new Response('{}')) });
+    const error = await client.App.info().catch((e: unknown) => e);
+    expect(isClientError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'NOT_CONFIGURED' });
+    expect(fetched).toBe(false);
+  });
+
+  it('uses the fetch given in the config', async () => {
+    const urls: string[] = [];
+    const client = createClient({
+      baseUrl: 'http://x.example',
+      appId: 4,
+      authToken: 'tok',
+      fetch: async (input) => {
+        const request = input as Request;
+        urls.push(`${request.url} ${request.headers.get('Auth-token')}`);
+        return new Response(JSON.stringify({ app: { id: 4, name: 'A', organizationId: 2 } }), { headers: { 'Content-Type': 'application/json' } });
+      },
+    });
+    await expect(client.App.info()).resolves.toEqual({ id: 4, name: 'A', organizationId: 2 });
+    expect(urls).toEqual(['http://x.example/v1/apps/4 tok']);
+  });
+});
