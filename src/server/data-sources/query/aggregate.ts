@@ -1,0 +1,136 @@
+import { Aggregator } from 'mingo/aggregator';
+import { Context, ProcessingMode, evalExpr } from 'mingo/core';
+import * as accumulators from 'mingo/operators/accumulator';
+import * as expressions from 'mingo/operators/expression';
+import * as pipeline from 'mingo/operators/pipeline';
+import * as projections from 'mingo/operators/projection';
+import * as queries from 'mingo/operators/query';
+import type { Options } from 'mingo/types';
+import { asInvalidQuery, invalidQuery, isPlainObject } from './errors.js';
+import { guardRegex } from './regex-guard.js';
+import type { EntryRecord } from './types.js';
+import { numericValue } from './values.js';
+
+/**
+ * `aggregate`: a mingo (MongoDB) pipeline over the entries matching `where`, each seen as
+ * `{ id, dataSourceId, data, order, createdAt, updatedAt }`, so field paths are `$data.<column>`.
+ * Only the stages and operators listed here are registered (mingo's Context is an allow-list; script
+ * execution is off as well): nothing that runs code (`$function`, `$accumulator`, `$where`), reaches
+ * other data (`$lookup`, `$unionWith`, `$graphLookup`, `$out`, `$merge`) or manufactures unbounded output
+ * (`$range`, `$densify`). `$regex` and `$regexMatch`-style patterns are bounded like `where`.
+ *
+ * Custom `$convertToNumber: <expression>`: numbers stay, numeric strings (`" 12.5 "`) become numbers,
+ * everything else (non-numeric text, booleans, null, missing) becomes null, which `$sum`/`$avg` ignore.
+ */
+export const AGGREGATE_STAGES = [
+  '$match', '$project', '$addFields', '$set', '$unset', '$group', '$sort', '$limit', '$skip', '$count', '$unwind',
+  '$replaceRoot', '$replaceWith', '$sortByCount', '$bucket',
+] as const;
+
+export const AGGREGATE_ACCUMULATORS = [
+  '$sum', '$avg', '$min', '$max', '$count', '$first', '$last', '$push', '$addToSet', '$stdDevPop', '$stdDevSamp',
+  '$mergeObjects',
+] as const;
+
+const QUERY_OPERATORS = [
+  '$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists', '$regex', '$and', '$or', '$nor', '$not',
+  '$mod', '$all', '$size', '$type', '$elemMatch', '$expr',
+] as const;
+
+/** Expression operators that are refused (everything else mingo offers is available). */
+const REFUSED_EXPRESSIONS = new Set(['$function', '$range', '$toHashedIndexKey', '$rand', '$sampleRate']);
+/** Keys refused anywhere in a pipeline, with the reason given to the caller. */
+const FORBIDDEN_KEYS = new Set([
+  '$function', '$accumulator', '$where', '$lookup', '$graphLookup', '$unionWith', '$out', '$merge', '$documents',
+  '$jsonSchema', '$range', '$densify', '$facet', '$setWindowFields',
+]);
+
+type AnyFn = (...args: never[]) => unknown;
+function pick<T extends Record<string, unknown>>(module: T, names: readonly string[]): Record<`$${string}`, AnyFn> {
+  const out: Record<string, AnyFn> = {};
+  for (const name of names) {
+    const op = module[name];
+    if (typeof op !== 'function') throw new Error(`mingo has no operator ${name}`);
+    out[name] = op as AnyFn;
+  }
+  return out as Record<`$${string}`, AnyFn>;
+}
+
+/** `$convertToNumber`: string → number; anything non-numeric → null. */
+export function convertToNumber(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'string') {
+    const n = numericValue(value);
+    return n === n && Number.isFinite(n) ? n : null;
+  }
+  return null;
+}
+
+const $convertToNumber = (obj: unknown, expr: unknown, options: Options) => {
+  let value = evalExpr(obj as never, expr as never, options);
+  if (Array.isArray(expr) && expr.length === 1 && Array.isArray(value)) value = value[0];
+  return convertToNumber(value);
+};
+
+const expressionNames = Object.keys(expressions).filter((name) => name.startsWith('$') && !REFUSED_EXPRESSIONS.has(name));
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+const context = Context.init({
+  pipeline: pick(pipeline, AGGREGATE_STAGES) as any,
+  accumulator: pick(accumulators, AGGREGATE_ACCUMULATORS) as any,
+  expression: { ...pick(expressions, expressionNames), $convertToNumber } as any,
+  query: pick(queries, QUERY_OPERATORS) as any,
+  projection: pick(projections, ['$elemMatch', '$slice']) as any,
+});
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+const REGEX_EXPRESSIONS = new Set(['$regexMatch', '$regexFind', '$regexFindAll']);
+
+function checkNode(node: unknown, path: string): void {
+  if (Array.isArray(node)) {
+    node.forEach((item, i) => checkNode(item, `${path}[${i}]`));
+    return;
+  }
+  if (!isPlainObject(node)) return;
+  for (const key of Object.keys(node)) {
+    const at = `${path}.${key}`;
+    if (FORBIDDEN_KEYS.has(key)) throw invalidQuery(`${at}: ${key} is not allowed in aggregate`);
+    const value = node[key];
+    if (key === '$regex') guardRegex(value, node.$options, at);
+    if (REGEX_EXPRESSIONS.has(key) && isPlainObject(value)) {
+      if (typeof value.regex !== 'string') throw invalidQuery(`${at}.regex must be a string`);
+      guardRegex(value.regex, value.options, `${at}.regex`);
+    }
+    checkNode(value, at);
+  }
+}
+
+/** Checks the shape of a pipeline: an array of single-stage objects from AGGREGATE_STAGES, nothing forbidden. */
+export function checkPipeline(aggregate: unknown, field = 'aggregate'): object[] {
+  if (!Array.isArray(aggregate)) throw invalidQuery(`${field} must be an array of pipeline stages`);
+  aggregate.forEach((stage, i) => {
+    const at = `${field}[${i}]`;
+    if (!isPlainObject(stage)) throw invalidQuery(`${at} must be an object such as { $group: … }`);
+    const keys = Object.keys(stage);
+    if (keys.length !== 1) throw invalidQuery(`${at} must hold exactly one stage`);
+    if (!(AGGREGATE_STAGES as readonly string[]).includes(keys[0]!)) {
+      throw invalidQuery(`${at}: stage ${keys[0]} is not allowed (allowed: ${AGGREGATE_STAGES.join(' ')})`);
+    }
+    checkNode(stage, at);
+  });
+  return aggregate as object[];
+}
+
+/** Runs the pipeline over `entries` (cloned first, so stages never change stored data). */
+export function runAggregate(entries: readonly EntryRecord[], aggregate: unknown, field = 'aggregate'): unknown[] {
+  const stages = checkPipeline(aggregate, field);
+  return asInvalidQuery(field, () => {
+    const aggregator = new Aggregator(stages as never, {
+      context,
+      scriptEnabled: false,
+      processingMode: ProcessingMode.CLONE_INPUT,
+      collectionResolver: () => [],
+    });
+    return aggregator.run(entries as never) as unknown[];
+  });
+}

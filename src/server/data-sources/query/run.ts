@@ -1,0 +1,79 @@
+import { runAggregate } from './aggregate.js';
+import { compileQuery, type CompiledQuery } from './compile.js';
+import { asInvalidQuery } from './errors.js';
+import { joinValue, loadJoin, type LoadedJoin } from './joins.js';
+import { sortEntries } from './order.js';
+import type { EntryRecord, JoinLoader, QueryBody, QueryResult } from './types.js';
+import { compileWhere } from './where.js';
+
+function filterEntries(entries: readonly EntryRecord[], test: (entry: EntryRecord) => boolean): EntryRecord[] {
+  // Operators are checked at compile time; anything still thrown while matching comes from the query.
+  return asInvalidQuery('where', () => {
+    const out: EntryRecord[] = [];
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!;
+      if (test(entry)) out.push(entry);
+    }
+    return out;
+  });
+}
+
+/** The page of `matches` selected by the query's order, offset and limit. */
+function page(matches: EntryRecord[], compiled: CompiledQuery): EntryRecord[] {
+  const offset = compiled.body.offset ?? 0;
+  const limit = compiled.body.limit ?? 0;
+  const sorted = sortEntries(matches, compiled.order, limit > 0 ? offset + limit : 0);
+  return offset > 0 || limit > 0 ? sorted.slice(offset, limit > 0 ? offset + limit : undefined) : sorted;
+}
+
+/**
+ * Runs a select query over `entries` (the data source's live entries): `where` → joins without `on`
+ * appended → `required` joins → `order` → `offset`/`limit` → `joins.<Name>` values → `attributes`.
+ * With `aggregate`, the page of entries matching `where` goes through the pipeline instead.
+ * `pagination.total` counts before offset/limit; `pagination.limit` is the requested limit (0 = none).
+ * A body with `type: 'delete'` is run as a select of the same `where` (use matchingIds to delete).
+ */
+export async function runQuery(entries: readonly EntryRecord[], body: QueryBody, joins: JoinLoader): Promise<QueryResult> {
+  const compiled = compileQuery(body);
+  let matches = filterEntries(entries, compiled.where);
+
+  if (compiled.body.aggregate) {
+    return { entries: runAggregate(page(matches, compiled), compiled.body.aggregate) };
+  }
+
+  const loaded: LoadedJoin[] = [];
+  for (const join of compiled.joins) loaded.push(await loadJoin(join, joins));
+  for (const join of loaded) if (join.appended.length > 0) matches = matches.concat(join.appended);
+  const required = loaded.filter((join) => join.join.required);
+  if (required.length > 0) {
+    matches = matches.filter((entry) => required.every((join) => join.matchesOf(entry).length > 0));
+  }
+
+  const total = matches.length;
+  const selected = page(matches, compiled);
+  const withJoins = loaded.filter((join) => join.join.on !== null);
+  const projection = compiled.projection;
+  const out: unknown[] =
+    projection === null && withJoins.length === 0
+      ? selected
+      : selected.map((entry) => {
+          const result: Record<string, unknown> = projection ? projection(entry) : { ...entry };
+          if (withJoins.length > 0) {
+            const values: Record<string, unknown> = {};
+            for (const join of withJoins) values[join.join.name] = joinValue(join, join.matchesOf(entry));
+            result.joins = values;
+          }
+          return result;
+        });
+
+  if (!compiled.body.includePagination) return { entries: out };
+  return { entries: out, pagination: { total, limit: compiled.body.limit ?? 0, offset: compiled.body.offset ?? 0 } };
+}
+
+/** Ids of the entries matching the body's `where` (for `type: 'delete'`, answered as `{ deletedCount }`). */
+export function matchingIds(entries: readonly EntryRecord[], body: QueryBody | { where?: unknown }): number[] {
+  const test = compileWhere((body as { where?: unknown }).where, 'where');
+  const ids: number[] = [];
+  for (const entry of filterEntries(entries, test)) ids.push(entry.id);
+  return ids;
+}

@@ -1,0 +1,69 @@
+/** Shapes shared by the query engine and its callers (routes, client find, version reads). */
+
+/** One stored entry as the engine sees it (`data` already parsed). */
+export interface EntryRecord {
+  id: number;
+  dataSourceId: number;
+  data: Record<string, unknown>;
+  order: number;
+  createdAt: string;
+  updatedAt: string;
+  deletedAt?: string | null;
+}
+
+export type Direction = 'ASC' | 'DESC';
+
+/** `join.<Name>` of a query body. */
+export interface JoinSpec {
+  dataSourceId?: number;
+  dataSourceName?: string;
+  /** `{ '<parent column>': '<joined column>' }`; without it the joined entries are appended to the result. */
+  on?: Record<string, string>;
+  /** Drop parents without any match. */
+  required?: boolean;
+  /** `joins.<Name>` becomes a boolean. */
+  has?: boolean;
+  /** `joins.<Name>` becomes the number of matches. */
+  count?: boolean;
+  /** `joins.<Name>` becomes the sum of this column over the matches. */
+  sum?: string;
+  where?: object;
+  attributes?: string[];
+  /** Maximum joined entries per parent (0 = all). */
+  limit?: number;
+  order?: [string, Direction];
+}
+
+export interface QueryBody {
+  type: 'select' | 'delete';
+  where?: object;
+  aggregate?: object[];
+  join?: Record<string, JoinSpec>;
+  attributes?: string[];
+  order?: [string, Direction][];
+  limit?: number;
+  offset?: number;
+  includePagination?: boolean;
+}
+
+/** Reference to another data source of a join. */
+export interface JoinRef {
+  dataSourceId?: number;
+  dataSourceName?: string;
+}
+
+/** Loads the entries of a joined data source (the caller checks access and answers 404). */
+export interface JoinLoader {
+  load(ref: JoinRef): Promise<readonly EntryRecord[]>;
+}
+
+export interface Pagination {
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export interface QueryResult {
+  entries: unknown[];
+  pagination?: Pagination;
+}

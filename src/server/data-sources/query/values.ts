@@ -1,0 +1,57 @@
+import type { EntryRecord } from './types.js';
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * Compiles a data column into a getter. A key that exists literally (`"a.b"`) wins; otherwise dots walk into
+ * nested objects and arrays (`Role.Name`, `tags.0`). Only own properties are read (never the prototype).
+ */
+export function compileDataPath(column: string): (data: unknown) => unknown {
+  if (!column.includes('.')) {
+    return (data) => (data !== null && typeof data === 'object' && hasOwn.call(data, column) ? (data as Record<string, unknown>)[column] : undefined);
+  }
+  const segments = column.split('.');
+  return (data) => {
+    if (data === null || typeof data !== 'object') return undefined;
+    if (hasOwn.call(data, column)) return (data as Record<string, unknown>)[column];
+    let value: unknown = data;
+    for (let i = 0; i < segments.length; i++) {
+      if (value === null || typeof value !== 'object' || !hasOwn.call(value, segments[i]!)) return undefined;
+      value = (value as Record<string, unknown>)[segments[i]!];
+    }
+    return value;
+  };
+}
+
+/** Entry fields that `order`, `attributes` and join `on` can name directly. */
+export const ENTRY_FIELDS = ['id', 'dataSourceId', 'order', 'createdAt', 'updatedAt', 'deletedAt'] as const;
+export type EntryField = (typeof ENTRY_FIELDS)[number];
+export const isEntryField = (name: string): name is EntryField => (ENTRY_FIELDS as readonly string[]).includes(name);
+
+/**
+ * A column of an entry: an entry field (`id`, `order`, `createdAt`, …), `data.<column>`, or a bare data column.
+ * `data.id` reaches a data column named like an entry field.
+ */
+export function compileEntryColumn(column: string): (entry: EntryRecord) => unknown {
+  if (isEntryField(column)) return (entry) => entry[column];
+  const get = compileDataPath(column.startsWith('data.') ? column.slice(5) : column);
+  return (entry) => get(entry.data);
+}
+
+/** Numbers, and strings that read as a decimal number (`"12"`, `" -3.5 "`, `"1e3"`). */
+const NUMERIC = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+
+/** The numeric reading of a value, or NaN when it is not a number or a numeric string. */
+export function numericValue(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string' && NUMERIC.test(value)) return Number(value);
+  return NaN;
+}
+
+/** Text of a scalar for case-insensitive comparisons; null for null/undefined. */
+export function textOf(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+}
