@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import type { Database } from './db/database.js';
 import type { TokenRecord } from './store/identity.js';
 import type { EventBus } from './events.js';
+import type { PushSender } from './notifications/types.js';
 
 /** Limits of the backend (design §9), all overridable in `startServer({ limits })`. */
 export interface ServerLimits {
@@ -13,6 +14,8 @@ export interface ServerLimits {
   bodyBytes: number;
   /** Largest uploaded file, bytes (default 10 MB). */
   fileBytes: number;
+  /** Snapshots (versions) kept per data source, newest first (default 20). */
+  dataSourceVersions: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
@@ -22,6 +25,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   runsPerMinute: 60,
   bodyBytes: 10 * 1024 * 1024,
   fileBytes: 10 * 1024 * 1024,
+  dataSourceVersions: 20,
 };
 
 /** What every route module gets. */
@@ -39,6 +43,10 @@ export interface ServerContext {
   bus: EventBus;
   /** Tasks to run when the server closes (timers, workers). */
   onClose: (fn: () => void | Promise<void>) => void;
+  /** Background work (due scheduled items, outboxes) run by `RunningServer.tick()` at `clock()`; each concern also runs its own timer loop. */
+  onTick: (fn: () => Promise<void>) => void;
+  /** Push delivery (default: Web Push with the server's VAPID keys; tests inject a recording sender). */
+  pushSender?: PushSender;
 }
 
 export type AppEnv = { Variables: { auth: TokenRecord | null } };

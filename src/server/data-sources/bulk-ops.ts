@@ -1,0 +1,279 @@
+import type { Queryable } from '../db/database.js';
+import { HttpError } from '../http/errors.js';
+import { authorize, filterColumns, hasColumnFilter, type Caller, type Grant } from './access.js';
+import {
+  bumpDataVersion,
+  byDefaultOrder,
+  emitLogs,
+  resolveDataSource,
+  takeSnapshot,
+  toView,
+  writeEntryLogs,
+  type Core,
+  type DataSourceRef,
+  type EntryEvent,
+} from './core.js';
+import { compileWhere, runQuery, validateQuery } from './engine.js';
+import { pendingWebHooks, runOperationHooks } from './hooks.js';
+import { deleteAllEntries, deleteEntriesByIds, insertEntryRow, updateEntryRow } from './store/entries.js';
+import { findVersion, listVersions, readSnapshot } from './store/versions.js';
+import type { DataSourceRecord, EntryRecord, EntryView, VersionRecord } from './types.js';
+import { checkCommitBody, checkEntryData, checkPositiveId } from './validate.js';
+
+/** Whole-data-set operations: import/truncate, commit, query (select/delete), versions and restore. */
+
+const withGrant = (entries: readonly EntryRecord[], grant: Grant): readonly EntryRecord[] =>
+  hasColumnFilter(grant) ? entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : entries;
+
+async function insertMany(
+  tx: Queryable,
+  ds: DataSourceRecord,
+  items: readonly { data: Record<string, unknown>; order: number }[],
+  now: string,
+): Promise<EntryRecord[]> {
+  const out = new Array<EntryRecord>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const { data, order } = items[i]!;
+    const id = await insertEntryRow(tx, ds.id, { data: JSON.stringify(data), order, now });
+    out[i] = { id, dataSourceId: ds.id, data, order, createdAt: now, updatedAt: now };
+  }
+  return out;
+}
+
+const nextOrder = (entries: readonly EntryRecord[]) => {
+  let max = -1;
+  for (const e of entries) if (e.order > max) max = e.order;
+  return max + 1;
+};
+
+/** `POST .../data`: replaces the entries (or appends with `append`); `[]` without append truncates. */
+export async function importEntries(core: Core, caller: Caller, ref: DataSourceRef, input: unknown, append: boolean): Promise<void> {
+  const { ctx } = core;
+  const ds = await resolveDataSource(ctx.db, ref, caller);
+  if (!Array.isArray(input)) throw new HttpError(400, 'INVALID_FIELD', 'Field "entries" must be an array of objects');
+  const rows = input.map((e, i) => checkEntryData(e, `entries[${i}]`));
+  if (rows.length > 0) authorize(ds, 'insert', caller);
+  if (!append) authorize(ds, 'delete', caller);
+  if (append && rows.length === 0) return;
+  const result = await ctx.db.transaction(async (tx) => {
+    const state = await core.cache.entriesIn(tx, ds.id);
+    await takeSnapshot(core, tx, ds, state.entries, !append && rows.length === 0 ? 'truncate' : 'import', caller);
+    if (!append) await deleteAllEntries(tx, ds.id);
+    const base = append ? nextOrder(state.entries) : 0;
+    const inserted = await insertMany(tx, ds, rows.map((data, i) => ({ data, order: base + i })), ctx.nowIso());
+    const version = await bumpDataVersion(tx, ds.id);
+    return { version, entries: append ? [...state.entries, ...inserted] : inserted };
+  });
+  core.cache.set(ds.id, result.version, result.entries);
+}
+
+export interface CommitResult {
+  entries?: EntryView[];
+  clientIds?: { id: number; clientId: unknown }[];
+}
+
+/** `POST .../commit`: inserts, updates and removals in one transaction (all or nothing). */
+export async function commitEntries(core: Core, caller: Caller, ref: DataSourceRef, input: Record<string, unknown>): Promise<CommitResult> {
+  const { ctx } = core;
+  const ds = await resolveDataSource(ctx.db, ref, caller);
+  const body = checkCommitBody(input);
+  const inserts = body.entries.filter((e) => e.id === undefined);
+  const updates = body.entries.filter((e) => e.id !== undefined);
+  if (inserts.length) authorize(ds, 'insert', caller);
+  if (updates.length) authorize(ds, 'update', caller);
+  if (body.delete.length) authorize(ds, 'delete', caller);
+  const readGrant = body.returnEntries ? authorize(ds, 'select', caller) : {};
+  const runInsertHooks = body.runHooks.includes('insert');
+  const runUpdateHooks = body.runHooks.includes('update');
+
+  const result = await ctx.db.transaction(async (tx) => {
+    const state = await core.cache.entriesIn(tx, ds.id);
+    const byId = new Map<number, EntryRecord>();
+    for (const e of state.entries) byId.set(e.id, e);
+    body.entries.forEach((e, i) => {
+      if (e.id !== undefined && !byId.has(e.id))
+        throw new HttpError(404, 'ENTRY_NOT_FOUND', `entries[${i}].id: entry ${e.id} not found in data source ${ds.id}`);
+    });
+    const sentIds = new Set(updates.map((e) => e.id!));
+    const removed = body.append
+      ? body.delete.filter((id) => byId.has(id))
+      : state.entries.filter((e) => !sentIds.has(e.id)).map((e) => e.id);
+    if (removed.length) authorize(ds, 'delete', caller);
+    await takeSnapshot(core, tx, ds, state.entries, 'commit', caller);
+
+    const now = ctx.nowIso();
+    if (removed.length) {
+      if (!body.append && sentIds.size === 0) await deleteAllEntries(tx, ds.id);
+      else await deleteEntriesByIds(tx, ds.id, removed);
+    }
+    const events: EntryEvent[] = [];
+    const changed = new Map<number, EntryRecord>();
+    const base = body.append ? nextOrder(state.entries) : 0;
+    const orderOf = (i: number) => (body.append ? undefined : i);
+    for (let i = 0; i < body.entries.length; i++) {
+      const sent = body.entries[i]!;
+      if (sent.id === undefined) continue;
+      const old = byId.get(sent.id)!;
+      let data = body.extend ? { ...old.data, ...sent.data } : sent.data;
+      if (runUpdateHooks) data = runOperationHooks(ds, 'update', data, core.matcher);
+      const order = orderOf(i);
+      await updateEntryRow(tx, sent.id, { data: JSON.stringify(data), now, order });
+      changed.set(sent.id, { ...old, data, order: order ?? old.order, updatedAt: now });
+      events.push({ type: 'dataSource.entry.update', entryId: sent.id, columns: Object.keys(sent.data) });
+    }
+    const insertItems: { data: Record<string, unknown>; order: number }[] = [];
+    const insertIndexes: number[] = [];
+    body.entries.forEach((sent, i) => {
+      if (sent.id !== undefined) return;
+      const data = runInsertHooks ? runOperationHooks(ds, 'insert', sent.data, core.matcher) : sent.data;
+      insertItems.push({ data, order: body.append ? base + insertItems.length : i });
+      insertIndexes.push(i);
+    });
+    const inserted = await insertMany(tx, ds, insertItems, now);
+    for (const e of inserted) events.push({ type: 'dataSource.entry.create', entryId: e.id, columns: Object.keys(e.data) });
+    const removedSet = new Set(removed);
+    for (const id of removed) events.push({ type: 'dataSource.entry.delete', entryId: id, columns: Object.keys(byId.get(id)!.data) });
+    const version = await bumpDataVersion(tx, ds.id);
+    const logs = await writeEntryLogs(core, tx, ds, caller, events);
+    const next: EntryRecord[] = [];
+    for (const e of state.entries) if (!removedSet.has(e.id)) next.push(changed.get(e.id) ?? e);
+    next.push(...inserted);
+    const clientIds: { id: number; clientId: unknown }[] = [];
+    inserted.forEach((e, k) => {
+      const sent = body.entries[insertIndexes[k]!]!;
+      if (sent.clientId !== undefined) clientIds.push({ id: e.id, clientId: sent.clientId });
+    });
+    for (const sent of updates) if (sent.clientId !== undefined) clientIds.push({ id: sent.id!, clientId: sent.clientId });
+    return { version, next, logs, inserted, changed: [...changed.values()], clientIds };
+  });
+
+  core.cache.set(ds.id, result.version, result.next);
+  emitLogs(core, result.logs);
+  if (runInsertHooks) for (const e of result.inserted) core.webhooks.fire(ds, pendingWebHooks(ds, 'insert', e, core.matcher));
+  if (runUpdateHooks) for (const e of result.changed) core.webhooks.fire(ds, pendingWebHooks(ds, 'update', e, core.matcher));
+  const out: CommitResult = {};
+  if (body.returnEntries) out.entries = withGrant([...result.next].sort(byDefaultOrder), readGrant).map(toView);
+  if (result.clientIds.length) out.clientIds = result.clientIds;
+  return out;
+}
+
+/** Loads a joined data source (same organization as the parent), checking the caller may read it. */
+function joinLoader(core: Core, caller: Caller, parent: DataSourceRecord) {
+  return {
+    async load(ref: { dataSourceId?: number; dataSourceName?: string }) {
+      const target =
+        ref.dataSourceId !== undefined
+          ? { id: ref.dataSourceId }
+          : { name: String(ref.dataSourceName), organizationId: parent.organizationId };
+      const ds = await resolveDataSource(core.ctx.db, target, caller);
+      if (ds.organizationId !== parent.organizationId) throw new HttpError(404, 'DATA_SOURCE_NOT_FOUND', `Data source ${ds.id} not found`);
+      const grant = authorize(ds, 'select', caller);
+      return withGrant(await core.cache.entries(core.ctx.db, ds.id), grant);
+    },
+  };
+}
+
+export type QueryResponse = { entries: unknown[]; pagination?: { total: number; limit: number; offset: number } } | { deletedCount: number };
+
+/** `POST .../data/query`: select (where, order, pagination, attributes, aggregate, join) or delete. */
+export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRef, input: unknown): Promise<QueryResponse> {
+  const { ctx } = core;
+  const ds = await resolveDataSource(ctx.db, ref, caller);
+  const body = validateQuery(input ?? {});
+  if (body.type === 'delete') {
+    authorize(ds, 'delete', caller);
+    const test = compileWhere(body.where ?? {});
+    const result = await ctx.db.transaction(async (tx) => {
+      const state = await core.cache.entriesIn(tx, ds.id);
+      const matches = state.entries.filter((e) => test(e));
+      if (matches.length === 0) return undefined;
+      await takeSnapshot(core, tx, ds, state.entries, 'delete', caller);
+      const ids = new Set(matches.map((e) => e.id));
+      if (matches.length === state.entries.length) await deleteAllEntries(tx, ds.id);
+      else await deleteEntriesByIds(tx, ds.id, [...ids]);
+      const version = await bumpDataVersion(tx, ds.id);
+      const logs = await writeEntryLogs(
+        core,
+        tx,
+        ds,
+        caller,
+        matches.map((e) => ({ type: 'dataSource.entry.delete' as const, entryId: e.id, columns: Object.keys(e.data) })),
+      );
+      return { version, logs, next: state.entries.filter((e) => !ids.has(e.id)), count: matches.length };
+    });
+    if (!result) return { deletedCount: 0 };
+    core.cache.set(ds.id, result.version, result.next);
+    emitLogs(core, result.logs);
+    return { deletedCount: result.count };
+  }
+  const grant = authorize(ds, 'select', caller);
+  const entries = withGrant(await core.cache.entries(ctx.db, ds.id), grant);
+  return runQuery(entries as EntryRecord[], body, joinLoader(core, caller, ds));
+}
+
+export async function versionsOf(core: Core, caller: Caller, ref: DataSourceRef): Promise<VersionRecord[]> {
+  const ds = await resolveDataSource(core.ctx.db, ref, caller);
+  authorize(ds, 'select', caller);
+  return listVersions(core.ctx.db, ds.id);
+}
+
+async function snapshotEntries(core: Core, dataSourceId: number, versionId: number): Promise<{ version: VersionRecord; entries: EntryView[] }> {
+  const version = await findVersion(core.ctx.db, dataSourceId, versionId);
+  if (!version) throw new HttpError(404, 'VERSION_NOT_FOUND', `Version ${versionId} not found in data source ${dataSourceId}`);
+  const text = await readSnapshot(core.ctx.db, version.data.entries.key);
+  if (text === undefined) throw new HttpError(404, 'VERSION_NOT_FOUND', `The snapshot of version ${versionId} is gone`);
+  return { version, entries: JSON.parse(text) as EntryView[] };
+}
+
+/** Entries of a snapshot, optionally filtered (`where`, sift style) and limited. */
+export async function versionEntries(
+  core: Core,
+  caller: Caller,
+  ref: DataSourceRef,
+  versionId: number,
+  options: { limit?: unknown; where?: unknown },
+): Promise<{ entries: EntryView[] }> {
+  const ds = await resolveDataSource(core.ctx.db, ref, caller);
+  const grant = authorize(ds, 'select', caller);
+  let limit: number | undefined;
+  if (options.limit !== undefined && options.limit !== null && options.limit !== '') {
+    limit = Number(options.limit);
+    if (!Number.isInteger(limit) || limit < 0) throw new HttpError(400, 'INVALID_FIELD', 'Field "limit" must be a non-negative integer');
+  }
+  const test = options.where === undefined || options.where === null ? undefined : compileWhere(options.where);
+  const { entries } = await snapshotEntries(core, ds.id, versionId);
+  let out = test ? entries.filter((e) => test(e)) : entries;
+  if (limit) out = out.slice(0, limit);
+  if (hasColumnFilter(grant)) out = out.map((e) => ({ ...e, data: filterColumns(e.data, grant) }));
+  return { entries: out };
+}
+
+export interface RestoreResult {
+  restored: { versionId: number; count: number };
+  /** The snapshot of the data taken just before restoring (restore it to undo). */
+  backup: VersionRecord;
+}
+
+/** The data source's entries become exactly the snapshot's (ids included); the state before is kept as a version. */
+export async function restoreVersion(core: Core, caller: Caller, ref: DataSourceRef, versionId: number): Promise<RestoreResult> {
+  const { ctx } = core;
+  const ds = await resolveDataSource(ctx.db, ref, caller);
+  for (const op of ['insert', 'update', 'delete'] as const) authorize(ds, op, caller);
+  checkPositiveId(versionId, 'versionId');
+  const { entries } = await snapshotEntries(core, ds.id, versionId);
+  const result = await ctx.db.transaction(async (tx) => {
+    const state = await core.cache.entriesIn(tx, ds.id);
+    const backupId = await takeSnapshot(core, tx, ds, state.entries, 'restore', caller);
+    await deleteAllEntries(tx, ds.id);
+    const now = ctx.nowIso();
+    const next: EntryRecord[] = [];
+    for (const e of [...entries].sort((a, b) => a.id - b.id)) {
+      await insertEntryRow(tx, ds.id, { id: e.id, data: JSON.stringify(e.data), order: e.order, now, createdAt: e.createdAt, updatedAt: e.updatedAt });
+      next.push({ id: e.id, dataSourceId: ds.id, data: e.data, order: e.order, createdAt: e.createdAt, updatedAt: e.updatedAt });
+    }
+    const version = await bumpDataVersion(tx, ds.id);
+    return { version, next, backup: (await findVersion(tx, ds.id, backupId))! };
+  });
+  core.cache.set(ds.id, result.version, result.next);
+  return { restored: { versionId, count: result.next.length }, backup: result.backup };
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import type { ServerContext } from '../context.js';
+import type { Queryable } from '../db/database.js';
+import { HttpError } from '../http/errors.js';
+import type { Caller } from './access.js';
+import { createEntryCache, type EntryCache } from './cache.js';
+import { createFileStorage, type FileStorage } from './files.js';
+import { createWebHookRunner, type Matcher } from './hooks.js';
+import { compileWhere } from './engine.js';
+import { findDataSourceById, findDataSourcesByName, bumpDataVersion } from './store/data-sources.js';
+import { insertLog, type LogInit } from './store/logs.js';
+import { insertVersion, pruneVersions } from './store/versions.js';
+import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
+
+/** Shared machinery of the data source service: context, entry cache, file storage, hooks, snapshots, logs. */
+export interface Core {
+  ctx: ServerContext;
+  cache: EntryCache;
+  files: FileStorage;
+  webhooks: ReturnType<typeof createWebHookRunner>;
+  matcher: Matcher;
+}
+
+export function createCore(ctx: ServerContext): Core {
+  let files: FileStorage | undefined;
+  return {
+    ctx,
+    cache: createEntryCache(),
+    // Created on first use so a server that never stores a file makes no folder.
+    get files() {
+      return (files ??= createFileStorage(ctx));
+    },
+    webhooks: createWebHookRunner(ctx),
+    matcher: (where) => compileWhere(where),
+  };
+}
+
+/** A data source addressed by id, or by name inside an organization. */
+export type DataSourceRef = { id: number } | { name: string; organizationId?: number };
+
+const callerOrganization = (caller: Caller): number | undefined =>
+  caller.kind === 'token' ? caller.token?.organizationId : caller.kind === 'app' ? caller.organizationId : undefined;
+
+export const callerAppId = (caller: Caller): number | null =>
+  caller.kind === 'token' ? (caller.token?.appId ?? null) : caller.kind === 'app' ? caller.appId : null;
+
+/** Finds a data source or answers 404. A name is looked up in the caller's organization. */
+export async function resolveDataSource(db: Queryable, ref: DataSourceRef, caller: Caller): Promise<DataSourceRecord> {
+  if ('id' in ref) {
+    const ds = await findDataSourceById(db, ref.id);
+    if (!ds) throw new HttpError(404, 'DATA_SOURCE_NOT_FOUND', `Data source ${ref.id} not found`);
+    return ds;
+  }
+  const organizationId = ref.organizationId ?? callerOrganization(caller);
+  const found = await findDataSourcesByName(db, ref.name, organizationId);
+  // Without a token, a name may only reach a public data source, and must be unambiguous.
+  const candidates = organizationId === undefined ? found.filter((d) => d.public) : found;
+  if (candidates.length === 0) throw new HttpError(404, 'DATA_SOURCE_NOT_FOUND', `Data source "${ref.name}" not found`);
+  if (candidates.length > 1)
+    throw new HttpError(400, 'AMBIGUOUS_NAME', `Several public data sources are named "${ref.name}": address it by id or add organizationId`);
+  return candidates[0]!;
+}
+
+export const toView = (entry: EntryRecord): EntryView => ({
+  id: entry.id,
+  dataSourceId: entry.dataSourceId,
+  data: entry.data,
+  order: entry.order,
+  createdAt: entry.createdAt,
+  updatedAt: entry.updatedAt,
+  deletedAt: null,
+});
+
+/** Default order of entries: `order` ASC, then `id` DESC. */
+export const byDefaultOrder = (a: EntryRecord, b: EntryRecord) => a.order - b.order || b.id - a.id;
+
+/** Columns of a data source: the declared ones, else every key seen in the entries (first seen first). */
+export function columnsOf(ds: DataSourceRecord, entries: readonly EntryRecord[]): string[] {
+  if (ds.columns) return ds.columns;
+  const seen = new Set<string>();
+  for (const e of entries) for (const key of Object.keys(e.data)) seen.add(key);
+  return [...seen];
+}
+
+/** Stores a snapshot of `entries` (the state before a change) as a version, and prunes old versions. */
+export async function takeSnapshot(
+  core: Core,
+  tx: Queryable,
+  ds: DataSourceRecord,
+  entries: readonly EntryRecord[],
+  action: string,
+  caller: Caller,
+): Promise<number> {
+  const key = `data-sources/${ds.id}/versions/${randomUUID()}.json`;
+  const parts = new Array<string>(entries.length);
+  for (let i = 0; i < entries.length; i++) parts[i] = JSON.stringify(toView(entries[i]!));
+  const token = caller.kind === 'token' ? caller.token : null;
+  const id = await insertVersion(tx, {
+    dataSourceId: ds.id,
+    action,
+    columns: columnsOf(ds, entries),
+    count: entries.length,
+    key,
+    snapshot: `[${parts.join(',')}]`,
+    userId: token?.id ?? null,
+    userName: token?.name ?? (caller.kind === 'app' ? 'App action' : 'System'),
+    now: core.ctx.nowIso(),
+  });
+  await pruneVersions(tx, ds.id, Math.max(1, core.ctx.limits.dataSourceVersions));
+  return id;
+}
+
+export type EntryEventType = 'dataSource.entry.create' | 'dataSource.entry.update' | 'dataSource.entry.delete';
+
+export interface EntryEvent {
+  type: EntryEventType;
+  entryId: number;
+  columns: string[];
+}
+
+/**
+ * Records entry events in the logs table (inside the write's transaction) and returns the log records
+ * to emit on the bus once the transaction committed.
+ */
+export async function writeEntryLogs(core: Core, tx: Queryable, ds: DataSourceRecord, caller: Caller, events: readonly EntryEvent[]) {
+  const appId = ds.appId ?? callerAppId(caller);
+  const createdAt = core.ctx.nowIso();
+  const out: (LogInit & { id: number })[] = [];
+  for (const event of events) {
+    const log: LogInit = {
+      type: event.type,
+      appId,
+      organizationId: ds.organizationId,
+      dataSourceId: ds.id,
+      dataSourceEntryId: event.entryId,
+      data: { columns: event.columns },
+      createdAt,
+    };
+    out.push({ ...log, id: await insertLog(tx, log) });
+  }
+  return out;
+}
+
+export function emitLogs(core: Core, logs: readonly (LogInit & { id: number })[]): void {
+  for (const log of logs)
+    core.ctx.bus.emit({
+      id: log.id,
+      type: log.type,
+      appId: log.appId,
+      organizationId: log.organizationId,
+      dataSourceId: log.dataSourceId ?? null,
+      dataSourceEntryId: log.dataSourceEntryId ?? null,
+      appNotificationId: null,
+      sessionId: null,
+      data: log.data,
+      createdAt: log.createdAt,
+    });
+}
+
+export { bumpDataVersion };

@@ -1,0 +1,147 @@
+import { canAccessApp } from '../http/auth.js';
+import { HttpError } from '../http/errors.js';
+import { getApp } from '../store/identity.js';
+import { authorize, canSee, type Caller } from './access.js';
+import { resolveDataSource, type Core, type DataSourceRef } from './core.js';
+import { compileWhere } from './engine.js';
+import {
+  deleteDataSourceRow,
+  findDataSourceById,
+  insertDataSource,
+  listDataSources,
+  nameTaken,
+  updateDataSourceRow,
+} from './store/data-sources.js';
+import type { DataSourceRecord } from './types.js';
+import { checkDataSourceChanges, checkName } from './validate.js';
+
+/** Data source metadata: list, get, create, update, delete. */
+
+export type DataSourceView = Omit<DataSourceRecord, 'dataVersion'>;
+
+export function toDataSourceView(ds: DataSourceRecord): DataSourceView {
+  const { dataVersion: _v, ...view } = ds;
+  return view;
+}
+
+const nameConflict = (name: string) => new HttpError(409, 'NAME_TAKEN', `A data source named "${name}" already exists in this organization`);
+
+/** The organization/app a list or create works in: exactly one of appId and organizationId. */
+export interface DataSourceScope {
+  appId?: unknown;
+  organizationId?: unknown;
+}
+
+async function resolveScope(core: Core, caller: Caller, scope: DataSourceScope): Promise<{ organizationId: number; appId: number | null }> {
+  const given = (v: unknown) => v !== undefined && v !== null && v !== '';
+  if (given(scope.appId) === given(scope.organizationId))
+    throw new HttpError(400, 'INVALID_PARAMETER', 'Give exactly one of the query parameters "appId" and "organizationId"');
+  const key = given(scope.appId) ? 'appId' : 'organizationId';
+  const raw = String(scope[key]);
+  if (!/^\d+$/.test(raw) || Number(raw) <= 0) throw new HttpError(400, 'INVALID_PARAMETER', `Query parameter "${key}" must be a positive integer`);
+  const id = Number(raw);
+  if (caller.kind === 'system') {
+    if (key === 'organizationId') return { organizationId: id, appId: null };
+    const app = await getApp(core.ctx.db, id);
+    if (!app) throw new HttpError(404, 'APP_NOT_FOUND', `App ${id} not found`);
+    return { organizationId: app.organizationId, appId: app.id };
+  }
+  const token = caller.kind === 'token' ? caller.token : null;
+  if (caller.kind === 'token' && !token) throw new HttpError(401, 'MISSING_TOKEN', 'This route needs an Auth-token header');
+  const orgId = token ? token.organizationId : (caller as { organizationId: number }).organizationId;
+  if (key === 'organizationId') {
+    if (id !== orgId) throw new HttpError(403, 'FORBIDDEN', `This token has no access to organization ${id}`);
+    return { organizationId: id, appId: null };
+  }
+  const app = await getApp(core.ctx.db, id);
+  if (!app) throw new HttpError(404, 'APP_NOT_FOUND', `App ${id} not found`);
+  const allowed = token ? canAccessApp(token, app) : caller.kind === 'app' && caller.appId === app.id;
+  if (!allowed) throw new HttpError(403, 'FORBIDDEN', `This token has no access to app ${id}`);
+  return { organizationId: app.organizationId, appId: app.id };
+}
+
+export async function listOf(core: Core, caller: Caller, scope: DataSourceScope): Promise<DataSourceView[]> {
+  const { organizationId, appId } = await resolveScope(core, caller, scope);
+  const all = await listDataSources(core.ctx.db, appId !== null ? { appId } : { organizationId });
+  return all.filter((ds) => canSee(ds, caller)).map(toDataSourceView);
+}
+
+export async function getOne(core: Core, caller: Caller, ref: DataSourceRef): Promise<DataSourceView> {
+  const ds = await resolveDataSource(core.ctx.db, ref, caller);
+  if (!canSee(ds, caller)) throw hiddenError(ds, caller);
+  return toDataSourceView(ds);
+}
+
+function hiddenError(ds: DataSourceRecord, caller: Caller): HttpError {
+  try {
+    authorize(ds, 'select', caller);
+  } catch (error) {
+    return error as HttpError;
+  }
+  return new HttpError(403, 'FORBIDDEN', 'No access');
+}
+
+/** Only studio tokens (and trusted server work) may change security settings. */
+function mayManage(caller: Caller, ds: { organizationId: number; appId: number | null }): 'studio' | 'app' | false {
+  if (caller.kind === 'system') return 'studio';
+  if (caller.kind === 'app') return caller.organizationId === ds.organizationId && (ds.appId === null || ds.appId === caller.appId) ? 'app' : false;
+  const token = caller.token;
+  if (!token || token.organizationId !== ds.organizationId) return false;
+  if (token.kind === 'studio') return 'studio';
+  return ds.appId === null || ds.appId === token.appId ? 'app' : false;
+}
+
+function checkManage(caller: Caller, ds: DataSourceRecord | { organizationId: number; appId: number | null; name?: string }, changes: object) {
+  const level = mayManage(caller, ds);
+  if (!level) {
+    if (caller.kind === 'token' && !caller.token) throw new HttpError(401, 'MISSING_TOKEN', 'This route needs an Auth-token header');
+    throw new HttpError(403, 'FORBIDDEN', 'This token may not change this data source');
+  }
+  if (level !== 'studio')
+    for (const key of ['accessRules', 'public'] as const)
+      if (key in changes) throw new HttpError(403, 'STUDIO_ONLY', `Only studio tokens may change "${key}" of a data source`);
+}
+
+export async function createOne(core: Core, caller: Caller, scope: DataSourceScope, body: Record<string, unknown>): Promise<DataSourceView> {
+  const { organizationId, appId } = await resolveScope(core, caller, scope);
+  const name = checkName(body.name);
+  const { name: _n, ...rest } = body;
+  const changes = checkDataSourceChanges(rest, (where, field) => checkCondition(where, field));
+  checkManage(caller, { organizationId, appId }, changes);
+  const id = await core.ctx.db.transaction(async (tx) => {
+    if (await nameTaken(tx, organizationId, name)) throw nameConflict(name);
+    const id = await insertDataSource(tx, { name, type: changes.type ?? null, organizationId, appId, now: core.ctx.nowIso() });
+    if (Object.keys(changes).length) await updateDataSourceRow(tx, id, changes, core.ctx.nowIso());
+    return id;
+  });
+  return toDataSourceView((await findDataSourceById(core.ctx.db, id))!);
+}
+
+export async function updateOne(core: Core, caller: Caller, ref: DataSourceRef, body: Record<string, unknown>): Promise<DataSourceView> {
+  const ds = await resolveDataSource(core.ctx.db, ref, caller);
+  const changes = checkDataSourceChanges(body, (where, field) => checkCondition(where, field));
+  checkManage(caller, ds, changes);
+  await core.ctx.db.transaction(async (tx) => {
+    if (changes.name !== undefined && (await nameTaken(tx, ds.organizationId, changes.name, ds.id))) throw nameConflict(changes.name);
+    await updateDataSourceRow(tx, ds.id, changes, core.ctx.nowIso());
+  });
+  return toDataSourceView((await findDataSourceById(core.ctx.db, ds.id))!);
+}
+
+export async function deleteOne(core: Core, caller: Caller, ref: DataSourceRef): Promise<void> {
+  const ds = await resolveDataSource(core.ctx.db, ref, caller);
+  checkManage(caller, ds, {});
+  await core.ctx.db.transaction((tx) => deleteDataSourceRow(tx, ds.id));
+  core.cache.drop(ds.id);
+  await core.files.removeDataSource(ds.id);
+}
+
+
+/** A hook condition must be a valid query (same operators as `where`). */
+function checkCondition(where: unknown, field: string): void {
+  try {
+    compileWhere(where);
+  } catch (error) {
+    throw new HttpError(400, 'INVALID_FIELD', `Field "${field}" is not a valid query: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,181 @@
+import { HttpError } from '../http/errors.js';
+import { authorize, filterColumns, type Caller } from './access.js';
+import { bumpDataVersion, emitLogs, resolveDataSource, toView, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
+import { checkFileName } from './files.js';
+import { pendingWebHooks, runOperationHooks } from './hooks.js';
+import { deleteEntryRow, findEntry, insertEntryRow, updateEntryRow } from './store/entries.js';
+import { findFile, insertFileRow } from './store/files.js';
+import { findOrganization } from './store/admin.js';
+import type { EntryRecord, EntryView, FileRecord } from './types.js';
+import { checkEntryData, checkPositiveId } from './validate.js';
+
+/** Single-entry operations: read, insert (with files), update (shallow merge), delete, indexes, file download. */
+
+export interface UploadedFile {
+  field: string;
+  name: string;
+  type: string;
+  bytes: Uint8Array;
+}
+
+const entryNotFound = (dataSourceId: number, id: number) =>
+  new HttpError(404, 'ENTRY_NOT_FOUND', `Entry ${id} not found in data source ${dataSourceId}`);
+
+export async function getEntry(core: Core, caller: Caller, ref: DataSourceRef, id: number): Promise<EntryView> {
+  const ds = await resolveDataSource(core.ctx.db, ref, caller);
+  const grant = authorize(ds, 'select', caller);
+  const entry = await findEntry(core.ctx.db, ds.id, id);
+  if (!entry) throw entryNotFound(ds.id, id);
+  return toView({ ...entry, data: filterColumns(entry.data, grant) });
+}
+
+/** Patches the cache after a single-entry write when it held the previous version. */
+function patchCache(core: Core, dataSourceId: number, version: number, patch: (entries: readonly EntryRecord[]) => EntryRecord[]): void {
+  const previous = core.cache.peek(dataSourceId, version - 1);
+  if (previous) core.cache.set(dataSourceId, version, patch(previous));
+}
+
+export async function insertEntry(
+  core: Core,
+  caller: Caller,
+  ref: DataSourceRef,
+  input: unknown,
+  files: readonly UploadedFile[] = [],
+): Promise<EntryView> {
+  const { ctx } = core;
+  const ds = await resolveDataSource(ctx.db, ref, caller);
+  authorize(ds, 'insert', caller);
+  const fields = { ...checkEntryData(input, 'body') };
+  for (const file of files) {
+    checkFileName(file.name, file.field);
+    if (file.bytes.byteLength > ctx.limits.fileBytes)
+      throw new HttpError(413, 'FILE_TOO_LARGE', `File "${file.name}" of field "${file.field}" is larger than ${ctx.limits.fileBytes} bytes`);
+  }
+  const org = files.length ? await findOrganization(ctx.db, ds.organizationId) : undefined;
+  const encrypt = org?.settings.encryption === true;
+  // The bytes are written first; if the transaction then fails they are removed again.
+  const stored: (Awaited<ReturnType<typeof core.files.save>> & { file: UploadedFile })[] = [];
+  try {
+    for (const file of files)
+      stored.push({ ...(await core.files.save({ organizationId: ds.organizationId, dataSourceId: ds.id, bytes: file.bytes, encrypt })), file });
+    const now = ctx.nowIso();
+    const result = await ctx.db.transaction(async (tx) => {
+      const urls = new Map<string, { url: string[]; id: number[] }>();
+      for (const s of stored) {
+        const fileId = await insertFileRow(tx, {
+          dataSourceId: ds.id,
+          organizationId: ds.organizationId,
+          name: s.file.name,
+          contentType: s.file.type || 'application/octet-stream',
+          size: s.file.bytes.byteLength,
+          path: s.path,
+          encrypted: s.encrypted,
+          iv: s.iv,
+          authTag: s.authTag,
+          createdAt: now,
+        });
+        const slot = urls.get(s.file.field) ?? { url: [], id: [] };
+        slot.url.push(`${ctx.url()}/v1/data-sources/${ds.id}/files/${fileId}`);
+        slot.id.push(fileId);
+        urls.set(s.file.field, slot);
+      }
+      for (const [field, slot] of urls) {
+        fields[field] = slot.url.length === 1 ? slot.url[0] : slot.url;
+        fields[`${field}MediaFileId`] = slot.id.length === 1 ? slot.id[0] : slot.id;
+      }
+      const data = runOperationHooks(ds, 'insert', fields, core.matcher);
+      const id = await insertEntryRow(tx, ds.id, { data: JSON.stringify(data), order: 0, now });
+      const version = await bumpDataVersion(tx, ds.id);
+      const logs = await writeEntryLogs(core, tx, ds, caller, [{ type: 'dataSource.entry.create', entryId: id, columns: Object.keys(data) }]);
+      const entry: EntryRecord = { id, dataSourceId: ds.id, data, order: 0, createdAt: now, updatedAt: now };
+      return { entry, version, logs };
+    });
+    patchCache(core, ds.id, result.version, (prev) => [...prev, result.entry]);
+    emitLogs(core, result.logs);
+    core.webhooks.fire(ds, pendingWebHooks(ds, 'insert', result.entry, core.matcher));
+    return toView(result.entry);
+  } catch (error) {
+    await Promise.all(stored.map((s) => core.files.remove(s.path).catch(() => undefined)));
+    throw error;
+  }
+}
+
+export async function updateEntry(core: Core, caller: Caller, ref: DataSourceRef, id: number, input: unknown): Promise<EntryView> {
+  const { ctx } = core;
+  const ds = await resolveDataSource(ctx.db, ref, caller);
+  authorize(ds, 'update', caller);
+  const changes = checkEntryData(input, 'body');
+  const result = await ctx.db.transaction(async (tx) => {
+    const existing = await findEntry(tx, ds.id, id);
+    if (!existing) throw entryNotFound(ds.id, id);
+    const data = runOperationHooks(ds, 'update', { ...existing.data, ...changes }, core.matcher);
+    const now = ctx.nowIso();
+    await updateEntryRow(tx, id, { data: JSON.stringify(data), now });
+    const version = await bumpDataVersion(tx, ds.id);
+    const logs = await writeEntryLogs(core, tx, ds, caller, [{ type: 'dataSource.entry.update', entryId: id, columns: Object.keys(changes) }]);
+    return { entry: { ...existing, data, updatedAt: now }, version, logs };
+  });
+  patchCache(core, ds.id, result.version, (prev) => prev.map((e) => (e.id === id ? result.entry : e)));
+  emitLogs(core, result.logs);
+  core.webhooks.fire(ds, pendingWebHooks(ds, 'update', result.entry, core.matcher));
+  return toView(result.entry);
+}
+
+export async function deleteEntry(core: Core, caller: Caller, ref: DataSourceRef, id: number): Promise<void> {
+  const { ctx } = core;
+  const ds = await resolveDataSource(ctx.db, ref, caller);
+  authorize(ds, 'delete', caller);
+  const result = await ctx.db.transaction(async (tx) => {
+    const existing = await findEntry(tx, ds.id, id);
+    if (!existing || !(await deleteEntryRow(tx, ds.id, id))) throw entryNotFound(ds.id, id);
+    const version = await bumpDataVersion(tx, ds.id);
+    const logs = await writeEntryLogs(core, tx, ds, caller, [
+      { type: 'dataSource.entry.delete', entryId: id, columns: Object.keys(existing.data) },
+    ]);
+    return { version, logs };
+  });
+  patchCache(core, ds.id, result.version, (prev) => prev.filter((e) => e.id !== id));
+  emitLogs(core, result.logs);
+}
+
+function readPath(data: unknown, path: string): unknown {
+  let value = data;
+  for (const part of path.split('.')) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+/** Distinct values of each column (dots reach nested values; array values count each element). */
+export async function getIndexes(core: Core, caller: Caller, ref: DataSourceRef, columns: readonly string[]): Promise<Record<string, unknown[]>> {
+  const ds = await resolveDataSource(core.ctx.db, ref, caller);
+  const grant = authorize(ds, 'select', caller);
+  const entries = await core.cache.entries(core.ctx.db, ds.id);
+  const out: Record<string, unknown[]> = {};
+  for (const column of columns) {
+    const root = column.split('.')[0]!;
+    const hidden = (grant.include && !grant.include.includes(root)) || grant.exclude?.includes(root);
+    const seen = new Map<unknown, unknown>();
+    if (!hidden)
+      for (const entry of entries) {
+        const value = readPath(entry.data, column);
+        for (const v of Array.isArray(value) ? value : [value]) {
+          if (v === undefined) continue;
+          const key = v !== null && typeof v === 'object' ? `json:${JSON.stringify(v)}` : v;
+          if (!seen.has(key)) seen.set(key, v);
+        }
+      }
+    out[column] = [...seen.values()];
+  }
+  return out;
+}
+
+export async function readFileOf(core: Core, caller: Caller, ref: DataSourceRef, fileId: unknown): Promise<{ file: FileRecord; bytes: Buffer }> {
+  const ds = await resolveDataSource(core.ctx.db, ref, caller);
+  authorize(ds, 'select', caller);
+  const id = checkPositiveId(fileId, 'fileId');
+  const file = await findFile(core.ctx.db, ds.id, id);
+  if (!file) throw new HttpError(404, 'FILE_NOT_FOUND', `File ${id} not found in data source ${ds.id}`);
+  return { file, bytes: await core.files.read(file) };
+}

@@ -1,0 +1,86 @@
+import type { Context } from 'hono';
+import type { App, AppEnv, ServerContext } from '../../context.js';
+import { readJson, readJsonObject } from '../../http/body.js';
+import { HttpError } from '../../http/errors.js';
+import type { DataSourceService, UploadedFile } from '../service.js';
+import { parseBooleanFlag, isPlainObject } from '../validate.js';
+import { callerOf, dataSourceRef, idParam } from './http.js';
+
+/** Reads a multipart body: plain parts become fields, file parts uploads. */
+async function readMultipart(c: Context<AppEnv>): Promise<{ fields: Record<string, unknown>; files: UploadedFile[] }> {
+  let form: FormData;
+  try {
+    form = await c.req.formData();
+  } catch (error) {
+    throw new HttpError(400, 'INVALID_BODY', `The multipart body could not be read: ${(error as Error).message}`);
+  }
+  const fields: Record<string, unknown> = {};
+  const files: UploadedFile[] = [];
+  for (const [name, value] of form.entries()) {
+    if (typeof value === 'string') {
+      const previous = fields[name];
+      fields[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+    } else {
+      files.push({ field: name, name: value.name || name, type: value.type, bytes: new Uint8Array(await value.arrayBuffer()) });
+    }
+  }
+  return { fields, files };
+}
+
+/** Entries: bulk import, insert (JSON or multipart), get, update, delete, indexes, commit, query. */
+export function registerEntryRoutes(app: App, _ctx: ServerContext, service: DataSourceService): void {
+  // Bulk import / truncate.
+  app.post('/v1/data-sources/:ds/data', async (c) => {
+    const ref = dataSourceRef(c);
+    const body = await readJsonObject(c);
+    const append = parseBooleanFlag(body.append, 'append') ?? parseBooleanFlag(c.req.query('append'), 'append', true) ?? false;
+    await service.import(callerOf(c), ref, body.entries, append);
+    return c.body(null, 200);
+  });
+
+  app.put('/v1/data-sources/:ds/data', async (c) => {
+    const ref = dataSourceRef(c);
+    const type = c.req.header('Content-Type') ?? '';
+    if (type.toLowerCase().startsWith('multipart/form-data')) {
+      const { fields, files } = await readMultipart(c);
+      return c.json(await service.insert(callerOf(c), ref, fields, files), 201);
+    }
+    const body = await readJson(c, { required: true });
+    if (!isPlainObject(body)) throw new HttpError(400, 'INVALID_BODY', 'The request body must be a JSON object of column names to values');
+    return c.json(await service.insert(callerOf(c), ref, body), 201);
+  });
+
+  app.post('/v1/data-sources/:ds/data/query', async (c) => {
+    const ref = dataSourceRef(c);
+    const body = await readJson(c);
+    return c.json(await service.query(callerOf(c), ref, body ?? {}));
+  });
+
+  app.get('/v1/data-sources/:ds/data/:entryId', async (c) =>
+    c.json(await service.getEntry(callerOf(c), dataSourceRef(c), idParam(c, 'entryId'))),
+  );
+
+  app.put('/v1/data-sources/:ds/data/:entryId', async (c) => {
+    const ref = dataSourceRef(c);
+    const id = idParam(c, 'entryId');
+    const body = await readJsonObject(c);
+    return c.json(await service.updateEntry(callerOf(c), ref, id, body), 201);
+  });
+
+  app.delete('/v1/data-sources/:ds/data/:entryId', async (c) => {
+    await service.deleteEntry(callerOf(c), dataSourceRef(c), idParam(c, 'entryId'));
+    return c.json({});
+  });
+
+  app.get('/v1/data-sources/:ds/indexes/:indexes', async (c) => {
+    const columns = (c.req.param('indexes') ?? '').split(',').map((s) => s.trim());
+    if (columns.some((s) => s === '')) throw new HttpError(400, 'INVALID_PARAMETER', 'Path parameter "indexes" must be a comma-separated list of column names');
+    return c.json({ indexes: await service.indexes(callerOf(c), dataSourceRef(c), columns) });
+  });
+
+  app.post('/v1/data-sources/:ds/commit', async (c) => {
+    const ref = dataSourceRef(c);
+    const body = await readJsonObject(c);
+    return c.json(await service.commit(callerOf(c), ref, body));
+  });
+}

@@ -1,0 +1,24 @@
+import type { App, ServerContext } from '../../context.js';
+import { readJsonObject } from '../../http/body.js';
+import type { DataSourceService } from '../service.js';
+import { callerOf, dataSourceRef, idParam } from './http.js';
+
+/** Versions (snapshots): list, read (GET with `limit`, POST with `limit` and `where`), restore. */
+export function registerVersionRoutes(app: App, _ctx: ServerContext, service: DataSourceService): void {
+  app.get('/v1/data-sources/:ds/versions', async (c) => c.json({ versions: await service.versions(callerOf(c), dataSourceRef(c)) }));
+
+  app.get('/v1/data-sources/:ds/versions/:versionId/data', async (c) =>
+    c.json(await service.versionEntries(callerOf(c), dataSourceRef(c), idParam(c, 'versionId'), { limit: c.req.query('limit') })),
+  );
+
+  app.post('/v1/data-sources/:ds/versions/:versionId/data', async (c) => {
+    const ref = dataSourceRef(c);
+    const versionId = idParam(c, 'versionId');
+    const body = await readJsonObject(c, { required: false });
+    return c.json(await service.versionEntries(callerOf(c), ref, versionId, { limit: body.limit, where: body.where }));
+  });
+
+  app.post('/v1/data-sources/:ds/versions/:versionId/restore', async (c) =>
+    c.json(await service.restore(callerOf(c), dataSourceRef(c), idParam(c, 'versionId'))),
+  );
+}

@@ -1,0 +1,91 @@
+import type { Queryable, SqlValue } from '../../db/database.js';
+import type { EntryRecord } from '../types.js';
+
+/** Data-access layer of the `data_source_entries` table. `data` is JSON text. */
+
+export interface RawEntryRow {
+  id: number;
+  data: string;
+  sort_order: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const SELECT = 'SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries';
+
+export function entryFromRow(dataSourceId: number, row: RawEntryRow): EntryRecord {
+  return {
+    id: row.id,
+    dataSourceId,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+    order: row.sort_order,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Every entry of a data source, oldest id first, data still as JSON text. */
+export async function loadRawEntries(db: Queryable, dataSourceId: number): Promise<RawEntryRow[]> {
+  return db.all<RawEntryRow>(`${SELECT} WHERE data_source_id = ? ORDER BY id`, [dataSourceId]);
+}
+
+export async function loadEntries(db: Queryable, dataSourceId: number): Promise<EntryRecord[]> {
+  const rows = await loadRawEntries(db, dataSourceId);
+  const entries = new Array<EntryRecord>(rows.length);
+  for (let i = 0; i < rows.length; i++) entries[i] = entryFromRow(dataSourceId, rows[i]!);
+  return entries;
+}
+
+export async function findEntry(db: Queryable, dataSourceId: number, id: number): Promise<EntryRecord | undefined> {
+  const row = await db.get<RawEntryRow>(`${SELECT} WHERE data_source_id = ? AND id = ?`, [dataSourceId, id]);
+  return row && entryFromRow(dataSourceId, row);
+}
+
+export async function insertEntryRow(
+  db: Queryable,
+  dataSourceId: number,
+  init: { data: string; order: number; now: string; id?: number; createdAt?: string; updatedAt?: string },
+): Promise<number> {
+  if (init.id !== undefined) {
+    await db.run(
+      'INSERT INTO data_source_entries (id, data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+      [init.id, dataSourceId, init.data, init.order, init.createdAt ?? init.now, init.updatedAt ?? init.now],
+    );
+    return init.id;
+  }
+  const row = await db.get<{ id: number }>(
+    'INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id',
+    [dataSourceId, init.data, init.order, init.createdAt ?? init.now, init.now],
+  );
+  return row!.id;
+}
+
+export async function updateEntryRow(db: Queryable, id: number, init: { data: string; now: string; order?: number }): Promise<void> {
+  if (init.order === undefined) await db.run('UPDATE data_source_entries SET data = ?, updated_at = ? WHERE id = ?', [init.data, init.now, id]);
+  else
+    await db.run('UPDATE data_source_entries SET data = ?, sort_order = ?, updated_at = ? WHERE id = ?', [init.data, init.order, init.now, id]);
+}
+
+export async function deleteEntryRow(db: Queryable, dataSourceId: number, id: number): Promise<boolean> {
+  return (await db.run('DELETE FROM data_source_entries WHERE data_source_id = ? AND id = ?', [dataSourceId, id])).changes > 0;
+}
+
+export async function deleteAllEntries(db: Queryable, dataSourceId: number): Promise<number> {
+  return (await db.run('DELETE FROM data_source_entries WHERE data_source_id = ?', [dataSourceId])).changes;
+}
+
+export async function deleteEntriesByIds(db: Queryable, dataSourceId: number, ids: readonly number[]): Promise<number> {
+  let changes = 0;
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const marks = chunk.map(() => '?').join(', ');
+    changes += (await db.run(`DELETE FROM data_source_entries WHERE data_source_id = ? AND id IN (${marks})`, [dataSourceId, ...chunk] as SqlValue[]))
+      .changes;
+  }
+  return changes;
+}
+
+export async function maxOrder(db: Queryable, dataSourceId: number): Promise<number> {
+  const row = await db.get<{ m: number | null }>('SELECT MAX(sort_order) AS m FROM data_source_entries WHERE data_source_id = ?', [dataSourceId]);
+  return row?.m ?? -1;
+}
