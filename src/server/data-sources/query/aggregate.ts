@@ -85,6 +85,11 @@ const context = Context.init({
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
 const REGEX_EXPRESSIONS = new Set(['$regexMatch', '$regexFind', '$regexFindAll']);
+/** Every `$key` a pipeline may contain (mingo refuses the rest too, but this names the field). */
+const KNOWN_KEYS = new Set<string>([
+  ...AGGREGATE_STAGES, ...AGGREGATE_ACCUMULATORS, ...QUERY_OPERATORS, ...expressionNames, '$convertToNumber', '$options',
+  '$elemMatch', '$slice',
+]);
 
 function checkNode(node: unknown, path: string): void {
   if (Array.isArray(node)) {
@@ -95,6 +100,7 @@ function checkNode(node: unknown, path: string): void {
   for (const key of Object.keys(node)) {
     const at = `${path}.${key}`;
     if (FORBIDDEN_KEYS.has(key)) throw invalidQuery(`${at}: ${key} is not allowed in aggregate`);
+    if (key.startsWith('$') && !KNOWN_KEYS.has(key)) throw invalidQuery(`${at}: unknown or unsupported operator ${key}`);
     const value = node[key];
     if (key === '$regex') guardRegex(value, node.$options, at);
     if (REGEX_EXPRESSIONS.has(key) && isPlainObject(value)) {
