@@ -4,6 +4,7 @@ import type { App, AppEnv, ServerContext } from './context.js';
 import { authMiddleware } from './http/auth.js';
 import { errorBody, sendError } from './http/errors.js';
 import { registerActionRoutes } from './routes/actions.js';
+import { registerAnalyticsRoutes } from './routes/analytics.js';
 import { registerAppRoutes } from './routes/apps.js';
 import { registerDataSourceRoutes } from './routes/data-sources.js';
 import { registerNotificationRoutes } from './routes/notifications.js';
@@ -41,6 +42,7 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
   registerDataSourceRoutes(app, ctx);
   registerNotificationRoutes(app, ctx);
   registerActionRoutes(app, ctx);
+  registerAnalyticsRoutes(app, ctx);
   if (options.static) registerStaticRoutes(app, options.static);
   return app;
 }

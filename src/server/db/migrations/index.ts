@@ -3,6 +3,7 @@ import { coreMigrations } from './0001-core.js';
 import { dataSourceMigrations } from './0002-data-sources.js';
 import { notificationMigrations } from './0003-notifications.js';
 import { actionMigrations } from './0004-actions.js';
+import { analyticsMigrations } from './0006-analytics.js';
 
 /** Every migration, in the order they are applied. */
 export const migrations: readonly Migration[] = [
@@ -10,4 +11,5 @@ export const migrations: readonly Migration[] = [
   ...dataSourceMigrations,
   ...notificationMigrations,
   ...actionMigrations,
+  ...analyticsMigrations,
 ];
