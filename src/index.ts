@@ -22,4 +22,19 @@ export type { AnalyticsApi } from './analytics/api.js';
 export type { DataSourcesApi } from './data-sources/api.js';
 export type { FunctionsApi } from './functions/api.js';
 export type { NotificationsApi } from './notifications/api.js';
+export type {
+  ListOptions as NotificationListOptions,
+  Notification,
+  NotificationChanges,
+  NotificationFilter,
+  NotificationInput,
+  NotificationOrder,
+  NotificationScope,
+  NotificationStatus,
+  PushNotification,
+  PushPayload,
+  PushSubscription,
+  SubscribeOptions,
+  TimeInput,
+} from './notifications/types.js';
 export type { PageApi } from './page/api.js';

@@ -10,10 +10,15 @@ import { migrations } from './db/migrations/index.js';
 import { openSqlite } from './db/sqlite.js';
 import { createEventBus } from './events.js';
 import type { StaticOptions } from './routes/static.js';
+import type { PushSender } from './notifications/types.js';
 
 export type { Bootstrap } from './bootstrap.js';
 export type { ServerLimits } from './context.js';
 export type { StaticOptions } from './routes/static.js';
+export type { PushMessage, PushSender, PushSubscriptionRecord } from './notifications/types.js';
+export { PushSendError } from './notifications/types.js';
+export { createRecordingPushSender, type RecordingPushSender } from './notifications/recording-sender.js';
+export { getNotificationService, type NotificationService } from './notifications/index.js';
 
 export interface ServerOptions {
   /** Port to listen on; 0 (default) picks a free one. */
@@ -31,6 +36,8 @@ export interface ServerOptions {
   static?: StaticOptions;
   /** Print the bootstrap identity when it is created (default true unless memory). */
   log?: boolean;
+  /** Push delivery implementation (default: Web Push, VAPID keys generated on first start). */
+  pushSender?: PushSender;
 }
 
 export interface RunningServer {
@@ -39,6 +46,8 @@ export interface RunningServer {
   port: number;
   bootstrap: Bootstrap;
   close(): Promise<void>;
+  /** Runs every background job due at `clock()` now (scheduled notifications, push outbox, …); the timer loops do the same. */
+  tick(): Promise<void>;
 }
 
 /** Starts the reference backend. Rejects with code `EADDRINUSE` when the port is taken. */
@@ -49,6 +58,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const db: Database = openSqlite(memory ? { memory: true } : { file: join(dataDir!, 'runtime.sqlite') });
   const clock = options.clock ?? (() => Date.now());
   const closers: (() => void | Promise<void>)[] = [];
+  const tickers: (() => Promise<void>)[] = [];
   let url = '';
   const ctx: ServerContext = {
     db,
@@ -59,6 +69,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     url: () => url,
     bus: createEventBus(),
     onClose: (fn) => closers.push(fn),
+    onTick: (fn) => {
+      tickers.push(fn);
+    },
+    pushSender: options.pushSender,
   };
 
   let server: ServerType | undefined;
@@ -83,6 +97,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       url,
       port,
       bootstrap,
+      async tick() {
+        for (const fn of tickers) await fn();
+      },
       close() {
         closing ??= (async () => {
           for (const fn of closers.reverse()) await fn();

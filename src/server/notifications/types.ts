@@ -1,0 +1,155 @@
+/** Shapes of the notification backend (REST bodies and service results). */
+
+export type NotificationStatus = 'draft' | 'published' | 'scheduled';
+export const NOTIFICATION_STATUSES: readonly NotificationStatus[] = ['draft', 'published', 'scheduled'];
+
+export type JsonObject = Record<string, unknown>;
+
+export interface PushPayload {
+  title: string;
+  body: string;
+  /** A fixed badge; without it each delivery carries the recipient's unread count. */
+  badge?: number;
+  [key: string]: unknown;
+}
+
+export interface PushNotificationSpec {
+  payload: PushPayload;
+  /** Subscription ids to target; without it every subscription of the users in scope. */
+  subscriptions?: number[];
+  /** Unix time in seconds; deliveries wait until then. */
+  delayUntilTimestamp?: number;
+}
+
+export interface Notification {
+  id: number;
+  appId: number;
+  data: JsonObject;
+  /** Omitted for broadcasts. */
+  scope?: JsonObject[];
+  status: NotificationStatus;
+  orderAt: string;
+  pushNotification?: PushNotificationSpec;
+  publishedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  deletedAt: string | null;
+  /** Only when the list names a `recipientId`: when that recipient read it, or null. */
+  readAt?: string | null;
+}
+
+/** Validated create input. */
+export interface NotificationCreate {
+  data: JsonObject;
+  scope: JsonObject[] | null;
+  status: NotificationStatus;
+  /** ISO; undefined means now. */
+  orderAt: string | undefined;
+  pushNotification: PushNotificationSpec | null;
+}
+
+/** Validated update input: undefined = unchanged. */
+export interface NotificationUpdate {
+  data?: JsonObject;
+  extendData: boolean;
+  scope?: JsonObject[] | null;
+  status?: NotificationStatus;
+  orderAt?: string;
+  pushNotification?: PushNotificationSpec | null;
+}
+
+export type OrderField = 'id' | 'createdAt' | 'updatedAt' | 'orderAt';
+
+/** Who is asking: studio tokens see every status, everyone else only published notifications. */
+export interface Viewer {
+  studio: boolean;
+}
+
+export interface ListQuery {
+  limit: number;
+  offset: number;
+  order: OrderField;
+  direction: 'ASC' | 'DESC';
+  count: boolean;
+  includeDeleted: boolean;
+  /** A sift query on the notification (partial-document semantics). */
+  where?: JsonObject;
+  /** Scope objects to fetch for: notifications whose scope matches one of them, plus broadcasts. */
+  scope?: JsonObject[];
+  /** The end user's record: notifications whose scope matches it, plus broadcasts. */
+  user?: JsonObject;
+  recipientId?: string;
+  /** Only notifications `recipientId` has not read. */
+  unread: boolean;
+}
+
+export interface PushSubscriptionRecord {
+  id: number;
+  appId: number;
+  userId: number | null;
+  /** The user record given at registration, used to match notification scopes. */
+  user: JsonObject | null;
+  device: string;
+  platform: string;
+  ipAddress: string;
+  token: string;
+  /** The device's recipient id (GUID): its read receipts drive the automatic badge. */
+  uuid: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type DeliveryState = 'pending' | 'sending' | 'sent' | 'failed' | 'cancelled';
+
+export interface DeliveryAttempt {
+  attempt: number;
+  at: string;
+  ok: boolean;
+  error: string | null;
+}
+
+export interface Delivery {
+  id: number;
+  notificationId: number;
+  subscriptionId: number;
+  state: DeliveryState;
+  attempts: number;
+  nextAttemptAt: string;
+  sentAt: string | null;
+  badge: number | null;
+  lastError: string | null;
+  payload: PushPayload;
+  history: DeliveryAttempt[];
+}
+
+/** One push handed to a sender. */
+export interface PushMessage {
+  /** The outbox row id: stable across retries (senders may use it as an idempotency key / Web Push topic). */
+  deliveryId: number;
+  attempt: number;
+  appId: number;
+  notificationId: number;
+  subscription: PushSubscriptionRecord;
+  payload: PushPayload & { badge: number; notificationId: number };
+}
+
+/**
+ * Delivers pushes. Resolve when the push service accepted the message; throw
+ * to fail the attempt (retried with backoff). An error with `permanent: true`
+ * (e.g. the subscription is gone) is not retried.
+ */
+export interface PushSender {
+  send(message: PushMessage): Promise<void>;
+  /** VAPID public key browsers subscribe with, when the sender uses Web Push. */
+  publicKey?(): Promise<string | undefined>;
+}
+
+export class PushSendError extends Error {
+  constructor(
+    message: string,
+    readonly permanent = false,
+  ) {
+    super(message);
+    this.name = 'PushSendError';
+  }
+}
