@@ -19,7 +19,32 @@ export {
 } from './http/errors.js';
 export type { ActionsApi, TasksApi } from './actions/api.js';
 export type { AnalyticsApi } from './analytics/api.js';
-export type { DataSourcesApi } from './data-sources/api.js';
+export type { DataSourcesApi, DataSourceConnection } from './data-sources/api.js';
+export type {
+  CommitBody,
+  CommitEntry,
+  CommitResult,
+  CreateDataSourceInput,
+  DataSource,
+  DataSourceAccessRule,
+  DataSourceChanges,
+  DataSourceEntry,
+  DataSourceHook,
+  DataSourceHookEvent,
+  DataSourceOperation,
+  DataSourceVersion,
+  EntryData,
+  FilterCondition,
+  FindQuery,
+  JoinDefinition,
+  Pagination,
+  QueryBody,
+  QueryResult,
+  RestoreResult,
+  SelectResult,
+  SortDirection,
+  Where,
+} from './data-sources/types.js';
 export type { FunctionsApi } from './functions/api.js';
 export type { NotificationsApi } from './notifications/api.js';
 export type {

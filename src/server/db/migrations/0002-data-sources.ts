@@ -7,8 +7,10 @@ export const dataSourceMigrations: Migration[] = [
     up: [
       // `data_version` grows on every change of the entries: caches of parsed entries are keyed by it,
       // so they stay correct when several server processes share one database.
+      // AUTOINCREMENT: ids of deleted data sources and entries are never given again, so a stale id
+      // held by a client can never reach another data source or entry.
       `CREATE TABLE data_sources (
-        id INTEGER PRIMARY KEY,
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
         organization_id INTEGER NOT NULL REFERENCES organizations(id),
         app_id INTEGER REFERENCES apps(id),
         name TEXT NOT NULL,
@@ -26,7 +28,7 @@ export const dataSourceMigrations: Migration[] = [
         UNIQUE (organization_id, name)
       )`,
       `CREATE INDEX data_sources_app ON data_sources (app_id)`,
-      // AUTOINCREMENT: an entry id is never reused, so restoring a version can bring its ids back.
+      // Restoring a version brings its entry ids back: they can only ever have belonged to this data source.
       `CREATE TABLE data_source_entries (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         data_source_id INTEGER NOT NULL REFERENCES data_sources(id) ON DELETE CASCADE,
