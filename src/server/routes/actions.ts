@@ -1,4 +1,130 @@
-import type { App, ServerContext } from '../context.js';
+import type { Context, Next } from 'hono';
+import type { App, AppEnv, ServerContext } from '../context.js';
+import { intParam } from '../http/auth.js';
+import { readJsonObject } from '../http/body.js';
+import { HttpError } from '../http/errors.js';
+import { compilePageHtml } from '../actions/compile-page.js';
+import { parseLogQuery, readLogs, uploadDeviceLogs } from '../actions/logs.js';
+import { registerPageRoutes } from '../actions/pages-routes.js';
+import { definitionFor, outcomeOf, parseRunBody, queueManualRun } from '../actions/runs.js';
+import { startActionsRuntime } from '../actions/runtime.js';
+import { changeAction, createAction, publishAction, removeAction, requireAction } from '../actions/service.js';
+import { listActions, toAction } from '../actions/store.js';
+import { findToken } from '../store/identity.js';
+import { loadApp } from './apps.js';
+
+const base = '/v1/apps/:appId/tasks';
+
+/** Words after `tasks/` that belong to other routes (the function catalog of the engine). */
+const RESERVED = new Set(['functions']);
+
+function idempotencyKey(c: Context<AppEnv>): string | undefined {
+  const key = c.req.header('Idempotency-Key');
+  if (key === undefined || key === '') return undefined;
+  if (key.length > 200) throw new HttpError(400, 'INVALID_HEADER', 'Header "Idempotency-Key" must be at most 200 characters');
+  return key;
+}
 
 /** Routes of app actions, runs, logs, function catalog, screens, debug compile page. */
-export function registerActionRoutes(_app: App, _ctx: ServerContext): void {}
+export function registerActionRoutes(app: App, ctx: ServerContext): void {
+  const runtime = startActionsRuntime(ctx);
+
+  app.get(base, async (c) => {
+    const record = await loadApp(ctx, c);
+    const environment = c.req.query('environment');
+    const rows = await listActions(ctx.db, record.id);
+    if (environment === undefined || environment === '') return c.json({ actions: rows.map((row) => toAction(row)) });
+    if (environment !== 'live' && environment !== 'viewer') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "environment" must be live or viewer');
+    // The actions that environment can run, each as the copy it runs.
+    const runnable = rows.filter((row) => row.active && (environment === 'viewer' || row.published));
+    return c.json({ actions: runnable.map((row) => toAction(row, environment === 'live' ? 'published' : 'working')) });
+  });
+
+  app.post(base, async (c) => {
+    const record = await loadApp(ctx, c);
+    const row = await createAction(ctx, record, await readJsonObject(c));
+    return c.json({ action: toAction(row) }, 201);
+  });
+
+  app.get(`${base}/logs`, async (c) => {
+    const record = await loadApp(ctx, c);
+    return c.json(await readLogs(ctx, record.id, parseLogQuery(c.req.query())));
+  });
+
+  /** `{ id, limit, where }` reads logs; `{ logs: [...] }` uploads device records (idempotent by deviceKey). */
+  app.post(`${base}/logs`, async (c) => {
+    const record = await loadApp(ctx, c);
+    const body = await readJsonObject(c, { required: false });
+    if (body.logs !== undefined) return c.json(await uploadDeviceLogs(ctx, record, body.logs), 201);
+    return c.json(await readLogs(ctx, record.id, parseLogQuery(body)));
+  });
+
+  app.get(`${base}/:idOrName`, async (c: Context<AppEnv>, next: Next) => {
+    if (RESERVED.has(c.req.param('idOrName') ?? '')) return next();
+    const record = await loadApp(ctx, c);
+    const row = await requireAction(ctx, record.id, c.req.param('idOrName')!);
+    const environment = c.req.query('environment');
+    if (environment === undefined || environment === '') return c.json({ action: toAction(row) });
+    if (environment !== 'live' && environment !== 'viewer') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "environment" must be live or viewer');
+    // The copy that environment runs (refused when it cannot run: inactive, or unpublished for live).
+    definitionFor(row, environment);
+    return c.json({ action: toAction(row, environment === 'live' ? 'published' : 'working') });
+  });
+
+  app.put(`${base}/:idOrName`, async (c) => {
+    const record = await loadApp(ctx, c);
+    const row = await changeAction(ctx, record.id, c.req.param('idOrName'), await readJsonObject(c));
+    return c.json({ action: toAction(row) });
+  });
+
+  app.delete(`${base}/:idOrName`, async (c) => {
+    const record = await loadApp(ctx, c);
+    await removeAction(ctx, record.id, c.req.param('idOrName'));
+    return c.json({});
+  });
+
+  app.post(`${base}/:id/publish`, async (c) => {
+    const record = await loadApp(ctx, c);
+    const id = intParam(c, 'id');
+    const body = await readJsonObject(c);
+    if (typeof body.publish !== 'boolean') throw new HttpError(400, 'INVALID_FIELD', 'Field "publish" must be a boolean');
+    const row = await publishAction(ctx, record.id, String(id), body.publish);
+    return c.json({ action: toAction(row) });
+  });
+
+  /** `{ payload, wait, environment }`: 202 once durably queued, or (wait) the result. Honours `Idempotency-Key`. */
+  app.post(`${base}/:idOrName/run`, async (c) => {
+    const record = await loadApp(ctx, c);
+    const body = parseRunBody(ctx, await readJsonObject(c, { required: false }));
+    const row = await requireAction(ctx, record.id, c.req.param('idOrName'));
+    const { runId } = await queueManualRun(ctx, row, { payload: body.payload, environment: body.environment, idempotencyKey: idempotencyKey(c) });
+    runtime.worker.wake();
+    if (!body.wait) return c.json({ runId, status: 'queued' }, 202);
+    const run = await runtime.waiters.wait(ctx, runId, ctx.limits.runTimeoutMs + 10_000);
+    const outcome = run && outcomeOf(run);
+    if (!run || !outcome) return c.json({ runId, status: run?.status ?? 'queued' }, 202);
+    if (outcome.ok) return c.json({ runId, status: run.status, result: outcome.result ?? null, duration: outcome.durationMs, logId: run.logId });
+    const { code, errorType, errorMessage, trace } = outcome.error;
+    throw new HttpError(code === 'RESULT_TOO_LARGE' ? 413 : 422, code || 'RUN_FAILED', errorMessage, {
+      errorType,
+      trace: trace.length ? trace : outcome.trace,
+      runId,
+      logId: run.logId,
+    });
+  });
+
+  /** Debug page (`?html`); a browser may pass the token as `?token=`. */
+  app.get(`${base}/:id/compile`, async (c) => {
+    const token = c.req.query('token');
+    if (!c.req.header('Auth-token') && token) {
+      const found = await findToken(ctx.db, token);
+      if (!found) throw new HttpError(401, 'INVALID_TOKEN', 'The token query parameter holds an unknown token');
+      c.set('auth', found);
+    }
+    const record = await loadApp(ctx, c);
+    const row = await requireAction(ctx, record.id, String(intParam(c, 'id')));
+    return compilePageHtml(ctx, c, record, row);
+  });
+
+  registerPageRoutes(app, ctx);
+}

@@ -1,0 +1,17 @@
+/** The pipeline engine, loaded lazily on the device (a separate chunk of client.js). */
+import type { RunOutcome, RunPipelineOptions } from '../pipeline/types.js';
+
+export interface Engine {
+  runPipeline(options: RunPipelineOptions): Promise<RunOutcome>;
+}
+
+const ENGINE = '../pipeline/index.js';
+let engine: Promise<Engine> | undefined;
+
+export function loadEngine(): Promise<Engine> {
+  engine ??= (import(/* @vite-ignore */ ENGINE) as Promise<Engine>).catch((error) => {
+    engine = undefined;
+    throw error;
+  });
+  return engine;
+}

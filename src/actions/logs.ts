@@ -1,0 +1,46 @@
+/** Client.App.Actions.getLogs and the upload of device run logs. */
+import sift from 'sift';
+import type { ClientContext } from '../core/context.js';
+import { ClientError } from '../http/errors.js';
+import { pendingRunLogs, uploadRunLogs } from '../storage/run-logs.js';
+import { tasksPath } from './crud.js';
+import { DEFAULT_LOG_LIMIT, LOG_TYPES, MAX_LOG_LIMIT, type ActionLog, type GetLogsOptions, type LogsPage } from './types.js';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Sends the device's pending run logs (`POST tasks/logs { logs }`); kept for later when offline. */
+export async function uploadDeviceLogs(ctx: ClientContext): Promise<{ uploaded: number; remaining: number }> {
+  return uploadRunLogs(ctx, async (logs) => {
+    await ctx.http.request('POST', tasksPath(ctx, '/logs'), {
+      json: { logs: logs.map((l) => ({ deviceKey: l.deviceKey, type: l.type, createdAt: l.createdAt, data: l.data })) },
+    });
+  });
+}
+
+function checkOptions(options: GetLogsOptions | undefined): GetLogsOptions {
+  if (options === undefined) return {};
+  if (!isObject(options)) throw new ClientError('INVALID_ARGUMENT', 'getLogs options must be an object { id, limit, where }');
+  const { id, limit, where } = options as { id?: unknown; limit?: unknown; where?: unknown };
+  if (id !== undefined && !(typeof id === 'number' && Number.isInteger(id) && id > 0)) throw new ClientError('INVALID_ARGUMENT', 'options.id must be a positive integer (an action id)');
+  if (limit !== undefined && !(typeof limit === 'number' && Number.isInteger(limit) && limit > 0 && limit <= MAX_LOG_LIMIT))
+    throw new ClientError('INVALID_ARGUMENT', `options.limit must be an integer from 1 to ${MAX_LOG_LIMIT}`);
+  if (where !== undefined && !isObject(where)) throw new ClientError('INVALID_ARGUMENT', 'options.where must be an object (a sift query on the record)');
+  return options;
+}
+
+/** Server and device records together, newest first; device records not uploaded yet have `id: null`. */
+export async function getLogs(ctx: ClientContext, options?: GetLogsOptions): Promise<LogsPage> {
+  const { id, limit = DEFAULT_LOG_LIMIT, where } = checkOptions(options);
+  await uploadDeviceLogs(ctx).catch(() => undefined);
+  const remote = await ctx.http.request<LogsPage>('POST', tasksPath(ctx, '/logs'), { json: { id, limit, where } });
+  const seen = new Set(remote.logs.map((l) => l.deviceKey).filter(Boolean));
+  const test = where ? (sift(where) as (log: ActionLog) => boolean) : () => true;
+  const local = (await pendingRunLogs(ctx))
+    .map((p) => p.log)
+    .filter((log) => !seen.has(log.deviceKey) && (LOG_TYPES as readonly string[]).includes(log.type))
+    .filter((log) => (id === undefined || log.data.actionId === id) && test(log));
+  const logs = [...remote.logs, ...local]
+    .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : (b.id ?? Infinity) - (a.id ?? Infinity)))
+    .slice(0, limit);
+  return { count: remote.count + local.length, logs };
+}

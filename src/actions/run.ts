@@ -1,0 +1,89 @@
+/**
+ * Client.App.Actions.{run, runWithResult}. Where a run happens follows design §5:
+ * `server` actions go to the backend; `client` and `any` actions run on this device.
+ */
+import type { ClientContext } from '../core/context.js';
+import { ClientError } from '../http/errors.js';
+import { checkIdOrName, tasksPath } from './crud.js';
+import { runOnDevice } from './device-run.js';
+import { takeRunSlot } from './rate-limit.js';
+import type { Action } from './types.js';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const randomKey = () =>
+  typeof crypto !== 'undefined' && 'randomUUID' in crypto ? crypto.randomUUID() : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
+
+export interface RunOptions {
+  /** Sent as `Idempotency-Key`: a retried request with the same key queues no second run. */
+  idempotencyKey?: string;
+}
+
+function checkPayload(ctx: ClientContext, payload: unknown): Record<string, unknown> {
+  if (payload === undefined || payload === null) return {};
+  if (!isObject(payload)) throw new ClientError('INVALID_ARGUMENT', 'payload must be a plain object');
+  let text: string;
+  try {
+    text = JSON.stringify(payload);
+  } catch (error) {
+    throw new ClientError('INVALID_ARGUMENT', `payload must be JSON: ${(error as Error).message}`);
+  }
+  const limit = ctx.config().limits.payloadChars;
+  if (text.length > limit) throw new ClientError('PAYLOAD_TOO_LARGE', `The payload is ${text.length} characters of JSON; the limit is ${limit}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** The action as the configured environment runs it (live: published snapshot; viewer: working copy). */
+async function loadRunnable(ctx: ClientContext, target: string): Promise<Action> {
+  const { action } = await ctx.http.request<{ action: Action }>('GET', tasksPath(ctx, `/${target}`), { query: { environment: ctx.config().environment } });
+  return action;
+}
+
+async function runOnServer(ctx: ClientContext, target: string, payload: Record<string, unknown>, wait: boolean, options: RunOptions) {
+  return ctx.http.request<{ runId: number; status: string; result?: unknown }>('POST', tasksPath(ctx, `/${target}/run`), {
+    json: { payload, wait, environment: ctx.config().environment },
+    headers: { 'Idempotency-Key': options.idempotencyKey ?? randomKey() },
+    timeout: wait ? ctx.config().limits.runTimeoutMs + 15_000 : undefined,
+  });
+}
+
+export function createRunner(ctx: ClientContext) {
+  async function prepare(name: unknown, payload: unknown) {
+    if (typeof name !== 'string' || name.trim() === '') throw new ClientError('INVALID_ARGUMENT', 'name must be the name of an action');
+    const target = checkIdOrName(name, 'name');
+    const body = checkPayload(ctx, payload);
+    const action = await loadRunnable(ctx, target);
+    return { target, body, action, onDevice: action.environment !== 'server' };
+  }
+
+  return {
+    /** Queues the run and resolves once it is queued (on the backend, or started on this device); no result. */
+    async run(name: string, payload?: Record<string, unknown>, options: RunOptions = {}): Promise<void> {
+      const { target, body, action, onDevice } = await prepare(name, payload);
+      if (!onDevice) {
+        await runOnServer(ctx, target, body, false, options);
+        return;
+      }
+      takeRunSlot(ctx);
+      void runOnDevice(ctx, action, body).catch((error) => ctx.logger.error(`Run of action "${action.name}" failed`, error));
+    },
+
+    /** Runs and resolves with the result; rejects with the run's error code (e.g. TIMEOUT) and trace. */
+    async runWithResult<T = unknown>(name: string, payload?: Record<string, unknown>, options: RunOptions = {}): Promise<T> {
+      const { target, body, action, onDevice } = await prepare(name, payload);
+      if (!onDevice) {
+        const answer = await runOnServer(ctx, target, body, true, options);
+        if (!('result' in answer))
+          throw new ClientError('RUN_PENDING', `Run ${answer.runId} of "${action.name}" is still ${answer.status}; read its outcome with getLogs()`, answer);
+        return answer.result as T;
+      }
+      takeRunSlot(ctx);
+      const outcome = await runOnDevice(ctx, action, body);
+      if (outcome.ok) return outcome.result as T;
+      throw new ClientError(outcome.error.code || 'RUN_FAILED', outcome.error.errorMessage, {
+        errorType: outcome.error.errorType,
+        trace: outcome.error.trace.length ? outcome.error.trace : outcome.trace,
+      });
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import type { PipelineNode, TraceEntry } from '../pipeline/types.js';
+
+/** Where an action runs (spec environment rules). */
+export type ActionEnvironment = 'server' | 'client' | 'any';
+export type TriggerKind = 'log' | 'schedule' | 'manual' | 'analytics';
+/** What the scheduler does with occurrences missed while the backend was down. */
+export type MissedRunsPolicy = 'coalesce' | 'skip';
+
+export interface ActionTrigger {
+  trigger: TriggerKind;
+  /** Partial-document filter (log and analytics triggers). */
+  where?: Record<string, unknown>;
+}
+
+/** The versioned part of an action: what `publish` copies into the published snapshot. */
+export interface ActionDefinition {
+  frequency: string | null;
+  timezone: string;
+  environment: ActionEnvironment;
+  triggers: ActionTrigger[];
+  functions: PipelineNode[];
+  /** A screen whose registered `Client.Page.onRemoteExecution` handler the action runs. */
+  pageId: number | null;
+  missedRuns: MissedRunsPolicy;
+}
+
+/** Input of `create`. Only `name` is required. */
+export interface ActionInput {
+  name: string;
+  active?: boolean;
+  frequency?: string | null;
+  timezone?: string;
+  environment?: ActionEnvironment;
+  triggers?: ActionTrigger[];
+  functions?: PipelineNode[];
+  pageId?: number | null;
+  missedRuns?: MissedRunsPolicy;
+}
+
+/** Input of `update`: any field of `create`. */
+export type ActionUpdate = Partial<ActionInput>;
+
+/** An action as the backend returns it (working copy, or the copy of the requested environment). */
+export interface Action extends ActionDefinition {
+  id: number;
+  appId: number;
+  name: string;
+  /** An inactive action never runs (applies at once, to both copies). */
+  active: boolean;
+  /** Whether a published snapshot exists. */
+  published: boolean;
+  publishedAt: string | null;
+  lastRunAt: string | null;
+  nextRunAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type LogMode = 'on-demand' | 'scheduled';
+export type ActionLogType = 'app.action.completed' | 'app.task.completed' | 'app.task.failed';
+
+export interface RunFailure {
+  errorType: string;
+  errorMessage: string;
+  code?: string;
+  trace: TraceEntry[];
+}
+
+/** One record per run (spec "App action log record"). */
+export interface ActionLog {
+  /** Backend id; null for a device record not uploaded yet. */
+  id: number | null;
+  createdAt: string;
+  type: ActionLogType | 'app.task.skipped';
+  data: {
+    mode: LogMode;
+    duration: number;
+    actionId: number;
+    result: unknown;
+    /** Where the run happened. */
+    source?: 'server' | 'device';
+    runId?: number;
+    [key: string]: unknown;
+  };
+  /** Set on records written by a device (dedupes uploads). */
+  deviceKey?: string;
+}
+
+export interface GetLogsOptions {
+  /** Only records of this action. */
+  id?: number;
+  /** Most records returned (default 50, at most 1000). */
+  limit?: number;
+  /** A sift query on the record, e.g. `{ type: 'app.task.failed' }` or `{ 'data.mode': 'scheduled' }`. */
+  where?: Record<string, unknown>;
+}
+
+export interface LogsPage {
+  /** Number of records matching (before `limit`). */
+  count: number;
+  logs: ActionLog[];
+}
+
+/** Words that follow `tasks/` in routes and so cannot be action names. */
+export const RESERVED_ACTION_NAMES = ['logs', 'functions'] as const;
+export const DEFAULT_LOG_LIMIT = 50;
+export const MAX_LOG_LIMIT = 1000;
+export const LOG_TYPES: readonly ActionLogType[] = ['app.action.completed', 'app.task.completed', 'app.task.failed'];

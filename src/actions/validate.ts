@@ -1,0 +1,205 @@
+/**
+ * Validation of action definitions, shared by the client (checked before any
+ * request) and the backend (checked again, with cron-parser for `frequency`).
+ * Every issue names the offending path, e.g. `functions[1].conditions[0].condition`.
+ */
+import { RESERVED_ACTION_NAMES, type ActionInput } from './types.js';
+
+export interface ValidationIssue {
+  path: string;
+  message: string;
+  /** `shape`: wrong type or missing field (HTTP 400); `meaning`: well-formed but invalid (HTTP 422). */
+  kind: 'shape' | 'meaning';
+}
+
+export interface ValidateOptions {
+  /** `update`: fields may be missing; cross-field rules use `existing` for the missing ones. */
+  partial?: boolean;
+  /** Extra cron check (the backend passes cron-parser); returns an error message or undefined. */
+  checkCron?: (expression: string) => string | undefined;
+}
+
+const ENVIRONMENTS = ['server', 'client', 'any'];
+const TRIGGERS = ['log', 'schedule', 'manual', 'analytics'];
+const NODE_TYPES = ['function', 'loop', 'if'];
+const MAX_DEPTH = 32;
+const MAX_NAME = 100;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A light five-field cron syntax check (fields, characters, numeric ranges); the backend also runs cron-parser. */
+export function cronSyntaxError(expression: string): string | undefined {
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length !== 5)
+    return `must be a five-field cron expression (minute hour day-of-month month day-of-week), got ${fields.length} field${fields.length === 1 ? '' : 's'}`;
+  const bounds: [number, number][] = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]];
+  const names = ['minute', 'hour', 'day of month', 'month', 'day of week'];
+  for (let i = 0; i < 5; i++) {
+    const field = fields[i]!;
+    if (!/^[0-9A-Za-z*?,/\-#]+$/.test(field)) return `${names[i]} field "${field}" has characters a cron field cannot hold`;
+    for (const n of field.match(/\d+/g) ?? []) {
+      const value = Number(n);
+      const [lo, hi] = bounds[i]!;
+      const isStep = new RegExp(`/${n}(?!\\d)`).test(field);
+      if (!isStep && (value < lo || value > hi)) return `${names[i]} field "${field}": ${value} is outside ${lo}-${hi}`;
+    }
+  }
+  return undefined;
+}
+
+/** Whether `zone` is an IANA time zone the runtime knows. */
+export function isTimeZone(zone: string): boolean {
+  if (zone.trim() === '') return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Checks an action name (create, update). */
+export function nameIssue(name: unknown, path = 'name'): ValidationIssue | undefined {
+  if (typeof name !== 'string' || name.trim() === '') return { path, message: 'is required and must be a non-empty string', kind: 'shape' };
+  if (name !== name.trim()) return { path, message: 'must not start or end with spaces', kind: 'shape' };
+  if (name.length > MAX_NAME) return { path, message: `must be at most ${MAX_NAME} characters`, kind: 'shape' };
+  if (/^\d+$/.test(name)) return { path, message: 'must not be made only of digits (it would read as an id)', kind: 'meaning' };
+  if (/[/?#]/.test(name)) return { path, message: 'must not contain "/", "?" or "#"', kind: 'meaning' };
+  if ((RESERVED_ACTION_NAMES as readonly string[]).includes(name.toLowerCase()))
+    return { path, message: `"${name}" is reserved (a route word: ${RESERVED_ACTION_NAMES.join(', ')})`, kind: 'meaning' };
+  return undefined;
+}
+
+function validateNodes(nodes: unknown, path: string, depth: number, issues: ValidationIssue[]): void {
+  if (!Array.isArray(nodes)) {
+    issues.push({ path, message: 'must be an array of pipeline nodes', kind: 'shape' });
+    return;
+  }
+  if (depth > MAX_DEPTH) {
+    issues.push({ path, message: `nesting is deeper than ${MAX_DEPTH} levels`, kind: 'meaning' });
+    return;
+  }
+  nodes.forEach((node, i) => validateNode(node, `${path}[${i}]`, depth, issues));
+}
+
+function validateNode(node: unknown, path: string, depth: number, issues: ValidationIssue[]): void {
+  if (!isObject(node)) {
+    issues.push({ path, message: 'must be an object', kind: 'shape' });
+    return;
+  }
+  const type = node.type ?? 'function';
+  if (typeof type !== 'string' || !NODE_TYPES.includes(type)) {
+    issues.push({ path: `${path}.type`, message: `must be one of ${NODE_TYPES.join(', ')}`, kind: 'shape' });
+    return;
+  }
+  if (type === 'function') {
+    if (typeof node.functionPackage !== 'string' || node.functionPackage.trim() === '')
+      issues.push({ path: `${path}.functionPackage`, message: 'is required on a function node (e.g. com.client.function.set)', kind: 'shape' });
+    if (node.settings !== undefined && !isObject(node.settings))
+      issues.push({ path: `${path}.settings`, message: 'must be an object', kind: 'shape' });
+    if (node.functions !== undefined) validateNodes(node.functions, `${path}.functions`, depth + 1, issues);
+  } else if (type === 'loop') {
+    if (node.items === undefined && node.range === undefined)
+      issues.push({ path, message: 'a loop node needs `items` or `range`', kind: 'shape' });
+    if (node.items !== undefined && (typeof node.items !== 'string' || node.items.trim() === ''))
+      issues.push({ path: `${path}.items`, message: 'must be the name of a context property holding an array', kind: 'shape' });
+    if (node.range !== undefined) {
+      if (!isObject(node.range)) issues.push({ path: `${path}.range`, message: 'must be an object { from, to }', kind: 'shape' });
+      else
+        for (const key of ['from', 'to'] as const)
+          if (!Number.isInteger(node.range[key]))
+            issues.push({ path: `${path}.range.${key}`, message: 'must be an integer', kind: 'shape' });
+    }
+    if (node.functions !== undefined) validateNodes(node.functions, `${path}.functions`, depth + 1, issues);
+  } else {
+    if (!Array.isArray(node.conditions) || node.conditions.length === 0)
+      issues.push({ path: `${path}.conditions`, message: 'an if node needs a non-empty array of { condition, functions }', kind: 'shape' });
+    else
+      node.conditions.forEach((c: unknown, j: number) => {
+        const at = `${path}.conditions[${j}]`;
+        if (!isObject(c)) return void issues.push({ path: at, message: 'must be an object { condition, functions }', kind: 'shape' });
+        if (typeof c.condition !== 'string' || c.condition.trim() === '')
+          issues.push({ path: `${at}.condition`, message: 'must be a non-empty expression string', kind: 'shape' });
+        if (c.functions !== undefined) validateNodes(c.functions, `${at}.functions`, depth + 1, issues);
+      });
+    if (node.elseFunctions !== undefined) validateNodes(node.elseFunctions, `${path}.elseFunctions`, depth + 1, issues);
+  }
+}
+
+/**
+ * Validates a create body (or, with `partial`, an update body merged over
+ * `existing`). Returns every issue found; an empty array means valid.
+ */
+export function validateActionInput(input: unknown, options: ValidateOptions = {}, existing?: Partial<ActionInput>): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  if (!isObject(input)) return [{ path: '', message: 'the action definition must be an object', kind: 'shape' }];
+  const partial = options.partial ?? false;
+  const known = ['name', 'active', 'frequency', 'timezone', 'environment', 'triggers', 'functions', 'pageId', 'missedRuns'];
+  const readOnly = ['id', 'appId', 'published', 'publishedAt', 'lastRunAt', 'nextRunAt', 'createdAt', 'updatedAt'];
+  for (const key of Object.keys(input))
+    if (!known.includes(key) && !readOnly.includes(key))
+      issues.push({ path: key, message: `is not a field of an action (known: ${known.join(', ')})`, kind: 'shape' });
+
+  if (!partial || input.name !== undefined) {
+    const issue = nameIssue(input.name);
+    if (issue) issues.push(issue);
+  }
+  if (input.active !== undefined && typeof input.active !== 'boolean')
+    issues.push({ path: 'active', message: 'must be a boolean', kind: 'shape' });
+  if (input.environment !== undefined && (typeof input.environment !== 'string' || !ENVIRONMENTS.includes(input.environment)))
+    issues.push({ path: 'environment', message: `must be one of ${ENVIRONMENTS.join(', ')}`, kind: 'shape' });
+  if (input.missedRuns !== undefined && input.missedRuns !== 'coalesce' && input.missedRuns !== 'skip')
+    issues.push({ path: 'missedRuns', message: 'must be coalesce or skip', kind: 'shape' });
+  if (input.pageId !== undefined && input.pageId !== null && !(Number.isInteger(input.pageId) && (input.pageId as number) > 0))
+    issues.push({ path: 'pageId', message: 'must be a positive integer or null', kind: 'shape' });
+  if (input.timezone !== undefined) {
+    if (typeof input.timezone !== 'string') issues.push({ path: 'timezone', message: 'must be a string', kind: 'shape' });
+    else if (!isTimeZone(input.timezone))
+      issues.push({ path: 'timezone', message: `"${input.timezone}" is not an IANA time zone (e.g. Europe/Dublin)`, kind: 'meaning' });
+  }
+  if (input.frequency !== undefined && input.frequency !== null) {
+    if (typeof input.frequency !== 'string') issues.push({ path: 'frequency', message: 'must be a cron string or null', kind: 'shape' });
+    else {
+      const message = cronSyntaxError(input.frequency) ?? options.checkCron?.(input.frequency);
+      if (message) issues.push({ path: 'frequency', message, kind: 'meaning' });
+    }
+  }
+  if (input.triggers !== undefined) {
+    if (!Array.isArray(input.triggers)) issues.push({ path: 'triggers', message: 'must be an array of { trigger, where? }', kind: 'shape' });
+    else
+      input.triggers.forEach((t: unknown, i: number) => {
+        const at = `triggers[${i}]`;
+        if (!isObject(t)) return void issues.push({ path: at, message: 'must be an object { trigger, where? }', kind: 'shape' });
+        if (typeof t.trigger !== 'string' || !TRIGGERS.includes(t.trigger))
+          issues.push({ path: `${at}.trigger`, message: `must be one of ${TRIGGERS.join(', ')}`, kind: 'shape' });
+        if (t.where !== undefined) {
+          if (!isObject(t.where)) issues.push({ path: `${at}.where`, message: 'must be an object', kind: 'shape' });
+          else if (t.trigger !== 'log' && t.trigger !== 'analytics')
+            issues.push({ path: `${at}.where`, message: 'is only used by log and analytics triggers', kind: 'meaning' });
+        }
+        for (const key of Object.keys(t))
+          if (key !== 'trigger' && key !== 'where') issues.push({ path: `${at}.${key}`, message: 'is not a trigger field', kind: 'shape' });
+      });
+  }
+  if (input.functions !== undefined) validateNodes(input.functions, 'functions', 0, issues);
+  if (issues.length) return issues;
+
+  // Cross-field rules (design §5), on the merged result.
+  const merged = { ...(existing ?? {}), ...input } as ActionInput;
+  const environment = merged.environment ?? 'server';
+  (merged.triggers ?? []).forEach((t, i) => {
+    if ((t.trigger === 'log' || t.trigger === 'schedule') && environment === 'client')
+      issues.push({ path: `triggers[${i}].trigger`, message: `a ${t.trigger} trigger runs on the server: environment must be server or any, not client`, kind: 'meaning' });
+    if (t.trigger === 'analytics' && environment === 'server')
+      issues.push({ path: `triggers[${i}].trigger`, message: 'an analytics trigger runs on the device: environment must be client or any, not server', kind: 'meaning' });
+    if (t.trigger === 'schedule' && (merged.frequency === undefined || merged.frequency === null))
+      issues.push({ path: 'frequency', message: 'a schedule trigger needs a frequency (five-field cron)', kind: 'meaning' });
+  });
+  return issues;
+}
+
+/** One line naming the first issues, for error messages. */
+export function describeIssues(issues: readonly ValidationIssue[]): string {
+  const shown = issues.slice(0, 3).map((i) => (i.path ? `${i.path}: ${i.message}` : i.message));
+  return `Invalid action: ${shown.join('; ')}${issues.length > 3 ? ` (and ${issues.length - 3} more)` : ''}`;
+}

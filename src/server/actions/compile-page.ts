@@ -1,0 +1,128 @@
+/**
+ * The debug compile page (`GET v1/apps/:appId/tasks/:taskId/compile?html`):
+ * loads client.js, defines `window.ENV.taskPipeline`, loads each custom
+ * function as its own named script (`//# sourceURL=`) so DevTools can break in
+ * it, and runs `Client.App.Actions.Pipeline.run()` from a button or the console,
+ * rendering the result and the per-node trace.
+ */
+import type { Context } from 'hono';
+import type { AppEnv, ServerContext } from '../context.js';
+import type { AppRecord } from '../store/identity.js';
+import { HttpError } from '../http/errors.js';
+import { getPage } from './pages-store.js';
+import { screenFunction } from './screens.js';
+import type { ActionRow } from './store.js';
+
+/** JSON safe inside a <script> element. */
+const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+const html = (text: string) => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+const scriptText = (code: string) => code.replace(/<\/script/gi, '<\\/script');
+
+export async function compilePageHtml(ctx: ServerContext, c: Context<AppEnv>, app: AppRecord, action: ActionRow): Promise<Response> {
+  const environment = c.req.query('environment') ?? 'viewer';
+  if (environment !== 'live' && environment !== 'viewer') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "environment" must be live or viewer');
+  const definition = environment === 'live' ? action.published : action.working;
+  if (!definition) throw new HttpError(422, 'ACTION_NOT_PUBLISHED', `Action "${action.name}" is not published; open the page with environment=viewer`);
+  const rawPayload = c.req.query('payload') ?? '{}';
+  try {
+    JSON.parse(rawPayload);
+  } catch {
+    throw new HttpError(400, 'INVALID_PARAMETER', 'Query "payload" must be JSON');
+  }
+  const token = c.req.query('token') ?? c.req.header('Auth-token') ?? '';
+  const origin = new URL(c.req.url).origin;
+  const clientUrl = c.req.query('clientUrl') ?? `${origin}/dist/client.js`;
+
+  // Custom functions: a screen-targeted action's screen script (more sources plug in here).
+  const custom: { package: string; code: string }[] = [];
+  if (definition.pageId) {
+    const page = await getPage(ctx.db, app.id, definition.pageId);
+    const script = environment === 'live' ? page?.publishedScript : page?.script;
+    if (script != null) custom.push(screenFunction(definition.pageId, script));
+  }
+  const functions = definition.pageId && custom.length ? [{ functionPackage: custom[0]!.package }] : definition.functions;
+  const env = { taskPipeline: functions, taskId: action.id, taskName: action.name, appId: app.id, environment };
+
+  const customScripts = custom
+    .map(
+      (f) => `<script>
+// Custom function ${f.package}: set breakpoints here in DevTools.
+Client.Functions.register(${scriptJson(f.package)}, (${scriptText(f.code)}));
+//# sourceURL=custom-functions/${f.package}.js
+</script>`,
+    )
+    .join('\n');
+
+  const body = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Debug: ${html(action.name)}</title>
+<style>
+  body { font: 14px/1.4 system-ui, sans-serif; margin: 2rem; color: #222; }
+  code, pre { font: 13px ui-monospace, monospace; }
+  pre { background: #f5f5f5; padding: .75rem; overflow: auto; max-height: 24rem; }
+  table { border-collapse: collapse; margin-top: 1rem; }
+  th, td { border: 1px solid #ccc; padding: .25rem .6rem; text-align: left; }
+  tr.failed td { background: #fdecea; } tr.skipped td { color: #888; }
+  #status.ok { color: #1b7f3a; } #status.failed { color: #b3261e; }
+</style>
+</head>
+<body>
+<h1>Action “${html(action.name)}” <small>#${action.id} · ${html(environment)}</small></h1>
+<p>Payload (query <code>payload</code>): <code id="payload">${html(rawPayload)}</code></p>
+<p><button id="run" type="button">Run</button> or type <code>Client.App.Actions.Pipeline.run()</code> in the console. <span id="status"></span></p>
+<h2>Result</h2>
+<pre id="result">(not run yet)</pre>
+<h2>Trace</h2>
+<table id="trace"><thead><tr><th>Node</th><th>Package</th><th>Duration (ms)</th><th>Outcome</th><th>Message</th></tr></thead><tbody></tbody></table>
+<h2>Pipeline</h2>
+<pre id="pipeline"></pre>
+<script>window.ENV = Object.assign(window.ENV || {}, ${scriptJson(env)});</script>
+<script src="${html(clientUrl)}" data-base-url="${html(origin)}" data-app-id="${app.id}" data-auth-token="${html(token)}" data-environment="${environment}"></script>
+${customScripts}
+<script>
+(function () {
+  var $ = function (id) { return document.getElementById(id); };
+  $('pipeline').textContent = JSON.stringify(window.ENV.taskPipeline, null, 2);
+  function render(outcome) {
+    var tbody = $('trace').tBodies[0];
+    tbody.innerHTML = '';
+    var ok = outcome && outcome.ok !== false && !outcome.error;
+    $('status').textContent = ok ? 'succeeded' : 'failed';
+    $('status').className = ok ? 'ok' : 'failed';
+    var shown = outcome && 'result' in outcome ? outcome.result : outcome && outcome.error ? outcome.error : outcome;
+    $('result').textContent = JSON.stringify(shown, null, 2);
+    var trace = (outcome && (outcome.trace || (outcome.error && outcome.error.trace))) || [];
+    trace.forEach(function (t) {
+      var tr = document.createElement('tr');
+      tr.className = t.outcome;
+      [t.path, t.package, t.durationMs, t.outcome, t.message || ''].forEach(function (v) {
+        var td = document.createElement('td');
+        td.textContent = String(v);
+        tr.appendChild(td);
+      });
+      tbody.appendChild(tr);
+    });
+  }
+  var pipeline = window.Client && window.Client.App && window.Client.App.Actions && window.Client.App.Actions.Pipeline;
+  if (!pipeline || typeof pipeline.run !== 'function') {
+    $('status').textContent = 'client.js did not load (see ' + ${scriptJson(clientUrl)} + ')';
+    $('status').className = 'failed';
+    return;
+  }
+  // Console runs render too.
+  var run = pipeline.run.bind(pipeline);
+  pipeline.run = function () {
+    return run.apply(null, arguments).then(function (outcome) { render(outcome); return outcome; }, function (error) {
+      render({ ok: false, error: { errorType: error && error.name, errorMessage: error && error.message, code: error && error.code, trace: (error && error.trace) || (error && error.details && error.details.trace) || [] } });
+      throw error;
+    });
+  };
+  $('run').addEventListener('click', function () { pipeline.run().catch(function () {}); });
+})();
+</script>
+</body>
+</html>`;
+  return c.html(body);
+}

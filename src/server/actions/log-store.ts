@@ -1,0 +1,83 @@
+/** SQL of action run log records in the generic `logs` table. */
+import type { Queryable } from '../db/database.js';
+import { LOG_TYPES, type ActionLog } from '../../actions/types.js';
+
+export interface NewLog {
+  type: string;
+  appId: number;
+  organizationId: number;
+  actionId: number;
+  data: Record<string, unknown>;
+  createdAt: string;
+  deviceKey?: string | null;
+}
+
+export async function insertLog(db: Queryable, log: NewLog): Promise<number> {
+  const row = await db.get<{ id: number }>(
+    `INSERT INTO logs (type, app_id, organization_id, action_id, device_key, data, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    [log.type, log.appId, log.organizationId, log.actionId, log.deviceKey ?? null, JSON.stringify(log.data), log.createdAt],
+  );
+  return row!.id;
+}
+
+/** Inserts a device record unless one with the same key exists; returns its id either way. */
+export async function insertDeviceLog(db: Queryable, log: NewLog & { deviceKey: string }): Promise<{ id: number; created: boolean }> {
+  const existing = await db.get<{ id: number }>('SELECT id FROM logs WHERE app_id = ? AND device_key = ?', [log.appId, log.deviceKey]);
+  if (existing) return { id: existing.id, created: false };
+  return { id: await insertLog(db, log), created: true };
+}
+
+type RawLog = { id: number; type: string; data: string; createdAt: string; deviceKey: string | null };
+
+const toLog = (r: RawLog): ActionLog => {
+  const log: ActionLog = { id: r.id, createdAt: r.createdAt, type: r.type as ActionLog['type'], data: JSON.parse(r.data) as ActionLog['data'] };
+  if (r.deviceKey) log.deviceKey = r.deviceKey;
+  return log;
+};
+
+/**
+ * Action log records of an app, newest first, in pages (callers filter with
+ * sift in JS and keep paging until they have enough).
+ */
+export async function* iterateLogs(
+  db: Queryable,
+  appId: number,
+  options: { actionId?: number; types?: readonly string[]; pageSize?: number },
+): AsyncGenerator<ActionLog> {
+  const types = options.types ?? LOG_TYPES;
+  const pageSize = options.pageSize ?? 500;
+  const typeList = types.map(() => '?').join(', ');
+  let cursor: { createdAt: string; id: number } | undefined;
+  for (;;) {
+    const params: (string | number)[] = [appId, ...types];
+    let sql = `SELECT id, type, data, created_at AS createdAt, device_key AS deviceKey FROM logs
+      WHERE app_id = ? AND type IN (${typeList}) AND action_id IS NOT NULL`;
+    if (options.actionId !== undefined) {
+      sql += ' AND action_id = ?';
+      params.push(options.actionId);
+    }
+    if (cursor) {
+      sql += ' AND (created_at < ? OR (created_at = ? AND id < ?))';
+      params.push(cursor.createdAt, cursor.createdAt, cursor.id);
+    }
+    sql += ' ORDER BY created_at DESC, id DESC LIMIT ?';
+    params.push(pageSize);
+    const rows = await db.all<RawLog>(sql, params);
+    for (const row of rows) yield toLog(row);
+    if (rows.length < pageSize) return;
+    const last = rows[rows.length - 1]!;
+    cursor = { createdAt: last.createdAt, id: last.id };
+  }
+}
+
+export async function countLogs(db: Queryable, appId: number, options: { actionId?: number; types?: readonly string[] }): Promise<number> {
+  const types = options.types ?? LOG_TYPES;
+  const params: (string | number)[] = [appId, ...types];
+  let sql = `SELECT COUNT(*) AS n FROM logs WHERE app_id = ? AND type IN (${types.map(() => '?').join(', ')}) AND action_id IS NOT NULL`;
+  if (options.actionId !== undefined) {
+    sql += ' AND action_id = ?';
+    params.push(options.actionId);
+  }
+  return Number((await db.get<{ n: number }>(sql, params))?.n ?? 0);
+}

@@ -1,0 +1,108 @@
+/** Reading action logs (getLogs) and taking in records written by devices. */
+import sift from 'sift';
+import { DEFAULT_LOG_LIMIT, LOG_TYPES, MAX_LOG_LIMIT, type ActionLog, type LogsPage } from '../../actions/types.js';
+import type { ServerContext } from '../context.js';
+import { HttpError } from '../http/errors.js';
+import { countLogs, insertDeviceLog, iterateLogs } from './log-store.js';
+import { getActionById, touchLastRun } from './store.js';
+
+export interface LogQuery {
+  id?: number;
+  limit?: number;
+  where?: Record<string, unknown>;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Reads `{ id, limit, where }` from a query string or a JSON body; 400 naming the bad field. */
+export function parseLogQuery(raw: Record<string, unknown>): LogQuery {
+  const query: LogQuery = {};
+  const int = (name: string, value: unknown, max?: number): number => {
+    const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n <= 0 || (max !== undefined && n > max))
+      throw new HttpError(400, 'INVALID_FIELD', `Field "${name}" must be a positive integer${max ? ` up to ${max}` : ''}`);
+    return n;
+  };
+  if (raw.id !== undefined && raw.id !== null) query.id = int('id', raw.id);
+  if (raw.limit !== undefined && raw.limit !== null) query.limit = int('limit', raw.limit, MAX_LOG_LIMIT);
+  let where = raw.where;
+  if (typeof where === 'string') {
+    try {
+      where = JSON.parse(where);
+    } catch {
+      throw new HttpError(400, 'INVALID_FIELD', 'Field "where" must be a JSON object');
+    }
+  }
+  if (where !== undefined && where !== null) {
+    if (!isObject(where)) throw new HttpError(400, 'INVALID_FIELD', 'Field "where" must be an object (a sift query on the record)');
+    try {
+      sift(where);
+    } catch (error) {
+      throw new HttpError(400, 'INVALID_FIELD', `Field "where" is not a valid query: ${(error as Error).message}`);
+    }
+    query.where = where;
+  }
+  return query;
+}
+
+/** Newest first; `count` is the number of matching records before `limit`. */
+export async function readLogs(ctx: ServerContext, appId: number, query: LogQuery): Promise<LogsPage> {
+  const limit = query.limit ?? DEFAULT_LOG_LIMIT;
+  if (!query.where) {
+    const logs: ActionLog[] = [];
+    for await (const log of iterateLogs(ctx.db, appId, { actionId: query.id, pageSize: Math.min(limit, 500) })) {
+      logs.push(log);
+      if (logs.length >= limit) break;
+    }
+    return { count: await countLogs(ctx.db, appId, { actionId: query.id }), logs };
+  }
+  const test = sift(query.where) as (log: ActionLog) => boolean;
+  const logs: ActionLog[] = [];
+  let count = 0;
+  for await (const log of iterateLogs(ctx.db, appId, { actionId: query.id })) {
+    if (!test(log)) continue;
+    count++;
+    if (logs.length < limit) logs.push(log);
+  }
+  return { count, logs };
+}
+
+const MAX_UPLOAD = 500;
+
+/** `POST tasks/logs { logs: [...] }`: records of device runs; idempotent by `deviceKey`. */
+export async function uploadDeviceLogs(ctx: ServerContext, app: { id: number; organizationId: number }, records: unknown): Promise<{ ids: number[]; created: number }> {
+  if (!Array.isArray(records)) throw new HttpError(400, 'INVALID_FIELD', 'Field "logs" must be an array');
+  if (records.length > MAX_UPLOAD) throw new HttpError(413, 'PAYLOAD_TOO_LARGE', `At most ${MAX_UPLOAD} log records per upload`);
+  const checked = records.map((r, i) => {
+    const at = `logs[${i}]`;
+    if (!isObject(r)) throw new HttpError(400, 'INVALID_FIELD', `${at} must be an object`);
+    if (typeof r.deviceKey !== 'string' || !/^[\w.:-]{8,100}$/.test(r.deviceKey))
+      throw new HttpError(400, 'INVALID_FIELD', `${at}.deviceKey must be a string of 8-100 letters, digits, ".", ":", "-" or "_"`);
+    if (typeof r.type !== 'string' || !(LOG_TYPES as readonly string[]).includes(r.type))
+      throw new HttpError(400, 'INVALID_FIELD', `${at}.type must be one of ${LOG_TYPES.join(', ')}`);
+    if (typeof r.createdAt !== 'string' || Number.isNaN(Date.parse(r.createdAt)))
+      throw new HttpError(400, 'INVALID_FIELD', `${at}.createdAt must be an ISO timestamp`);
+    const data = r.data;
+    if (!isObject(data)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data must be an object`);
+    if (data.mode !== 'on-demand' && data.mode !== 'scheduled') throw new HttpError(400, 'INVALID_FIELD', `${at}.data.mode must be on-demand or scheduled`);
+    if (typeof data.duration !== 'number' || !(data.duration >= 0)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data.duration must be a number of ms`);
+    if (!Number.isInteger(data.actionId)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data.actionId must be an integer`);
+    return { deviceKey: r.deviceKey, type: r.type, createdAt: new Date(Date.parse(r.createdAt)).toISOString(), data: { ...data, source: 'device' } as Record<string, unknown> };
+  });
+  for (const [i, r] of checked.entries())
+    if (!(await getActionById(ctx.db, app.id, r.data.actionId as number)))
+      throw new HttpError(422, 'ACTION_NOT_FOUND', `logs[${i}].data.actionId: no action ${r.data.actionId} in app ${app.id}`);
+  return ctx.db.transaction(async (tx) => {
+    const ids: number[] = [];
+    let created = 0;
+    for (const r of checked) {
+      const result = await insertDeviceLog(tx, { ...r, appId: app.id, organizationId: app.organizationId, actionId: r.data.actionId as number });
+      ids.push(result.id);
+      if (result.created) {
+        created++;
+        await touchLastRun(tx, r.data.actionId as number, r.createdAt);
+      }
+    }
+    return { ids, created };
+  });
+}

@@ -1,0 +1,148 @@
+/** Queuing runs (manual, scheduled, log-triggered) and waiting for their outcome. */
+import type { ActionDefinition, LogMode } from '../../actions/types.js';
+import type { RunOutcome } from '../../pipeline/types.js';
+import type { ServerContext } from '../context.js';
+import type { Queryable } from '../db/database.js';
+import { HttpError } from '../http/errors.js';
+import { countManualRunsSince, findRunByKey, getRun, insertRun, type RunRow, type TriggerKind } from './run-store.js';
+import type { ActionRow } from './store.js';
+
+export interface RunRequest {
+  payload: Record<string, unknown>;
+  environment: 'live' | 'viewer';
+  idempotencyKey?: string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Reads `{ payload, wait, environment }` of the run route; payload over the limit is a 413 before anything runs. */
+export function parseRunBody(ctx: ServerContext, body: Record<string, unknown>): { payload: Record<string, unknown>; wait: boolean; environment: 'live' | 'viewer' } {
+  const payload = body.payload ?? {};
+  if (!isObject(payload)) throw new HttpError(400, 'INVALID_FIELD', 'Field "payload" must be a JSON object');
+  const size = JSON.stringify(payload).length;
+  if (size > ctx.limits.payloadChars)
+    throw new HttpError(413, 'PAYLOAD_TOO_LARGE', `The payload is ${size} characters of JSON; the limit is ${ctx.limits.payloadChars}`);
+  if (body.wait !== undefined && typeof body.wait !== 'boolean') throw new HttpError(400, 'INVALID_FIELD', 'Field "wait" must be a boolean');
+  const environment = body.environment ?? 'live';
+  if (environment !== 'live' && environment !== 'viewer') throw new HttpError(400, 'INVALID_FIELD', 'Field "environment" must be live or viewer');
+  return { payload, wait: body.wait === true, environment };
+}
+
+/** The copy an environment runs: live → published snapshot only; viewer → working copy. */
+export function definitionFor(action: ActionRow, environment: 'live' | 'viewer'): ActionDefinition {
+  if (!action.active) throw new HttpError(422, 'ACTION_INACTIVE', `Action "${action.name}" is inactive; inactive actions never run`);
+  if (environment === 'viewer') return action.working;
+  if (!action.published)
+    throw new HttpError(422, 'ACTION_NOT_PUBLISHED', `Action "${action.name}" is not published; the live app runs published actions only (publish it, or run it from the viewer)`);
+  return action.published;
+}
+
+export interface Queued {
+  runId: number;
+  /** False when an earlier request with the same Idempotency-Key queued it. */
+  created: boolean;
+}
+
+/** Queues a manual run through the REST route: rate limit, environment rules, idempotency. */
+export async function queueManualRun(ctx: ServerContext, action: ActionRow, request: RunRequest): Promise<Queued> {
+  const definition = definitionFor(action, request.environment);
+  if (definition.environment === 'client')
+    throw new HttpError(422, 'WRONG_ENVIRONMENT', `Action "${action.name}" has environment client: it runs on the device, not on the server`);
+  return ctx.db.transaction(async (tx) => {
+    if (request.idempotencyKey) {
+      const existing = await findRunByKey(tx, action.appId, request.idempotencyKey);
+      if (existing) {
+        if (existing.actionId !== action.id)
+          throw new HttpError(409, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a run of another action');
+        return { runId: existing.id, created: false };
+      }
+    }
+    await checkRateLimit(ctx, tx, action.appId);
+    const runId = await insertRun(tx, {
+      appId: action.appId,
+      organizationId: action.organizationId,
+      actionId: action.id,
+      mode: 'on-demand',
+      trigger: 'manual',
+      environment: request.environment,
+      definition,
+      payload: request.payload,
+      context: { trigger: 'manual' },
+      idempotencyKey: request.idempotencyKey ?? null,
+      queuedAt: ctx.nowIso(),
+    });
+    return { runId, created: true };
+  });
+}
+
+/** Manual runs per app per minute (`limits.runsPerMinute`): 429 RATE_LIMITED with `retryAt`. */
+async function checkRateLimit(ctx: ServerContext, tx: Queryable, appId: number): Promise<void> {
+  const now = ctx.clock();
+  const { count, oldest } = await countManualRunsSince(tx, appId, new Date(now - 60_000).toISOString());
+  if (count < ctx.limits.runsPerMinute) return;
+  const retryAt = new Date(Date.parse(oldest!) + 60_000).toISOString();
+  throw new HttpError(429, 'RATE_LIMITED', `More than ${ctx.limits.runsPerMinute} manual runs per minute for app ${appId}; retry at ${retryAt}`, {
+    retryAt,
+  });
+}
+
+/** Queues a run of a trigger (schedule, log) inside the caller's transaction. */
+export async function insertTriggeredRun(
+  ctx: ServerContext,
+  tx: Queryable,
+  action: ActionRow,
+  init: { mode: LogMode; trigger: TriggerKind; context: Record<string, unknown>; scheduledFor?: string; idempotencyKey?: string },
+): Promise<number> {
+  return insertRun(tx, {
+    appId: action.appId,
+    organizationId: action.organizationId,
+    actionId: action.id,
+    mode: init.mode,
+    trigger: init.trigger,
+    environment: 'live',
+    definition: action.published!,
+    payload: {},
+    context: init.context,
+    scheduledFor: init.scheduledFor ?? null,
+    idempotencyKey: init.idempotencyKey ?? null,
+    queuedAt: ctx.nowIso(),
+  });
+}
+
+/** Waits for in-process completion signals, polling the database too (another instance may run it). */
+export function createRunWaiters() {
+  const waiters = new Map<number, Set<() => void>>();
+  return {
+    notify(runId: number) {
+      for (const fn of waiters.get(runId) ?? []) fn();
+      waiters.delete(runId);
+    },
+    async wait(ctx: ServerContext, runId: number, timeoutMs: number): Promise<RunRow | undefined> {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const run = await getRun(ctx.db, runId);
+        if (!run || run.status === 'succeeded' || run.status === 'failed') return run;
+        const left = end - Date.now();
+        if (left <= 0) return run;
+        await new Promise<void>((resolve) => {
+          const set = waiters.get(runId) ?? new Set();
+          waiters.set(runId, set);
+          const done = () => {
+            clearTimeout(t);
+            set.delete(done);
+            resolve();
+          };
+          const t = setTimeout(done, Math.min(left, 500));
+          set.add(done);
+        });
+      }
+    },
+  };
+}
+
+export type RunWaiters = ReturnType<typeof createRunWaiters>;
+
+/** The outcome of a finished run, as the run route answers `wait: true`. */
+export function outcomeOf(run: RunRow): RunOutcome | undefined {
+  return run.outcome ? ({ trace: [], ...run.outcome } as RunOutcome) : undefined;
+}

@@ -1,0 +1,88 @@
+/** The background parts of app actions in one backend: worker loop, scheduler timer, log-trigger listener. */
+import type { ServerContext } from '../context.js';
+import { dispatchLogEvent } from './log-triggers.js';
+import { createRunWaiters, type RunWaiters } from './runs.js';
+import { schedulerTick, type TickReport } from './scheduler.js';
+import { createWorker, type Worker } from './worker.js';
+
+export interface ActionsRuntime {
+  worker: Worker;
+  waiters: RunWaiters;
+  /** Runs the scheduler once at `ctx.clock()` and wakes the worker. */
+  tick(): Promise<TickReport>;
+  /** Resolves once every queued run has finished (tests). */
+  drain(timeoutMs?: number): Promise<void>;
+  /** Resolves once the log events emitted so far have been dispatched (tests). */
+  settled(): Promise<void>;
+}
+
+const runtimes = new WeakMap<ServerContext, ActionsRuntime>();
+
+/** The runtime of a server context (for `RunningServer.actions`). */
+export function actionsRuntimeOf(ctx: ServerContext): ActionsRuntime | undefined {
+  return runtimes.get(ctx);
+}
+
+export function startActionsRuntime(ctx: ServerContext, options: { schedulerIntervalMs?: number } = {}): ActionsRuntime {
+  const waiters = createRunWaiters();
+  const worker = createWorker(ctx, { onFinished: (run) => waiters.notify(run.runId) });
+  const pending = new Set<Promise<unknown>>();
+  let ticking: Promise<TickReport> | undefined;
+
+  const tick = async (): Promise<TickReport> => {
+    // One pass at a time in this process (the database claim makes it safe across processes).
+    while (ticking) await ticking.catch(() => undefined);
+    ticking = schedulerTick(ctx);
+    try {
+      const report = await ticking;
+      if (report.queued.length) worker.wake();
+      return report;
+    } finally {
+      ticking = undefined;
+    }
+  };
+
+  const unsubscribe = ctx.bus.on((event) => {
+    const p = dispatchLogEvent(ctx, event)
+      .then((ids) => ids.length && worker.wake())
+      .catch((error) => console.error('[in-app-runtime server] log trigger dispatch failed', error))
+      .finally(() => pending.delete(p));
+    pending.add(p);
+    return p.then(() => undefined);
+  });
+
+  // `RunningServer.tick()` runs the scheduler once at the current (possibly fake) clock.
+  ctx.onTick(async () => {
+    await tick();
+  });
+  worker.start();
+  const interval = setInterval(() => void tick().catch(() => undefined), options.schedulerIntervalMs ?? 1000);
+  interval.unref?.();
+  // Occurrences missed while the backend was down are handled at start-up.
+  void tick().catch(() => undefined);
+
+  ctx.onClose(async () => {
+    clearInterval(interval);
+    unsubscribe();
+    await Promise.allSettled([...pending]);
+    await ticking?.catch(() => undefined);
+    await worker.stop();
+  });
+
+  const runtime: ActionsRuntime = {
+    worker,
+    waiters,
+    tick,
+    drain: async (timeoutMs) => {
+      await runtime.settled();
+      await worker.drain(timeoutMs);
+    },
+    settled: async () => {
+      // Bus listeners start on a microtask; let them begin, then wait for them.
+      await new Promise((r) => setTimeout(r, 0));
+      await Promise.allSettled([...pending]);
+    },
+  };
+  runtimes.set(ctx, runtime);
+  return runtime;
+}

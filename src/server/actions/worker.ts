@@ -1,0 +1,182 @@
+/**
+ * The worker loop: claims queued runs from the database (atomic claim, so
+ * several backends may share one database), runs them under the time limit
+ * and writes exactly one log record per run.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RunOutcome } from '../../pipeline/types.js';
+import type { ServerContext } from '../context.js';
+import { executeRun } from './executor.js';
+import { insertLog } from './log-store.js';
+import { capResult, failure, logResultOf, logTypeOf } from './outcome.js';
+import { claimNextRun, countUnfinished, finishRun, releaseRun, requeueExpired, setRunLog, type RunRow } from './run-store.js';
+import { touchLastRun } from './store.js';
+
+export interface FinishedRun {
+  runId: number;
+  outcome: RunOutcome;
+  logId: number;
+  duration: number;
+}
+
+export interface WorkerOptions {
+  concurrency?: number;
+  pollMs?: number;
+  /** How long `stop()` waits for runs in flight before handing them back to the queue. */
+  closeGraceMs?: number;
+  onFinished?: (run: FinishedRun) => void;
+}
+
+export interface Worker {
+  start(): void;
+  /** Look at the queue now (after an enqueue). */
+  wake(): void;
+  /** Resolves once the queue is empty and nothing runs (tests). */
+  drain(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+  readonly id: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): Worker {
+  const id = `worker-${randomUUID()}`;
+  const concurrency = options.concurrency ?? 4;
+  const pollMs = options.pollMs ?? 250;
+  const inFlight = new Map<number, { promise: Promise<void>; controller: AbortController }>();
+  let running = false;
+  let closing = false;
+  let wakeUp: (() => void) | undefined;
+  let loop: Promise<void> | undefined;
+  let lastRequeue = 0;
+
+  const leaseMs = () => ctx.limits.runTimeoutMs + 60_000;
+
+  async function finalize(run: RunRow, outcome: RunOutcome, duration: number, startedAt: string): Promise<void> {
+    const logId = await ctx.db.transaction(async (tx) => {
+      const owned = await finishRun(tx, run.id, id, outcome.ok ? 'succeeded' : 'failed', outcome, ctx.nowIso());
+      if (!owned) return undefined;
+      const logId = await insertLog(tx, {
+        type: logTypeOf(run.mode, outcome.ok),
+        appId: run.appId,
+        organizationId: run.organizationId,
+        actionId: run.actionId,
+        createdAt: ctx.nowIso(),
+        data: { mode: run.mode, duration, actionId: run.actionId, result: logResultOf(outcome), runId: run.id, trigger: run.trigger, source: 'server' },
+      });
+      await setRunLog(tx, run.id, logId);
+      await touchLastRun(tx, run.actionId, startedAt);
+      return logId;
+    });
+    if (logId !== undefined) options.onFinished?.({ runId: run.id, outcome, logId, duration });
+  }
+
+  async function process(run: RunRow, controller: AbortController): Promise<void> {
+    const startedAt = ctx.nowIso();
+    const started = performance.now();
+    const limit = ctx.limits.runTimeoutMs;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let outcome: RunOutcome;
+    try {
+      // The engine enforces the limit itself; this guard records a timeout even if it does not return.
+      const deadline = new Promise<RunOutcome>((resolve) => {
+        timer = setTimeout(() => {
+          controller.abort(new Error('timeout'));
+          resolve(failure('TimeoutError', 'TIMEOUT', `The run took longer than ${limit} ms and was stopped`, limit));
+        }, limit + 1000);
+        controller.signal.addEventListener('abort', () => resolve(failure('AbortError', 'ABORTED', 'The run was stopped')), { once: true });
+      });
+      outcome = await Promise.race([executeRun(ctx, run, controller.signal), deadline]);
+    } catch (error) {
+      outcome = failure((error as Error)?.name || 'Error', 'RUN_FAILED', (error as Error)?.message ?? String(error));
+    } finally {
+      clearTimeout(timer);
+    }
+    if (closing && controller.signal.aborted) {
+      // Handed back at shutdown: another start (or instance) runs it again, and only that run logs.
+      await releaseRun(ctx.db, run.id, id).catch(() => undefined);
+      return;
+    }
+    outcome = capResult(outcome, ctx.limits.resultBytes);
+    await finalize(run, outcome, Math.round(performance.now() - started), startedAt);
+  }
+
+  async function claimMore(): Promise<boolean> {
+    let claimed = false;
+    // Leases are about process liveness, so they use real time (a test's fake clock may jump by days).
+    if (Date.now() - lastRequeue > 5000) {
+      lastRequeue = Date.now();
+      await requeueExpired(ctx.db, new Date().toISOString());
+    }
+    while (running && inFlight.size < concurrency) {
+      const run = await claimNextRun(ctx.db, id, ctx.nowIso(), new Date(Date.now() + leaseMs()).toISOString());
+      if (!run) break;
+      claimed = true;
+      const controller = new AbortController();
+      const promise = process(run, controller)
+        .catch((error) => console.error('[in-app-runtime server] run %d could not be recorded', run.id, error))
+        .finally(() => {
+          inFlight.delete(run.id);
+          wakeUp?.();
+        });
+      inFlight.set(run.id, { promise, controller });
+    }
+    return claimed;
+  }
+
+  async function runLoop(): Promise<void> {
+    while (running) {
+      try {
+        await claimMore();
+      } catch (error) {
+        if (!running) return;
+        console.error('[in-app-runtime server] worker loop failed', error);
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, pollMs);
+        wakeUp = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      wakeUp = undefined;
+    }
+  }
+
+  return {
+    id,
+    start() {
+      if (running) return;
+      running = true;
+      loop = runLoop();
+    },
+    wake() {
+      wakeUp?.();
+    },
+    async drain(timeoutMs = 30_000) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        wakeUp?.();
+        if (inFlight.size === 0 && (await countUnfinished(ctx.db)) === 0) return;
+        if (Date.now() > end) throw new Error('drain: runs still unfinished');
+        await sleep(10);
+      }
+    },
+    async stop() {
+      if (!running) return;
+      running = false;
+      wakeUp?.();
+      await loop;
+      const pending = [...inFlight.values()];
+      if (pending.length) {
+        const grace = sleep(options.closeGraceMs ?? 2000).then(() => 'grace');
+        const done = Promise.all(pending.map((p) => p.promise)).then(() => 'done');
+        if ((await Promise.race([grace, done])) === 'grace') {
+          closing = true;
+          for (const p of inFlight.values()) p.controller.abort(new Error('closing'));
+          await Promise.all([...inFlight.values()].map((p) => p.promise));
+        }
+      }
+    },
+  };
+}
