@@ -5,11 +5,10 @@ export interface Engine {
   runPipeline(options: RunPipelineOptions): Promise<RunOutcome>;
 }
 
-const ENGINE = '../pipeline/index.js';
 let engine: Promise<Engine> | undefined;
 
 export function loadEngine(): Promise<Engine> {
-  engine ??= (import(/* @vite-ignore */ ENGINE) as Promise<Engine>).catch((error) => {
+  engine ??= (import('../pipeline/index.js') as Promise<Engine>).catch((error) => {
     engine = undefined;
     throw error;
   });

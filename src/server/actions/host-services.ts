@@ -1,7 +1,9 @@
 /** HostServices of server runs: the backend's own data sources, notifications and outbound HTTP. */
 import type { HostServices } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
-import { outboundRequest } from './outbound-http.js';
+import { dataSourceService } from '../data-sources/service.js';
+import { getNotificationService } from '../notifications/index.js';
+import { DEFAULT_OUTBOUND, outboundRequest } from './outbound-http.js';
 
 export interface RunScope {
   appId: number;
@@ -9,14 +11,16 @@ export interface RunScope {
   signal?: AbortSignal;
 }
 
-function unavailable(what: string): never {
-  throw new Error(`${what} is not available on this backend yet`);
-}
-
-export function serverHostServices(_ctx: ServerContext, scope: RunScope): HostServices {
+/** A run acts with the rights of its app (the data source access rules apply). */
+export function serverHostServices(ctx: ServerContext, scope: RunScope): HostServices {
+  const caller = { kind: 'app' as const, appId: scope.appId, organizationId: scope.organizationId };
   return {
-    dataSources: { connect: () => unavailable('The data source service') },
-    notifications: { create: async () => unavailable('The notification service') },
-    http: (request) => outboundRequest(request, undefined, scope.signal),
+    dataSources: { connect: (idOrName) => dataSourceService(ctx).connect(caller, idOrName) },
+    notifications: { create: (input) => getNotificationService(ctx).create(scope.appId, input) },
+    http: (request) => {
+      const signals = [scope.signal, request.signal].filter((s): s is AbortSignal => s !== undefined);
+      const limits = { ...DEFAULT_OUTBOUND, maxResponseBytes: request.maxResponseBytes ?? DEFAULT_OUTBOUND.maxResponseBytes };
+      return outboundRequest(request, limits, signals.length ? AbortSignal.any(signals) : undefined);
+    },
   };
 }
