@@ -1,3 +1,4 @@
+import type { Agent } from 'node:https';
 import webpush from 'web-push';
 import { PushSendError, type PushMessage, type PushSender } from './types.js';
 import type { VapidKeys } from './vapid.js';
@@ -7,7 +8,14 @@ import type { VapidKeys } from './vapid.js';
  * JSON of the browser's PushSubscription (`{ endpoint, keys: { p256dh, auth } }`).
  * Other platforms need their vendor's service (APNs, FCM) and fail permanently here.
  */
-export function createWebPushSender(keys: () => Promise<VapidKeys>, options: { ttlSeconds?: number } = {}): PushSender {
+export interface WebPushSenderOptions {
+  /** How long the push service keeps an undelivered message, seconds (default one day). */
+  ttlSeconds?: number;
+  /** HTTPS agent for the push service requests (proxies, private CAs). */
+  agent?: Agent;
+}
+
+export function createWebPushSender(keys: () => Promise<VapidKeys>, options: WebPushSenderOptions = {}): PushSender {
   return {
     async publicKey() {
       return (await keys()).publicKey;
@@ -28,6 +36,7 @@ export function createWebPushSender(keys: () => Promise<VapidKeys>, options: { t
           TTL: options.ttlSeconds ?? 24 * 3600,
           // Same topic on a retry: a push service still holding the first copy replaces it.
           topic: `d${message.deliveryId}`,
+          ...(options.agent ? { agent: options.agent } : {}),
         });
       } catch (error) {
         const status = (error as { statusCode?: number }).statusCode;
