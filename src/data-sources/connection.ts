@@ -27,7 +27,7 @@ export interface DataSourceConnection {
   /** Inserts an entry; a FormData body may carry files. */
   insert<T extends EntryData = EntryData>(data: T | FormData): Promise<DataSourceEntry<T>>;
   /** Merges `data` into the entry (shallow; `null` is stored as a value). */
-  update<T extends EntryData = EntryData>(id: number, data: Partial<T>): Promise<DataSourceEntry<T>>;
+  update<T extends EntryData = EntryData>(id: number, data: Partial<NoInfer<T>>): Promise<DataSourceEntry<T>>;
   removeById(id: number): Promise<void>;
   /** Replaces every entry with `entries` (or appends them with `{ append: true }`); `[]` empties the data source. */
   import(entries: EntryData[], options?: { append?: boolean }): Promise<void>;

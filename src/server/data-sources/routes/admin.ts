@@ -2,7 +2,7 @@ import type { App, ServerContext } from '../../context.js';
 import { requireStudio } from '../../http/auth.js';
 import { readJsonObject } from '../../http/body.js';
 import { HttpError } from '../../http/errors.js';
-import { createToken } from '../../store/identity.js';
+import { createApp, createToken } from '../../store/identity.js';
 import { loadApp } from '../../routes/apps.js';
 import { deleteAppToken, findOrganization, listAppTokens, saveOrganizationSettings } from '../store/admin.js';
 import { listLogs } from '../store/logs.js';
@@ -68,6 +68,15 @@ export function registerAdminRoutes(app: App, ctx: ServerContext, service: DataS
     const settings = { ...org.settings, encryption: body.encryption };
     await saveOrganizationSettings(ctx.db, org.id, settings);
     return c.json({ organization: orgView({ ...org, settings }) });
+  });
+
+  /** Studio only: another app in the organization (to try access between apps). */
+  app.post('/v1/organizations/:organizationId/apps', async (c) => {
+    const org = await loadOrganization(c);
+    const body = await readJsonObject(c);
+    if (typeof body.name !== 'string' || body.name.trim() === '') throw new HttpError(400, 'INVALID_FIELD', 'Field "name" must be a non-empty string');
+    const id = await createApp(ctx.db, org.id, body.name.trim(), ctx.nowIso());
+    return c.json({ app: { id, name: body.name.trim(), organizationId: org.id } }, 201);
   });
 
   /** Studio only: the newest log records of a data source (`type`, `limit` ≤ 1000). */
