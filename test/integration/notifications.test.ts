@@ -465,3 +465,39 @@ describe('notifications: read receipts and unread counts', () => {
     expect(await b.client.Notifications.unreadCount(third)).toBe(2);
   });
 });
+
+describe('notifications: apps are isolated', () => {
+  it('a token of another app gets 403; another app’s notification ids are 404 through the caller’s own app', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { openSqlite } = await import('../../src/server/db/sqlite.js');
+    const { createApp, createToken } = await import('../../src/server/store/identity.js');
+    const dataDir = mkdtempSync(join(tmpdir(), 'iar-notif-apps-'));
+    const b = await startTestBackend({ dataDir });
+    try {
+      const { appId, organizationId } = b.server.bootstrap;
+      // a second app of the same organization, with its own API token
+      const db = openSqlite({ file: join(dataDir, 'runtime.sqlite') });
+      const otherApp = await createApp(db, organizationId, 'Other app', new Date().toISOString());
+      const otherToken = (await createToken(db, { kind: 'api', organizationId, appId: otherApp, now: new Date().toISOString() })).token;
+      await db.close();
+
+      const mine = await b.studio.Notifications.create({ data: { secret: 1 }, status: 'published' });
+      const forbidden = await b.api('GET', `/v1/apps/${appId}/notifications`, { token: otherToken });
+      expect(forbidden.status).toBe(403);
+      expect((await b.api('PUT', `/v1/apps/${appId}/notifications/${mine.id}`, { token: otherToken, json: { data: {} } })).status).toBe(403);
+      const otherPath = `/v1/apps/${otherApp}/notifications`;
+      expect((await b.api('GET', otherPath, { token: otherToken })).body.notifications).toEqual([]);
+      expect((await b.api('PUT', `${otherPath}/${mine.id}`, { token: otherToken, json: { data: { stolen: true } } })).status).toBe(404);
+      expect((await b.api('DELETE', `${otherPath}/${mine.id}`, { token: otherToken })).status).toBe(404);
+      const mark = await b.api('POST', `${otherPath}/mark-as-read`, { token: otherToken, json: { recipientId: RECIPIENT, entries: [mine.id] } });
+      expect(mark.status).toBe(404);
+      const [stored] = await b.studio.Notifications.list({ where: { id: mine.id }, recipientId: RECIPIENT });
+      expect(stored).toMatchObject({ data: { secret: 1 }, deletedAt: null, readAt: null });
+    } finally {
+      await b.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
