@@ -1,9 +1,129 @@
 import type { ClientContext } from '../core/context.js';
+import { actionsCache } from '../storage/actions-cache.js';
+import { perClient } from '../storage/client-store.js';
+import { createDelivery, type Delivery } from './delivery.js';
+import { createDispatcher, type AnalyticsRunner, type Dispatcher } from './dispatcher.js';
+import { checkData, checkKind } from './events.js';
+import { autoFields } from './fields.js';
+import { prefStore, type PrefStore } from './prefs.js';
+import { deviceRunner } from './runner.js';
+import { createSession, type Session } from './session.js';
+import type { AnalyticsData, AnalyticsEvent, AnalyticsKind, EventData } from './types.js';
 
-/** Client.Analytics (filled in by its issue). */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface AnalyticsApi {}
+export type { AnalyticsData, AnalyticsEvent, AnalyticsEventType, AnalyticsKind, AutoFields, EventData } from './types.js';
 
-export function createAnalyticsApi(_ctx: ClientContext): AnalyticsApi {
-  return {};
+/** Client.App.Analytics (design §7, §9). */
+export interface AnalyticsApi {
+  /**
+   * Records an event of `type` (`'event'` or `'pageView'`; anything else is refused with a ClientError
+   * `INVALID_ANALYTICS_TYPE`). The automatic fields are added (`_platform`, `_os`, `_analyticsSessionId`,
+   * `_pageId`, `_pageTitle`, `_userEmail`) under the caller's own values, the event is queued for delivery
+   * and the analytics-triggered actions it matches are queued to run on the device. Synchronous: returns the
+   * recorded event, or null when tracking is disabled.
+   */
+  track(type: AnalyticsKind, data?: AnalyticsData | string): AnalyticsEvent | null;
+  /** `track('event', data)`: `data.category` and `data.action` are required strings. */
+  event(data: EventData): AnalyticsEvent | null;
+  /** `track('pageView', …)`: a label string (recorded as `data.label`), a data object, or nothing. */
+  pageView(labelOrData?: string | AnalyticsData): AnalyticsEvent | null;
+  readonly Session: {
+    /** Starts a new analytics session now; returns its id. */
+    reset(): string;
+    /** The current session id (undefined before the first event). */
+    id(): string | undefined;
+  };
+  /** Turns tracking back on (remembered on this device for the app). */
+  enableTracking(): void;
+  /** Stops recording events (and so analytics-triggered runs) on this device for the app, until enabled. */
+  disableTracking(): void;
+  isTrackingEnabled(): boolean;
+  /** Stores the events being gathered and sends every queued batch now. Resolves when done (or stopped offline). */
+  flush(): Promise<void>;
+  /** Resolves once every analytics-triggered run queued so far has ended. */
+  idle(): Promise<void>;
+}
+
+export interface AnalyticsOptions {
+  /** Runs a matching action on the device (default: the actions module's device run). */
+  run?: AnalyticsRunner;
+  /** Batching of delivery: wait (ms) and largest batch. */
+  delivery?: { delayMs?: number; maxBatch?: number };
+}
+
+interface AppState {
+  prefs: PrefStore;
+  session: Session;
+}
+
+const EVENT_TYPES = { pageView: 'analytics.pageView', event: 'analytics.event' } as const;
+
+export function createAnalyticsApi(ctx: ClientContext, options: AnalyticsOptions = {}): AnalyticsApi {
+  const run = options.run ?? deviceRunner(ctx);
+  let delivery: Delivery | undefined;
+  const deliveryOf = () => (delivery ??= createDelivery(ctx, options.delivery));
+
+  const stateOf = (): AppState =>
+    perClient(ctx, `analyticsState:${ctx.appId()}`, () => {
+      const prefs = prefStore(`in-app-runtime:${ctx.appId()}:analytics:`);
+      return { prefs, session: createSession(prefs) };
+    });
+
+  /** The dispatcher of the current app and environment, fed from the actions cache (loaded once). */
+  const dispatcherOf = (): Dispatcher => {
+    const environment = ctx.config().environment;
+    return perClient(ctx, `analyticsDispatcher:${ctx.appId()}:${environment}:${options.run ? 'custom' : 'device'}`, () => {
+      const dispatcher = createDispatcher({ run, logger: ctx.logger, environment });
+      const cache = actionsCache(ctx);
+      cache.subscribe((actions) => dispatcher.setActions(actions));
+      cache.get().catch((error) => {
+        ctx.logger.warn(`Analytics triggers could not be loaded: ${(error as Error)?.message ?? error}`);
+        if (!dispatcher.ready) dispatcher.setActions([]);
+      });
+      return dispatcher;
+    });
+  };
+
+  const enabled = () => stateOf().prefs.get<boolean>('disabled') !== true;
+
+  function track(type: AnalyticsKind, data?: AnalyticsData | string): AnalyticsEvent | null {
+    const kind = checkKind(type);
+    const given = checkData(kind, data);
+    ctx.appId(); // NOT_CONFIGURED before anything is recorded
+    if (!enabled()) return null;
+    const now = ctx.now();
+    const sessionId = stateOf().session.touch(now);
+    const event: AnalyticsEvent = {
+      type: EVENT_TYPES[kind],
+      data: { ...autoFields(ctx, sessionId), ...given },
+      createdAt: new Date(now).toISOString(),
+    };
+    deliveryOf().add(event);
+    try {
+      dispatcherOf().dispatch(event);
+    } catch (error) {
+      ctx.logger.warn(`Analytics trigger dispatch failed: ${(error as Error)?.message ?? error}`);
+    }
+    return event;
+  }
+
+  return {
+    track,
+    event: (data) => track('event', data),
+    pageView: (labelOrData) => track('pageView', labelOrData),
+    Session: {
+      reset: () => stateOf().session.reset(ctx.now()),
+      id: () => stateOf().session.current(),
+    },
+    enableTracking() {
+      stateOf().prefs.set('disabled', false);
+    },
+    disableTracking() {
+      stateOf().prefs.set('disabled', true);
+    },
+    isTrackingEnabled: enabled,
+    async flush() {
+      await deliveryOf().flush();
+    },
+    idle: () => dispatcherOf().idle(),
+  };
 }

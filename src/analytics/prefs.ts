@@ -1,0 +1,48 @@
+/**
+ * Small synchronous per-app state of analytics (session, opt-out) that must survive a page reload and be
+ * readable without waiting: localStorage where it works, else memory.
+ */
+export interface PrefStore {
+  get<T>(key: string): T | undefined;
+  set(key: string, value: unknown): void;
+}
+
+const memory = new Map<string, string>();
+
+function storage(): Storage | undefined {
+  try {
+    const ls = (globalThis as { localStorage?: Storage }).localStorage;
+    return ls && typeof ls.getItem === 'function' ? ls : undefined;
+  } catch {
+    return undefined; // access denied (sandboxed iframe, privacy mode)
+  }
+}
+
+export function prefStore(prefix: string): PrefStore {
+  return {
+    get<T>(key: string): T | undefined {
+      let raw: string | null | undefined;
+      const ls = storage();
+      try {
+        raw = ls ? ls.getItem(prefix + key) : memory.get(prefix + key);
+      } catch {
+        raw = memory.get(prefix + key);
+      }
+      if (raw == null) return undefined;
+      try {
+        return JSON.parse(raw) as T;
+      } catch {
+        return undefined; // a damaged value is the same as none
+      }
+    },
+    set(key, value) {
+      const raw = JSON.stringify(value);
+      memory.set(prefix + key, raw);
+      try {
+        storage()?.setItem(prefix + key, raw);
+      } catch {
+        /* quota or access: memory keeps it for this page */
+      }
+    },
+  };
+}

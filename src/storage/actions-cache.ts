@@ -1,0 +1,127 @@
+import type { Action } from '../actions/types.js';
+import type { ClientContext } from '../core/context.js';
+import { clientStore, perClient } from './client-store.js';
+import { isOnline, onOnline } from './connectivity.js';
+
+/**
+ * The app's actions kept on the device (store `actions`, one record per environment), so that analytics
+ * triggers and client actions work offline and start without waiting for the network. `get()` answers
+ * from memory or the local store at once and refreshes from the backend in the background when online
+ * (at most every `maxAgeMs`); `refresh()` fetches now. Listeners hear every new list.
+ */
+export interface CachedActions {
+  actions: Action[];
+  /** ISO time of the backend answer these came from. */
+  fetchedAt: string;
+}
+
+export interface ActionsCache {
+  /** The cached actions (empty when none were ever fetched); starts a background refresh when stale. */
+  get(): Promise<Action[]>;
+  /** Fetches the list from the backend now, stores it and tells listeners. Rejects when the fetch fails. */
+  refresh(): Promise<Action[]>;
+  /** Forgets the freshness so the next `get()` refreshes (call after creating, changing or removing actions). */
+  invalidate(): void;
+  /** Called with every list loaded or fetched. Returns a function that stops it. */
+  subscribe(listener: (actions: Action[]) => void): () => void;
+}
+
+export type ActionsFetcher = (ctx: ClientContext) => Promise<Action[]>;
+
+/** `GET v1/apps/:appId/tasks?environment=`: the actions of the environment this client runs in. */
+export const fetchActionsFromBackend: ActionsFetcher = async (ctx) => {
+  const body = await ctx.http.request<unknown>('GET', `v1/apps/${ctx.appId()}/tasks`, {
+    query: { environment: ctx.config().environment },
+  });
+  const list = Array.isArray(body) ? body : ((body as { actions?: unknown; tasks?: unknown }).actions ?? (body as { tasks?: unknown }).tasks);
+  if (!Array.isArray(list)) throw new TypeError('The backend answered the actions list with an unexpected shape');
+  return list as Action[];
+};
+
+let fetcherOverride: ActionsFetcher | undefined;
+/** Lets the actions module supply its own list call (same answer, its validation). */
+export function setActionsFetcher(fetcher: ActionsFetcher): void {
+  fetcherOverride = fetcher;
+}
+
+export const ACTIONS_MAX_AGE_MS = 5 * 60_000;
+
+export function actionsCache(ctx: ClientContext, options: { maxAgeMs?: number; fetch?: ActionsFetcher } = {}): ActionsCache {
+  const appId = ctx.appId();
+  const environment = ctx.config().environment;
+  return perClient(ctx, `actionsCache:${appId}:${environment}`, () => createActionsCache(ctx, environment, options));
+}
+
+function createActionsCache(
+  ctx: ClientContext,
+  environment: string,
+  options: { maxAgeMs?: number; fetch?: ActionsFetcher },
+): ActionsCache {
+  const maxAge = options.maxAgeMs ?? ACTIONS_MAX_AGE_MS;
+  const listeners = new Set<(actions: Action[]) => void>();
+  let current: Action[] | undefined;
+  let fetchedAtMs = -Infinity;
+  let loading: Promise<Action[]> | undefined;
+  let refreshing: Promise<Action[]> | undefined;
+
+  const tell = (actions: Action[]) => {
+    for (const l of listeners) {
+      try {
+        l(actions);
+      } catch (error) {
+        ctx.logger.warn(`actions cache listener failed: ${(error as Error)?.message ?? error}`);
+      }
+    }
+  };
+
+  async function load(): Promise<Action[]> {
+    const store = await clientStore(ctx);
+    const cached = await store.get<CachedActions>('actions', environment);
+    if (current) return current; // a refresh won the race
+    if (cached && Array.isArray(cached.actions)) {
+      current = cached.actions;
+      fetchedAtMs = Date.parse(cached.fetchedAt) || -Infinity;
+    } else current = [];
+    tell(current);
+    return current;
+  }
+
+  const cache: ActionsCache = {
+    async get() {
+      const actions = current ?? (await (loading ??= load()));
+      if (isOnline() && ctx.now() - fetchedAtMs >= maxAge && !refreshing)
+        cache.refresh().catch((error) => ctx.logger.warn(`Could not refresh the cached actions: ${(error as Error)?.message ?? error}`));
+      return actions;
+    },
+    refresh() {
+      refreshing ??= (async () => {
+        try {
+          const actions = await (options.fetch ?? fetcherOverride ?? fetchActionsFromBackend)(ctx);
+          const fetchedAt = new Date(ctx.now()).toISOString();
+          current = actions;
+          fetchedAtMs = ctx.now();
+          const store = await clientStore(ctx);
+          await store.put<CachedActions>('actions', environment, { actions, fetchedAt });
+          tell(actions);
+          return actions;
+        } finally {
+          refreshing = undefined;
+        }
+      })();
+      return refreshing;
+    },
+    invalidate() {
+      fetchedAtMs = -Infinity;
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  // Back online: fetch the newest list for whoever listens (the analytics dispatcher).
+  onOnline(() => {
+    cache.invalidate();
+    if (listeners.size > 0) void cache.get();
+  });
+  return cache;
+}
