@@ -12,6 +12,8 @@ export interface LogQuery {
   where?: Record<string, unknown>;
 }
 
+const SKIPPED = 'app.task.skipped';
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Reads `{ id, limit, where }` from a query string or a JSON body; 400 naming the bad field. */
@@ -59,7 +61,9 @@ export async function readLogs(ctx: ServerContext, appId: number, query: LogQuer
   const test = sift(query.where) as (log: ActionLog) => boolean;
   const logs: ActionLog[] = [];
   let count = 0;
-  for await (const log of iterateLogs(ctx.db, appId, { actionId: query.id })) {
+  // Skipped occurrences (overlap, missed under `skip`) are shown only to a `where` that names their type.
+  const types = JSON.stringify(query.where.type ?? null).includes(SKIPPED) ? [...LOG_TYPES, SKIPPED] : LOG_TYPES;
+  for await (const log of iterateLogs(ctx.db, appId, { actionId: query.id, types })) {
     if (!test(log)) continue;
     count++;
     if (logs.length < limit) logs.push(log);
