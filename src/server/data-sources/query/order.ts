@@ -40,40 +40,49 @@ export function checkPair(pair: unknown, field: string): [string, Direction] {
   return [column, direction];
 }
 
-/** Precomputed sort keys of one column: rank 0 number, 1 text, 2 null/missing. */
+/** Sort keys of one column: rank 0 number, 1 text, 2 null/missing; UNKNOWN until computed. */
 interface KeyColumn {
   rank: Uint8Array;
   num: Float64Array;
   text: (string | undefined)[];
   sign: number;
+  entries: readonly EntryRecord[];
+  get: (entry: EntryRecord) => unknown;
 }
 
-function keyColumn(entries: readonly EntryRecord[], key: OrderKey): KeyColumn {
-  const n = entries.length;
-  const rank = new Uint8Array(n);
-  const num = new Float64Array(n);
-  const text: (string | undefined)[] = new Array(n);
-  const get = key.get;
-  for (let i = 0; i < n; i++) {
-    const value = get(entries[i]!);
-    if (typeof value === 'number') {
-      if (value === value) num[i] = value;
-      else rank[i] = 2;
-    } else if (typeof value === 'string') {
-      const parsed = numericValue(value);
-      if (parsed === parsed) num[i] = parsed;
-      else {
-        rank[i] = 1;
-        text[i] = value;
-      }
-    } else if (value === null || value === undefined) {
-      rank[i] = 2;
+const UNKNOWN = 3;
+
+function fillKey(c: KeyColumn, i: number): void {
+  const value = c.get(c.entries[i]!);
+  if (typeof value === 'number') {
+    if (value === value) {
+      c.rank[i] = 0;
+      c.num[i] = value;
+    } else c.rank[i] = 2;
+  } else if (typeof value === 'string') {
+    const parsed = numericValue(value);
+    if (parsed === parsed) {
+      c.rank[i] = 0;
+      c.num[i] = parsed;
     } else {
-      rank[i] = 1;
-      text[i] = typeof value === 'boolean' ? String(value) : JSON.stringify(value);
+      c.rank[i] = 1;
+      c.text[i] = value;
     }
+  } else if (value === null || value === undefined) {
+    c.rank[i] = 2;
+  } else {
+    c.rank[i] = 1;
+    c.text[i] = typeof value === 'boolean' ? String(value) : JSON.stringify(value);
   }
-  return { rank, num, text, sign: key.desc ? -1 : 1 };
+}
+
+/** The first column is computed for every entry up front; tie-breakers only when a tie needs them. */
+function keyColumn(entries: readonly EntryRecord[], key: OrderKey, eager: boolean): KeyColumn {
+  const n = entries.length;
+  const c: KeyColumn = { rank: new Uint8Array(n), num: new Float64Array(n), text: new Array(n), sign: key.desc ? -1 : 1, entries, get: key.get };
+  if (eager) for (let i = 0; i < n; i++) fillKey(c, i);
+  else c.rank.fill(UNKNOWN);
+  return c;
 }
 
 function comparator(columns: KeyColumn[]): (a: number, b: number) => number {
@@ -81,6 +90,8 @@ function comparator(columns: KeyColumn[]): (a: number, b: number) => number {
   return (a, b) => {
     for (let k = 0; k < count; k++) {
       const c = columns[k]!;
+      if (c.rank[a] === UNKNOWN) fillKey(c, a);
+      if (c.rank[b] === UNKNOWN) fillKey(c, b);
       const ra = c.rank[a]!;
       const rb = c.rank[b]!;
       if (ra !== rb) return (ra - rb) * c.sign;
@@ -141,7 +152,7 @@ function topK(n: number, k: number, cmp: (a: number, b: number) => number): numb
 export function sortEntries<T extends EntryRecord>(entries: readonly T[], keys: OrderKey[], firstK = 0): T[] {
   const n = entries.length;
   if (n === 0) return [];
-  const cmp = comparator(keys.map((key) => keyColumn(entries, key)));
+  const cmp = comparator(keys.map((key, i) => keyColumn(entries, key, i === 0)));
   let order: ArrayLike<number>;
   if (firstK > 0 && firstK < n / 4) order = topK(n, firstK, cmp);
   else {

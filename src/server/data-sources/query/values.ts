@@ -38,14 +38,43 @@ export function compileEntryColumn(column: string): (entry: EntryRecord) => unkn
   return (entry) => get(entry.data);
 }
 
-/** Numbers, and strings that read as a decimal number (`"12"`, `" -3.5 "`, `"1e3"`). */
-const NUMERIC = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
-
-/** The numeric reading of a value, or NaN when it is not a number or a numeric string. */
+/**
+ * The numeric reading of a value, or NaN when it is not a number or a numeric string. Numeric strings are
+ * decimal numbers with optional sign, fraction, exponent and surrounding spaces (`"12"`, `" -3.5 "`,
+ * `"1e3"`); not `""`, hex, binary, octal or `"Infinity"`.
+ */
 export function numericValue(value: unknown): number {
   if (typeof value === 'number') return value;
-  if (typeof value === 'string' && NUMERIC.test(value)) return Number(value);
-  return NaN;
+  if (typeof value !== 'string' || !isDecimal(value)) return NaN;
+  const n = Number(value);
+  return n === Infinity || n === -Infinity ? NaN : n;
+}
+
+const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/** `[spaces][+|-](digits[.digits*] | .digits)[(e|E)[+|-]digits][spaces]`, scanned without a RegExp (hot path of sorting). */
+function isDecimal(s: string): boolean {
+  const n = s.length;
+  let i = 0;
+  while (i < n && isSpace(s.charCodeAt(i))) i++;
+  if (i < n && (s.charCodeAt(i) === 43 || s.charCodeAt(i) === 45)) i++;
+  let digits = 0;
+  while (i < n && isDigit(s.charCodeAt(i))) (i++, digits++);
+  if (i < n && s.charCodeAt(i) === 46) {
+    i++;
+    while (i < n && isDigit(s.charCodeAt(i))) (i++, digits++);
+  }
+  if (digits === 0) return false;
+  if (i < n && (s.charCodeAt(i) === 101 || s.charCodeAt(i) === 69)) {
+    i++;
+    if (i < n && (s.charCodeAt(i) === 43 || s.charCodeAt(i) === 45)) i++;
+    let exponent = 0;
+    while (i < n && isDigit(s.charCodeAt(i))) (i++, exponent++);
+    if (exponent === 0) return false;
+  }
+  while (i < n && isSpace(s.charCodeAt(i))) i++;
+  return i === n;
 }
 
 /** Text of a scalar for case-insensitive comparisons; null for null/undefined. */

@@ -2,6 +2,7 @@ import { asInvalidQuery, invalidQuery, isPlainObject } from './errors.js';
 import { compileFilters } from './filters.js';
 import { MAX_REGEX_LENGTH, guardRegex } from './regex-guard.js';
 import { sift } from './sift-module.js';
+import { compileFastWhere } from './where-fast.js';
 import type { EntryRecord } from './types.js';
 
 /**
@@ -39,11 +40,8 @@ function iLikeTester(pattern: string): (value: unknown) => boolean {
       return text !== null && regex.test(text);
     };
   }
-  const needle = pattern.toLowerCase();
-  return (value) => {
-    const text = typeof value === 'string' || typeof value === 'number' ? String(value) : null;
-    return text !== null && text.toLowerCase().includes(needle);
-  };
+  const needle = new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
+  return (value) => (typeof value === 'string' ? needle.test(value) : typeof value === 'number' ? needle.test(String(value)) : false);
 }
 
 const $iLike: OperationCreator<unknown> = (params, ownerQuery, options) => {
@@ -138,10 +136,18 @@ function checkQuery(node: unknown, path: string): void {
   }
 }
 
-/** Compiles a sift query (already checked) into a tester; sift's own construction errors become 400. */
+/** Internal switch for tests that compare the fast path with plain sift. */
+export const whereOptions = { fastPath: true };
+
+/**
+ * Compiles a sift query (checked first) into a tester; sift's own construction errors become 400.
+ * Simple shapes go through the exact fast path of where-fast.ts.
+ */
 function siftTester(query: Record<string, unknown>, field: string): (value: unknown) => boolean {
   checkQuery(query, field);
-  return asInvalidQuery(field, () => sift.createQueryTester(query, { operations: OPERATIONS }) as (value: unknown) => boolean);
+  const full = asInvalidQuery(field, () => sift.createQueryTester(query, { operations: OPERATIONS }) as (value: unknown) => boolean);
+  const fast = whereOptions.fastPath ? compileFastWhere(query, full, iLikeTester) : null;
+  return fast ? (fast as (value: unknown) => boolean) : full;
 }
 
 /** Compiles `where` once into a predicate over entries; throws HttpError 400 INVALID_QUERY on bad input. */
