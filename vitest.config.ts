@@ -1,5 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
+// `IAR_TEST_POSTGRES=1` (set by `npm test`) runs two projects in one run: every test on SQLite, and the
+// integration suite again on PostgreSQL (`IAR_TEST_DB=postgres`, test/helpers/postgres.ts).
+const bothEngines = process.env.IAR_TEST_POSTGRES === '1';
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
@@ -9,5 +13,15 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 60_000,
     reporters: ['default', './test/helpers/summary-reporter.ts'],
+    // Hands out a folder for a shared PostgreSQL cluster, started only when a test needs it.
+    globalSetup: ['./test/helpers/postgres-global.ts'],
+    ...(bothEngines
+      ? {
+          projects: [
+            { extends: true, test: { name: 'sqlite' } },
+            { extends: true, test: { name: 'postgres', include: ['test/integration/**/*.test.ts'], env: { IAR_TEST_DB: 'postgres' } } },
+          ],
+        }
+      : {}),
   },
 });

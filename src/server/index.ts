@@ -7,14 +7,14 @@ import { DEFAULT_SERVER_LIMITS, type ServerContext, type ServerLimits } from './
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { migrations } from './db/migrations/index.js';
-import { openSqlite } from './db/sqlite.js';
-import { createEventBus } from './events.js';
+import { openStore, type ClusterOptions } from './db/open.js';
 import type { StaticOptions } from './routes/static.js';
 import type { PushSender } from './notifications/types.js';
 
 export type { Bootstrap } from './bootstrap.js';
 export type { ServerLimits } from './context.js';
 export type { StaticOptions } from './routes/static.js';
+export type { ClusterOptions } from './db/open.js';
 export type { PushMessage, PushSender, PushSubscriptionRecord } from './notifications/types.js';
 export { PushSendError } from './notifications/types.js';
 export { createRecordingPushSender, type RecordingPushSender } from './notifications/recording-sender.js';
@@ -38,6 +38,15 @@ export interface ServerOptions {
   log?: boolean;
   /** Push delivery implementation (default: Web Push, VAPID keys generated on first start). */
   pushSender?: PushSender;
+  /**
+   * `postgres://user:password@host:port/database`: store everything in that
+   * PostgreSQL database instead of SQLite, so several instances can share it
+   * (docs/postgres.md). Default: the `DATABASE_URL` environment variable when
+   * it is a postgres URL and `memory` is not set.
+   */
+  databaseUrl?: string;
+  /** Settings of an instance sharing a PostgreSQL database with others. */
+  cluster?: ClusterOptions;
 }
 
 export interface RunningServer {
@@ -48,6 +57,12 @@ export interface RunningServer {
   close(): Promise<void>;
   /** Runs every background job due at `clock()` now (scheduled notifications, push outbox, …); the timer loops do the same. */
   tick(): Promise<void>;
+  /**
+   * Stops at once as a crashed process would: database connections are cut
+   * first (open transactions roll back, nothing more is written), then the
+   * HTTP server and timers stop. For failover tests of several instances.
+   */
+  kill(): Promise<void>;
 }
 
 /** Starts the reference backend. Rejects with code `EADDRINUSE` when the port is taken. */
@@ -55,7 +70,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const memory = options.memory ?? false;
   const dataDir = memory ? undefined : (options.dataDir ?? '.data');
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const db: Database = openSqlite(memory ? { memory: true } : { file: join(dataDir!, 'runtime.sqlite') });
+  const envUrl = process.env.DATABASE_URL;
+  const store = openStore({
+    databaseUrl: options.databaseUrl ?? (!memory && envUrl && /^postgres(ql)?:\/\//i.test(envUrl) ? envUrl : undefined),
+    sqlite: memory ? { memory: true } : { file: join(dataDir!, 'runtime.sqlite') },
+    cluster: options.cluster,
+  });
+  const db: Database = store.db;
   const clock = options.clock ?? (() => Date.now());
   const closers: (() => void | Promise<void>)[] = [];
   const tickers: (() => Promise<void>)[] = [];
@@ -67,7 +88,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     limits: { ...DEFAULT_SERVER_LIMITS, ...(options.limits ?? {}) },
     dataDir,
     url: () => url,
-    bus: createEventBus(),
+    bus: store.bus,
     onClose: (fn) => closers.push(fn),
     onTick: (fn) => {
       tickers.push(fn);
@@ -75,10 +96,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     pushSender: options.pushSender,
   };
 
+  // Registered first, so it runs last on close: after the parts that emit events.
+  closers.push(() => store.stopBus());
   let server: ServerType | undefined;
   try {
-    await migrate(db, migrations);
-    const { bootstrap, created } = await ensureBootstrap(db, ctx.nowIso());
+    // Instances sharing a database start one after the other here (advisory lock on PostgreSQL).
+    const { bootstrap, created } = await store.startup(async () => {
+      await migrate(db, migrations);
+      return ensureBootstrap(db, ctx.nowIso());
+    });
     if (dataDir) writeFileSync(join(dataDir, 'bootstrap.json'), JSON.stringify(bootstrap, null, 2) + '\n');
     if (created && (options.log ?? !memory)) {
       console.log('[in-app-runtime server] created organization %d, app %d', bootstrap.organizationId, bootstrap.appId);
@@ -99,6 +125,17 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       bootstrap,
       async tick() {
         for (const fn of tickers) await fn();
+      },
+      async kill() {
+        closing ??= (async () => {
+          await store.kill();
+          await new Promise<void>((done) => {
+            server!.close(() => done());
+            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+          });
+          for (const fn of closers.reverse()) await Promise.resolve().then(fn).catch(() => undefined);
+        })();
+        return closing;
       },
       close() {
         closing ??= (async () => {

@@ -1,6 +1,10 @@
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/index.js';
 import { createClient, type Client } from '../../src/index.js';
 import type { ClientConfig } from '../../src/core/config.js';
+import { createTestDatabase } from './postgres.js';
+
+/** `IAR_TEST_DB=postgres`: test backends run on a fresh PostgreSQL database each (see test/helpers/postgres.ts). */
+export const testEngine: 'sqlite' | 'postgres' = process.env.IAR_TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
 
 export interface TestBackend {
   server: RunningServer;
@@ -14,9 +18,19 @@ export interface TestBackend {
   close(): Promise<void>;
 }
 
-/** Starts the real backend in-process on a random port (in-memory database unless dataDir is given). */
+/**
+ * Starts the real backend in-process on a random port (in-memory database unless dataDir is given;
+ * with `IAR_TEST_DB=postgres`, a fresh PostgreSQL database dropped on close).
+ */
 export async function startTestBackend(options: ServerOptions = {}, clientConfig: ClientConfig = {}): Promise<TestBackend> {
-  const server = await startServer({ port: 0, memory: options.dataDir === undefined, log: false, ...options });
+  const database = testEngine === 'postgres' && options.dataDir === undefined && options.databaseUrl === undefined ? await createTestDatabase() : undefined;
+  let server: RunningServer;
+  try {
+    server = await startServer({ port: 0, memory: options.dataDir === undefined, log: false, ...options, databaseUrl: options.databaseUrl ?? database?.url });
+  } catch (error) {
+    await database?.drop();
+    throw error;
+  }
   const { appId, organizationId, apiToken, studioToken } = server.bootstrap;
   const base = { baseUrl: server.url, appId, organizationId, clock: options.clock, ...clientConfig };
   const client = createClient({ ...base, authToken: apiToken });
@@ -40,5 +54,12 @@ export async function startTestBackend(options: ServerOptions = {}, clientConfig
     }
     return { status: response.status, body: parsed, headers: response.headers };
   };
-  return { server, url: server.url, client, studio, api, close: () => server.close() };
+  const close = async () => {
+    try {
+      await server.close();
+    } finally {
+      await database?.drop();
+    }
+  };
+  return { server, url: server.url, client, studio, api, close };
 }

@@ -24,6 +24,9 @@ export interface Database extends Queryable {
   /**
    * Runs `fn` in one transaction: committed when it resolves, rolled back when
    * it throws. Other work waits until it ends (no interleaving).
+   * On PostgreSQL (postgres.ts) it runs at SERIALIZABLE isolation and `fn`
+   * may run again after a serialization failure: keep side effects other than
+   * database writes (events, files, HTTP) out of `fn`.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

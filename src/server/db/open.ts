@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { createEventBus, type EventBus } from '../events.js';
+import type { Database } from './database.js';
+import { openPostgres } from './postgres.js';
+import { createSharedEventBus, installSharedEvents } from './shared-events.js';
+import { openSqlite } from './sqlite.js';
+
+/** Settings of an instance that shares a PostgreSQL database with others. */
+export interface ClusterOptions {
+  /** Name of this instance in claims and `pg_stat_activity` (default a random UUID). */
+  instanceId?: string;
+  /** PostgreSQL pool size (default 10). */
+  poolSize?: number;
+  /** How long an emitted event is owned by its instance before another may deliver it (default 30 s). */
+  eventLeaseMs?: number;
+  /** How often an instance looks for orphaned events (default 1 s). */
+  eventPollMs?: number;
+}
+
+/** The database of one backend instance, with the event bus that fits it. */
+export interface OpenedStore {
+  db: Database;
+  bus: EventBus;
+  instanceId: string;
+  /**
+   * Runs start-up work (migrations, bootstrap) so that instances starting at
+   * the same time do it one after the other (a PostgreSQL advisory lock).
+   */
+  startup<T>(fn: () => Promise<T>): Promise<T>;
+  /** Stops the bus (polling, pending event records); call before `db.close()`. */
+  stopBus(): Promise<void>;
+  /** Cuts the database connections at once, as a crash would (PostgreSQL); closes SQLite. */
+  kill(): Promise<void>;
+}
+
+export function isPostgresUrl(url: string | undefined): url is string {
+  return typeof url === 'string' && /^postgres(ql)?:\/\//i.test(url);
+}
+
+export function openStore(options: { databaseUrl?: string; sqlite: { file?: string; memory?: boolean }; cluster?: ClusterOptions }): OpenedStore {
+  const instanceId = options.cluster?.instanceId ?? randomUUID();
+  if (options.databaseUrl !== undefined) {
+    if (!isPostgresUrl(options.databaseUrl)) throw new Error('databaseUrl must be a postgres:// or postgresql:// URL');
+    const db = openPostgres({ url: options.databaseUrl, max: options.cluster?.poolSize, applicationName: `in-app-runtime ${instanceId}`.slice(0, 63) });
+    const bus = createSharedEventBus(db, { instanceId, leaseMs: options.cluster?.eventLeaseMs, pollMs: options.cluster?.eventPollMs });
+    return {
+      db,
+      bus,
+      instanceId,
+      startup: (fn) =>
+        db.withAdvisoryLock('in-app-runtime:startup', async () => {
+          await installSharedEvents(db);
+          return fn();
+        }),
+      stopBus: () => bus.stop(),
+      kill: () => db.terminate(),
+    };
+  }
+  const db = openSqlite(options.sqlite);
+  return { db, bus: createEventBus(), instanceId, startup: (fn) => fn(), stopBus: async () => undefined, kill: () => db.close() };
+}

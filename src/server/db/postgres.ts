@@ -1,0 +1,216 @@
+import pg from 'pg';
+import type { Database, Queryable, RunResult, SqlValue } from './database.js';
+import { identitySequenceSql, syncIdentitySql, translateToPostgres, type TranslatedSql } from './sql-dialect.js';
+
+/**
+ * PostgreSQL adapter (node-postgres pool) of the data-access layer, for
+ * several backend instances sharing one database (design §8).
+ *
+ * - The portable SQL of the stores is translated once per distinct string
+ *   (sql-dialect.ts) and cached.
+ * - `int8` and `numeric` results are JS numbers (as SQLite gives them).
+ * - `transaction(fn)` runs on one pooled client at SERIALIZABLE isolation, so
+ *   the result is that of some serial order, as with SQLite's single writer.
+ *   A serialization failure or deadlock rolls back and runs `fn` again (with
+ *   backoff): keep side effects that are not database writes out of `fn`.
+ * - Plain statements outside a transaction are autocommitted (READ COMMITTED);
+ *   a deadlock there is retried too.
+ */
+export interface PostgresDatabase extends Database {
+  readonly dialect: 'postgres';
+  /**
+   * Runs `fn` while holding a cluster-wide advisory lock named `key` (a
+   * session lock on a dedicated connection; `fn` uses the pool as usual).
+   */
+  withAdvisoryLock<T>(key: string, fn: () => Promise<T>): Promise<T>;
+  /** PostgreSQL-only SQL, sent untranslated (`$n` placeholders). */
+  query<T = Record<string, unknown>>(text: string, params?: readonly SqlValue[]): Promise<T[]>;
+  /**
+   * Cuts every connection at once without waiting for work in progress (open
+   * transactions are rolled back by the server) and refuses later calls: how a
+   * crashed instance looks to the others.
+   */
+  terminate(): Promise<void>;
+}
+
+export interface PostgresOptions {
+  /** `postgres://user:password@host:port/database` */
+  url: string;
+  /** Pool size (default 10). */
+  max?: number;
+  /** Shown in `pg_stat_activity` (default `in-app-runtime`). */
+  applicationName?: string;
+  /** Attempts of a transaction that keeps failing to serialize (default 30). */
+  maxAttempts?: number;
+}
+
+const RETRYABLE = new Set(['40001', '40P01']);
+export const isRetryablePgError = (error: unknown) =>
+  typeof error === 'object' && error !== null && RETRYABLE.has((error as { code?: string }).code ?? '');
+
+const parseNumber = (value: string) => Number(value);
+const INT8 = 20;
+const NUMERIC = 1700;
+const typeParsers: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if ((oid === INT8 || oid === NUMERIC) && format !== 'binary') return parseNumber;
+    return pg.types.getTypeParser(oid, format as 'text');
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+function toParam(value: SqlValue | boolean | undefined): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value === undefined) return null;
+  return value;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function openPostgres(options: PostgresOptions): PostgresDatabase {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'in-app-runtime',
+    types: typeParsers,
+    idleTimeoutMillis: 30_000,
+  });
+  const clients = new Set<pg.PoolClient>();
+  pool.on('connect', (client) => {
+    clients.add(client);
+    client.on('end', () => clients.delete(client));
+    client.on('error', () => undefined);
+  });
+  pool.on('error', (error) => {
+    if (!dead) console.error('[in-app-runtime server] idle PostgreSQL connection failed', error.message);
+  });
+  const maxAttempts = options.maxAttempts ?? 30;
+  let dead = false;
+  const alive = () => {
+    if (dead) throw Object.assign(new Error('The database connection was terminated'), { code: 'DB_TERMINATED' });
+  };
+
+  const cache = new Map<string, TranslatedSql>();
+  const translate = (sql: string) => {
+    let t = cache.get(sql);
+    if (!t) {
+      t = translateToPostgres(sql);
+      cache.set(sql, t);
+      if (cache.size > 1000) cache.delete(cache.keys().next().value!);
+    }
+    return t;
+  };
+
+  /** Identity sequence of each table that got explicit ids (null: the table has none). */
+  const sequences = new Map<string, string | null>();
+  type Runner = Pick<pg.Pool, 'query'> | pg.PoolClient;
+  const exec = async (runner: Runner, sql: string, params?: readonly SqlValue[]) => {
+    alive();
+    const t = translate(sql);
+    const result = await runner.query({ text: t.text, values: (params ?? []).map(toParam) });
+    if (t.explicitIdTable) {
+      const table = t.explicitIdTable;
+      if (!sequences.has(table)) sequences.set(table, ((await runner.query(identitySequenceSql(table))).rows[0]?.seq as string | null) ?? null);
+      const seq = sequences.get(table);
+      if (seq) await runner.query(syncIdentitySql(table), [seq]);
+    }
+    return result;
+  };
+
+  const queryable = (runner: Runner, onError?: (error: unknown) => void): Queryable => {
+    const guarded = async (sql: string, params?: readonly SqlValue[]) => {
+      try {
+        return await exec(runner, sql, params);
+      } catch (error) {
+        onError?.(error);
+        throw error;
+      }
+    };
+    return {
+      async all<T>(sql: string, params?: readonly SqlValue[]) {
+        return (await guarded(sql, params)).rows as T[];
+      },
+      async get<T>(sql: string, params?: readonly SqlValue[]) {
+        return (await guarded(sql, params)).rows[0] as T | undefined;
+      },
+      async run(sql: string, params?: readonly SqlValue[]): Promise<RunResult> {
+        return { changes: (await guarded(sql, params)).rowCount ?? 0 };
+      },
+    };
+  };
+
+  /** Autocommitted statements: a deadlock victim is simply sent again. */
+  const withRetry = async <T>(fn: () => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (error) {
+        if (!isRetryablePgError(error) || attempt >= maxAttempts || dead) throw error;
+        await sleep(Math.min(200, 2 ** attempt) * Math.random());
+      }
+    }
+  };
+  const direct = queryable(pool);
+
+  return {
+    dialect: 'postgres',
+    all: (sql, params) => withRetry(() => direct.all(sql, params)),
+    get: (sql, params) => withRetry(() => direct.get(sql, params)),
+    run: (sql, params) => withRetry(() => direct.run(sql, params)),
+    async query<T>(text: string, params?: readonly SqlValue[]) {
+      alive();
+      return (await pool.query({ text, values: (params ?? []).map(toParam) })).rows as T[];
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      for (let attempt = 1; ; attempt++) {
+        alive();
+        const client = await pool.connect();
+        // A failed statement aborts a PostgreSQL transaction: remember it, so a
+        // caller that caught the error cannot commit (COMMIT would silently roll back).
+        let failure: unknown;
+        let broken = false;
+        try {
+          await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+          const result = await fn(queryable(client, (error) => (failure ??= error)));
+          if (failure !== undefined) throw failure;
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          try {
+            await client.query('ROLLBACK');
+          } catch {
+            broken = true;
+          }
+          if (!isRetryablePgError(error) || attempt >= maxAttempts || dead) throw error;
+          await sleep(Math.min(250, 2 ** attempt) * Math.random());
+        } finally {
+          client.release(broken || dead);
+        }
+      }
+    },
+    async withAdvisoryLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+      alive();
+      const client = await pool.connect();
+      try {
+        await client.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+        try {
+          return await fn();
+        } finally {
+          await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).catch(() => undefined);
+        }
+      } finally {
+        client.release(dead);
+      }
+    },
+    async terminate() {
+      dead = true;
+      for (const client of clients) (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      await pool.end().catch(() => undefined);
+    },
+    async close() {
+      if (dead) return;
+      dead = true;
+      await pool.end();
+    },
+  };
+}
