@@ -21,8 +21,8 @@ export interface LoopNode {
   type: 'loop';
   /** Name of a context property holding an array. */
   items?: string;
-  /** Integers from..to, both inclusive. */
-  range?: { from: number; to: number };
+  /** Integers from..to, both inclusive (each may also be an expression string). */
+  range?: { from: number | string; to: number | string };
   functions?: PipelineNode[];
   timeout?: number;
   continueOnError?: boolean;
@@ -32,6 +32,7 @@ export interface IfNode {
   type: 'if';
   conditions: { condition: string; functions?: PipelineNode[] }[];
   elseFunctions?: PipelineNode[];
+  timeout?: number;
   continueOnError?: boolean;
 }
 
@@ -57,6 +58,10 @@ export interface HttpRequestLike {
   method?: string;
   headers?: Record<string, string>;
   body?: unknown;
+  /** Aborted when the node's or the run's time is up (added by the engine). */
+  signal?: AbortSignal;
+  /** Largest response body the engine accepts, bytes (added by the engine; the host may enforce it while reading). */
+  maxResponseBytes?: number;
 }
 
 export interface HttpResponseLike {
@@ -88,6 +93,10 @@ export interface PipelineLimits {
   resultBytes: number;
   maxLoopIterations: number;
   maxDepth: number;
+  /** Hard cap of the sandbox's memory, bytes (default 128 MB). */
+  memoryBytes?: number;
+  /** Trace entries kept per run; later ok/skipped entries are counted, failures always kept (default 1000). */
+  maxTraceEntries?: number;
 }
 
 export interface TraceEntry {
@@ -98,6 +107,8 @@ export interface TraceEntry {
   durationMs: number;
   outcome: 'ok' | 'skipped' | 'failed' | 'retried' | 'log';
   message?: string;
+  /** Index of the loop iteration (innermost loop) the node ran in. */
+  iteration?: number;
 }
 
 export interface RunError {

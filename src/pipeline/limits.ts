@@ -1,0 +1,27 @@
+import type { PipelineLimits } from './types.js';
+
+export type ResolvedLimits = Required<PipelineLimits>;
+
+export const DEFAULT_PIPELINE_LIMITS: Readonly<ResolvedLimits> = Object.freeze({
+  runTimeoutMs: 120_000,
+  payloadChars: 2048,
+  resultBytes: 6 * 1024 * 1024,
+  maxLoopIterations: 100_000,
+  maxDepth: 32,
+  memoryBytes: 128 * 1024 * 1024,
+  maxTraceEntries: 1000,
+});
+
+/** Fills in defaults; a value that is not a positive number is refused (naming it). */
+export function resolveLimits(limits: Partial<PipelineLimits> | undefined): ResolvedLimits {
+  const out = { ...DEFAULT_PIPELINE_LIMITS } as ResolvedLimits;
+  for (const [key, value] of Object.entries(limits ?? {})) {
+    if (value === undefined) continue;
+    if (!(key in DEFAULT_PIPELINE_LIMITS)) continue;
+    if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value))
+      throw new TypeError(`limits.${key} must be a positive number, got ${JSON.stringify(value)}`);
+    (out as unknown as Record<string, number>)[key] = value;
+  }
+  out.memoryBytes = Math.max(out.memoryBytes, 24 * 1024 * 1024);
+  return out;
+}

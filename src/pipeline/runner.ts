@@ -1,0 +1,409 @@
+import { HOST_BUILTINS } from '../functions/builtins.js';
+import { createBridge } from '../functions/bridge.js';
+import { builtinName } from '../functions/catalog.js';
+import type { SandboxModule } from '../sandbox/pool.js';
+import { openSession, type Session } from '../sandbox/session.js';
+import { PipelineFailure, toFailure } from './failure.js';
+import { resolveLimits, type ResolvedLimits } from './limits.js';
+import { expressionOf, settingsSpec } from './templates.js';
+import { createTrace, ms, type TraceRecorder } from './trace.js';
+import type { FunctionNode, FunctionPackageSource, IfNode, LoopNode, PipelineNode, RunOutcome, RunPipelineOptions } from './types.js';
+import { validatePipeline } from './validate.js';
+
+/** How the runner gets sandbox modules (the pool in production; tests may pass a debug build). */
+export interface EngineHooks {
+  acquire(maxBytes: number): Promise<SandboxModule>;
+  release(module: SandboxModule): void;
+  /** QuickJS stack limit, bytes. */
+  stackBytes?: number;
+}
+
+interface Run {
+  session: Session;
+  options: RunPipelineOptions;
+  limits: ResolvedLimits;
+  trace: TraceRecorder;
+  runDeadline: number;
+  ended: boolean;
+  expressions: Map<string, number>;
+  specs: WeakMap<object, number>;
+  scripts: WeakMap<object, number>;
+  customs: Map<string, number>;
+  custom: Map<string, FunctionPackageSource>;
+  /** Where console.log lines go. */
+  at: { path: string; pkg: string; iteration: number | undefined };
+}
+
+const now = () => performance.now();
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
+
+/** Runs a pipeline in a fresh sandbox. Never throws for a failing run: returns `{ ok: false, error }`. */
+export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): Promise<RunOutcome> {
+  const started = now();
+  let trace = createTrace(1000);
+  const failed = (f: PipelineFailure): RunOutcome => {
+    const entries = trace.entries();
+    return {
+      ok: false,
+      error: { errorType: f.errorType, errorMessage: f.message, code: f.code, trace: entries },
+      trace: entries,
+      durationMs: ms(now() - started),
+    };
+  };
+
+  let limits: ResolvedLimits;
+  let initial: string;
+  let usesUserCode: boolean;
+  const custom = new Map<string, FunctionPackageSource>();
+  try {
+    limits = resolveLimits(options.limits);
+    trace = createTrace(limits.maxTraceEntries);
+    const payload = options.payload ?? {};
+    if (!isPlainObject(payload)) throw new PipelineFailure('INVALID_PAYLOAD', 'ValidationError', 'The payload must be a plain object');
+    let payloadJson: string;
+    try {
+      payloadJson = JSON.stringify(payload);
+    } catch (error) {
+      throw new PipelineFailure('INVALID_PAYLOAD', 'ValidationError', `The payload cannot be serialized to JSON: ${(error as Error).message}`);
+    }
+    if (payloadJson.length > limits.payloadChars)
+      throw new PipelineFailure('PAYLOAD_TOO_LARGE', 'PayloadTooLargeError', `The payload is ${payloadJson.length} characters of JSON; the limit is ${limits.payloadChars}`);
+    for (const fn of options.customFunctions ?? []) {
+      if (!fn || typeof fn.package !== 'string' || typeof fn.code !== 'string')
+        throw new PipelineFailure('INVALID_PIPELINE', 'ValidationError', 'customFunctions entries need a package and code');
+      if (!builtinName(fn.package)) custom.set(fn.package, fn);
+    }
+    ({ usesUserCode } = validatePipeline({
+      functions: options.functions,
+      environment: options.environment,
+      customPackages: new Set(custom.keys()),
+      maxDepth: limits.maxDepth,
+    }));
+    const extra = options.context ?? {};
+    if (!isPlainObject(extra)) throw new PipelineFailure('INVALID_PAYLOAD', 'ValidationError', 'The context must be a plain object');
+    try {
+      initial = JSON.stringify({ payload, ...payload, ...extra });
+    } catch (error) {
+      throw new PipelineFailure('INVALID_PAYLOAD', 'ValidationError', `The context cannot be serialized to JSON: ${(error as Error).message}`);
+    }
+    if (options.signal?.aborted) throw new PipelineFailure('ABORTED', 'AbortError', 'The run was cancelled before it started', true);
+  } catch (error) {
+    return failed(error instanceof PipelineFailure ? error : new PipelineFailure('INVALID_PIPELINE', 'ValidationError', (error as Error).message));
+  }
+
+  const runDeadline = started + limits.runTimeoutMs;
+  let module: SandboxModule | undefined;
+  let session: Session | undefined;
+  try {
+    module = await hooks.acquire(limits.memoryBytes);
+    const run: Run = {
+      session: undefined as unknown as Session,
+      options,
+      limits,
+      trace,
+      runDeadline,
+      ended: false,
+      expressions: new Map(),
+      specs: new WeakMap(),
+      scripts: new WeakMap(),
+      customs: new Map(),
+      custom,
+      at: { path: '', pkg: '', iteration: undefined },
+    };
+    session = openSession({
+      module,
+      runDeadline,
+      memoryBytes: Math.max(16 * 1024 * 1024, module.maxBytes - 8 * 1024 * 1024),
+      stackBytes: hooks.stackBytes,
+      signal: options.signal,
+      bridge: createBridge(options.services),
+      onConsole: (level, message) =>
+        run.trace.add({ path: run.at.path, package: run.at.pkg, durationMs: 0, outcome: 'log', message: level === 'log' ? message : `[${level}] ${message}`, ...iter(run.at.iteration) }),
+    });
+    run.session = session;
+    session.void('init', initial);
+    if (usesUserCode) session.installBridge();
+    await runNodes(run, options.functions, 'functions', runDeadline, undefined);
+    session.setDeadline(runDeadline);
+    const text = session.string('finish', limits.resultBytes);
+    if (text === '!')
+      throw new PipelineFailure('RESULT_TOO_LARGE', 'ResultTooLargeError', `The result is larger than ${limits.resultBytes} bytes of JSON`);
+    const result: unknown = text === '' ? undefined : JSON.parse(text);
+    return { ok: true, result, trace: trace.entries(), durationMs: ms(now() - started) };
+  } catch (error) {
+    return failed(toFailure(error));
+  } finally {
+    session?.close();
+    if (module) hooks.release(module);
+  }
+}
+
+const iter = (iteration: number | undefined) => (iteration === undefined ? {} : { iteration });
+
+async function runNodes(run: Run, nodes: PipelineNode[] | undefined, base: string, deadline: number, iteration: number | undefined): Promise<void> {
+  if (!nodes) return;
+  for (let i = 0; i < nodes.length; i++) {
+    if (run.ended) return;
+    const node = nodes[i]!;
+    const path = `${base}[${i}]`;
+    if (node.type === 'loop') await runLoop(run, node, path, deadline, iteration);
+    else if (node.type === 'if') await runIf(run, node, path, deadline, iteration);
+    else await runFunction(run, node, path, deadline, iteration);
+  }
+}
+
+function timeoutFailure(run: Run): PipelineFailure {
+  if (run.options.signal?.aborted) return new PipelineFailure('ABORTED', 'AbortError', 'The run was cancelled', true);
+  const runLevel = now() >= run.runDeadline - 0.5;
+  return new PipelineFailure('TIMEOUT', 'TimeoutError', runLevel ? 'The run exceeded its time limit' : 'The function exceeded its timeout', runLevel);
+}
+
+function checkTime(run: Run, deadline: number): void {
+  if (run.options.signal?.aborted || now() > deadline) throw timeoutFailure(run);
+}
+
+/** Compiles an expression once per run. */
+function expression(run: Run, source: string): number {
+  let index = run.expressions.get(source);
+  if (index === undefined) {
+    try {
+      index = run.session.number('fn', source);
+    } catch (error) {
+      const f = toFailure(error, 'EXPRESSION_FAILED');
+      if (f.fatal) throw f;
+      throw new PipelineFailure('EXPRESSION_FAILED', f.errorType, `Invalid expression ${JSON.stringify(source)}: ${f.message}`);
+    }
+    run.expressions.set(source, index);
+  }
+  return index;
+}
+
+/** Records one node's outcome around `body`, applying its timeout, retry and continueOnError policies. */
+async function withPolicies(
+  run: Run,
+  node: PipelineNode,
+  path: string,
+  pkg: string,
+  parentDeadline: number,
+  iteration: number | undefined,
+  guestCode: string,
+  body: (deadline: number) => Promise<'ok' | 'skipped' | { message: string }>,
+): Promise<boolean> {
+  const retry = node.type === undefined || node.type === 'function' ? node.retry : undefined;
+  const attempts = retry?.attempts ?? 1;
+  for (let attempt = 1; ; attempt++) {
+    const start = now();
+    const deadline = node.timeout ? Math.min(parentDeadline, start + node.timeout) : parentDeadline;
+    run.session.setDeadline(deadline);
+    run.at = { path, pkg, iteration };
+    try {
+      checkTime(run, deadline);
+      const outcome = await body(deadline);
+      const entry = { path, package: pkg, durationMs: ms(now() - start), ...iter(iteration) };
+      if (outcome === 'skipped') run.trace.add({ ...entry, outcome: 'skipped', message: 'condition is false' });
+      else if (outcome === 'ok') run.trace.add({ ...entry, outcome: 'ok' });
+      else run.trace.add({ ...entry, outcome: 'ok', message: outcome.message });
+      return outcome !== 'skipped';
+    } catch (error) {
+      const f = toFailure(error, guestCode);
+      const entry = { path, package: pkg, durationMs: ms(now() - start), message: `${f.errorType}: ${f.message}`, ...iter(iteration) };
+      if (!f.fatal && attempt < attempts) {
+        run.trace.add({ ...entry, outcome: 'retried' });
+        const base = retry?.delayMs ?? 0;
+        const wait = retry?.backoff === 'exponential' ? base * 2 ** (attempt - 1) : base;
+        await sleep(run, Math.min(wait, Math.max(0, parentDeadline - now())));
+        checkTime(run, run.runDeadline);
+        continue;
+      }
+      run.trace.add({ ...entry, outcome: 'failed' });
+      if (!f.fatal && node.continueOnError) {
+        run.session.setDeadline(parentDeadline);
+        run.session.void('put', 'lastError', JSON.stringify({ errorType: f.errorType, errorMessage: f.message, code: f.code, path, package: pkg }));
+        return false;
+      } 
+      throw f;
+    } finally {
+      run.session.setDeadline(parentDeadline);
+    }
+  }
+}
+
+function sleep(run: Run, delay: number): Promise<void> {
+  if (delay <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, delay);
+    const signal = run.options.signal;
+    signal?.addEventListener('abort', done);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
+
+async function runFunction(run: Run, node: FunctionNode, path: string, parentDeadline: number, iteration: number | undefined): Promise<void> {
+  const pkg = node.functionPackage;
+  const ran = await withPolicies(run, node, path, pkg, parentDeadline, iteration, 'FUNCTION_FAILED', async (deadline) => {
+    const s = run.session;
+    const name = builtinName(pkg);
+    let spec = run.specs.get(node);
+    if (spec === undefined) {
+      const built = settingsSpec(node.settings, {
+        compile: (e) => expression(run, e),
+        expressionKeys: ['condition'],
+        literalKeys: name === 'script' ? ['code'] : [],
+      });
+      spec = s.number('spec', JSON.stringify(built));
+      run.specs.set(node, spec);
+    }
+    if (s.number('prep', spec) === 0) return 'skipped';
+    switch (name) {
+      case 'if':
+        return 'ok';
+      case 'set':
+        s.void('set');
+        return 'ok';
+      case 'return':
+        s.void('ret');
+        run.ended = true;
+        return 'ok';
+      case 'log': {
+        const message = s.string('message');
+        run.trace.add({ path, package: pkg, durationMs: 0, outcome: 'log', message, ...iter(iteration) });
+        return 'ok';
+      }
+      case 'script': {
+        let index = run.scripts.get(node);
+        if (index === undefined) {
+          index = s.number('script', String(node.settings!.code));
+          run.scripts.set(node, index);
+        }
+        await s.settle('call', index, 1);
+        return 'ok';
+      }
+      case undefined: {
+        let index = run.customs.get(pkg);
+        if (index === undefined) {
+          index = s.number('custom', run.custom.get(pkg)!.code);
+          run.customs.set(pkg, index);
+        }
+        await s.settle('call', index, 0);
+        return 'ok';
+      }
+      default: {
+        const text = s.string('settings', run.limits.resultBytes);
+        if (text === '!') throw new PipelineFailure('FUNCTION_FAILED', 'ValidationError', `The settings are larger than ${run.limits.resultBytes} bytes`);
+        const settings = (text === '' ? {} : JSON.parse(text)) as Record<string, unknown>;
+        const value = await awaitHost(run, deadline, (signal) =>
+          HOST_BUILTINS[name]!({ settings, services: run.options.services, environment: run.options.environment, signal, maxBytes: run.limits.resultBytes }),
+        );
+        const json = value === undefined ? '' : JSON.stringify(value);
+        if (json.length > run.limits.resultBytes)
+          throw new PipelineFailure('FUNCTION_FAILED', 'ResultTooLargeError', `${pkg} returned more than ${run.limits.resultBytes} bytes`);
+        s.void('absorb', json ?? '');
+        return 'ok';
+      }
+    }
+  });
+  if (ran && !run.ended) await runNodes(run, node.functions, `${path}.functions`, parentDeadline, iteration);
+}
+
+/** Waits for trusted host code, bounded by the deadline (the signal tells the host to give up). */
+async function awaitHost<T>(run: Run, deadline: number, start: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    const fire = () => {
+      controller.abort();
+      reject(timeoutFailure(run));
+    };
+    timer = setTimeout(fire, Math.max(0, deadline - now()) + 1);
+    onAbort = fire;
+    run.options.signal?.addEventListener('abort', fire);
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(() => start(controller.signal)), expired]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) run.options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+const PATH_LIKE = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
+
+/** `items` names a context property (a dotted path is fine); a missing one runs nothing. Other text is an expression. */
+function itemsExpression(items: string): string {
+  const source = expressionOf(items);
+  if (!PATH_LIKE.test(source)) return source;
+  const [first, ...rest] = source.split('.');
+  return `(typeof ${first}==='undefined'?undefined:${[first, ...rest].join('?.')})`;
+}
+
+async function runLoop(run: Run, node: LoopNode, path: string, parentDeadline: number, iteration: number | undefined): Promise<void> {
+  await withPolicies(run, node, path, 'loop', parentDeadline, iteration, 'EXPRESSION_FAILED', async (deadline) => {
+    const s = run.session;
+    let count: number;
+    let from = 0;
+    if (node.items !== undefined) {
+      count = s.number('loop', expression(run, itemsExpression(node.items)));
+      if (count === -2) throw new PipelineFailure('EXPRESSION_FAILED', 'TypeError', `loop items ${JSON.stringify(node.items)} is not an array`);
+      if (count === -1) return { message: '0 iterations (no items)' };
+    } else {
+      const bound = (v: number | string, key: string): number => {
+        const value = typeof v === 'number' ? v : JSON.parse(s.string('value', expression(run, expressionOf(v)), 1000) || 'null');
+        if (typeof value !== 'number' || !Number.isInteger(value))
+          throw new PipelineFailure('EXPRESSION_FAILED', 'TypeError', `loop range.${key} must be an integer, got ${JSON.stringify(value)}`);
+        return value;
+      };
+      from = bound(node.range!.from, 'from');
+      const to = bound(node.range!.to, 'to');
+      count = Math.max(0, to - from + 1);
+      s.void('range');
+    }
+    try {
+      if (count > run.limits.maxLoopIterations)
+        throw new PipelineFailure('LOOP_LIMIT', 'LimitError', `The loop has ${count} iterations; the limit is ${run.limits.maxLoopIterations}`);
+      for (let k = 0; k < count && !run.ended; k++) {
+        checkTime(run, deadline);
+        s.void('at', k, from + k);
+        await runNodes(run, node.functions, `${path}.functions`, deadline, k);
+      }
+    } finally {
+      if (!run.session.closed) {
+        try {
+          run.session.setDeadline(run.runDeadline);
+          s.void('end');
+        } catch {
+          /* the run is failing already */
+        }
+        run.session.setDeadline(deadline);
+      }
+    }
+    return { message: `${count} iterations` };
+  });
+}
+
+async function runIf(run: Run, node: IfNode, path: string, parentDeadline: number, iteration: number | undefined): Promise<void> {
+  await withPolicies(run, node, path, 'if', parentDeadline, iteration, 'EXPRESSION_FAILED', async (deadline) => {
+    for (let i = 0; i < node.conditions.length; i++) {
+      const c = node.conditions[i]!;
+      let passed: boolean;
+      try {
+        passed = run.session.number('test', expression(run, expressionOf(c.condition))) === 1;
+      } catch (error) {
+        const f = toFailure(error, 'EXPRESSION_FAILED');
+        if (f.fatal || f.code !== 'EXPRESSION_FAILED') throw f;
+        throw new PipelineFailure(f.code, f.errorType, `conditions[${i}].condition: ${f.message}`);
+      }
+      if (passed) {
+        await runNodes(run, c.functions, `${path}.conditions[${i}].functions`, deadline, iteration);
+        return { message: `conditions[${i}] matched` };
+      }
+    }
+    await runNodes(run, node.elseFunctions, `${path}.elseFunctions`, deadline, iteration);
+    return { message: node.elseFunctions ? 'else' : 'no condition matched' };
+  });
+}

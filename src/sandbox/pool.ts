@@ -1,0 +1,53 @@
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core';
+import releaseVariant from '@jitl/quickjs-wasmfile-release-sync';
+import { loadWasmModule } from './wasm.js';
+
+const PAGE = 65_536;
+/** The prebuilt wasm's declared minimum (16 MB). */
+const INITIAL_PAGES = 256;
+/** Idle modules kept per memory size; more concurrent runs instantiate more, released ones beyond this are dropped. */
+const MAX_IDLE = 2;
+/** A module whose memory grew past this is dropped after its run instead of being reused (memory never shrinks). */
+const RECYCLE_ABOVE_BYTES = 64 * 1024 * 1024;
+
+/** One instantiated QuickJS module with its own hard-capped linear memory. */
+export interface SandboxModule {
+  readonly quickjs: QuickJSWASMModule;
+  readonly memory: WebAssembly.Memory;
+  readonly maxBytes: number;
+  /** Set after an out-of-memory, an abort or a host stack overflow: never reused. */
+  broken: boolean;
+}
+
+const idle = new Map<number, SandboxModule[]>();
+
+/** Rounds a byte cap to whole wasm pages, at least the module's initial 16 MB plus headroom. */
+export function memoryPages(maxBytes: number): number {
+  return Math.max(INITIAL_PAGES + 64, Math.ceil(maxBytes / PAGE));
+}
+
+/** A module with a memory capped at `maxBytes` (rounded to pages): an idle one, or a new instance of the compiled wasm. */
+export async function acquireModule(maxBytes: number): Promise<SandboxModule> {
+  const pages = memoryPages(maxBytes);
+  const reuse = idle.get(pages)?.pop();
+  if (reuse) return reuse;
+  const wasmModule = await loadWasmModule();
+  const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: pages });
+  const quickjs = await newQuickJSWASMModuleFromVariant(newVariant(releaseVariant, { wasmModule, wasmMemory: memory }));
+  return { quickjs, memory, maxBytes: pages * PAGE, broken: false };
+}
+
+/** Gives a module back after a run; broken or bloated modules are dropped for the garbage collector. */
+export function releaseModule(module: SandboxModule): void {
+  if (module.broken || module.memory.buffer.byteLength > RECYCLE_ABOVE_BYTES) return;
+  const pages = module.maxBytes / PAGE;
+  const list = idle.get(pages) ?? [];
+  if (list.length >= MAX_IDLE) return;
+  list.push(module);
+  idle.set(pages, list);
+}
+
+/** Drops every idle module (tests, or a host freeing memory). */
+export function drainPool(): void {
+  idle.clear();
+}

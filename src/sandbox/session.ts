@@ -1,0 +1,365 @@
+import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
+import { SandboxError } from './errors.js';
+import { BRIDGE, HELPERS } from './guest.js';
+import type { SandboxModule } from './pool.js';
+
+/** Host functions the guest may call through its bridged `Client` (src/functions/bridge.ts answers them). */
+export type BridgeHandler = (op: string, args: unknown[]) => Promise<unknown>;
+
+export interface SessionOptions {
+  module: SandboxModule;
+  /** Absolute time (of `now()`) after which the run is killed. */
+  runDeadline: number;
+  /** Bytes QuickJS may allocate (kept below the module's hard wasm cap). */
+  memoryBytes: number;
+  /** QuickJS stack limit, bytes (default 128 KB: deep guest recursion fails cleanly before the host's stack). */
+  stackBytes?: number;
+  now?: () => number;
+  signal?: AbortSignal;
+  bridge?: BridgeHandler;
+  /** `console.*` inside the guest. */
+  onConsole?: (level: string, message: string) => void;
+}
+
+type Arg = string | number;
+
+/** Names of the guest helpers of guest.ts. */
+export type Helper =
+  | 'init' | 'put' | 'fn' | 'script' | 'custom' | 'spec' | 'test' | 'value' | 'prep' | 'settings' | 'set' | 'ret' | 'message'
+  | 'absorb' | 'call' | 'loop' | 'range' | 'at' | 'end' | 'ended' | 'finish' | 'describe';
+
+const HELPER_NAMES: readonly Helper[] = [
+  'init', 'put', 'fn', 'script', 'custom', 'spec', 'test', 'value', 'prep', 'settings', 'set', 'ret', 'message',
+  'absorb', 'call', 'loop', 'range', 'at', 'end', 'ended', 'finish', 'describe',
+];
+
+export interface Session {
+  /** Calls a helper and returns its number result. */
+  number(name: Helper, ...args: Arg[]): number;
+  /** Calls a helper and returns its string result. */
+  string(name: Helper, ...args: Arg[]): string;
+  /** Calls a helper and ignores its result. */
+  void(name: Helper, ...args: Arg[]): void;
+  /** Calls a helper that returns a guest promise and waits (pumping jobs and host calls) until it settles. */
+  settle(name: Helper, ...args: Arg[]): Promise<void>;
+  /** Installs the guest's bridged `Client` and `console` (once). */
+  installBridge(): void;
+  /** Moves the deadline of what runs next (a node's own timeout), never past the run's deadline. */
+  setDeadline(deadline: number): void;
+  /** Host calls still in flight. */
+  pendingHostCalls(): number;
+  /** Ends the session: in-flight host calls are dropped, later calls refused, the runtime disposed. */
+  close(): void;
+  readonly closed: boolean;
+}
+
+const DEFAULT_STACK = 128 * 1024;
+const JOB_BATCH = 256;
+const MAX_ERROR_TEXT = 2000;
+
+/** Opens a fresh runtime and context on `module` with the run's limits and the guest helpers installed. */
+export function openSession(options: SessionOptions): Session {
+  const { module } = options;
+  const now = options.now ?? (() => performance.now());
+  let deadline = options.runDeadline;
+  let interrupted = false;
+  let closed = false;
+  let bridgeInstalled = false;
+  let disposed = false;
+  let runtime: QuickJSRuntime | undefined;
+  let ctx!: QuickJSContext;
+  const helpers = new Map<Helper, QuickJSHandle>();
+  const pending = new Map<number, QuickJSDeferredPromise>();
+  let seq = 0;
+  let wakers: (() => void)[] = [];
+  const owned: QuickJSHandle[] = [];
+
+  const aborted = () => options.signal?.aborted === true;
+  const wake = () => {
+    const list = wakers;
+    wakers = [];
+    for (const fn of list) fn();
+  };
+
+  const crash = (error: unknown): SandboxError => {
+    module.broken = true;
+    if (error instanceof SandboxError) return error;
+    if (error instanceof RangeError)
+      return new SandboxError('STACK_OVERFLOW', 'RangeError', 'Maximum call stack size exceeded (nesting too deep)', true);
+    const message = String((error as Error)?.message ?? error);
+    if (/out of memory|Cannot enlarge memory|memory access out of bounds/i.test(message) || atMemoryCap())
+      return new SandboxError('OUT_OF_MEMORY', 'OutOfMemoryError', `The run used more than the memory limit (${mb(module.maxBytes)} MB)`, true);
+    return new SandboxError('SANDBOX_CRASHED', 'InternalError', 'The sandbox stopped unexpectedly', true);
+  };
+  /** The heap grew to (nearly) QuickJS's allocation limit: an error without a description is then an out-of-memory. */
+  const atMemoryCap = () => module.memory.buffer.byteLength >= Math.min(module.maxBytes, options.memoryBytes) * 0.85;
+
+  const timeoutError = (): SandboxError => {
+    if (aborted()) return new SandboxError('ABORTED', 'AbortError', 'The run was cancelled', true);
+    const runLevel = now() >= options.runDeadline - 0.5;
+    return new SandboxError('TIMEOUT', 'TimeoutError', runLevel ? 'The run exceeded its time limit' : 'The function exceeded its timeout', runLevel);
+  };
+
+  /** Turns a guest exception (consumed) into a SandboxError. */
+  const guestError = (errorHandle: QuickJSHandle): SandboxError => {
+    let described = '';
+    if (!interrupted) {
+      try {
+        const r = ctx.callFunction(helpers.get('describe')!, ctx.undefined, errorHandle);
+        if (r.error) r.error.dispose();
+        else {
+          described = ctx.getString(r.value);
+          r.value.dispose();
+        }
+      } catch (error) {
+        errorHandle.dispose();
+        return crash(error);
+      }
+    }
+    errorHandle.dispose();
+    if (interrupted || (aborted() && !described)) return timeoutError();
+    let name = 'Error';
+    let message = '';
+    try {
+      const parsed = JSON.parse(described) as { n: string; m: string };
+      name = /^[A-Za-z_$][\w$]{0,60}$/.test(parsed.n) ? parsed.n : 'Error';
+      message = parsed.m.slice(0, MAX_ERROR_TEXT);
+    } catch {
+      /* not described */
+    }
+    if (/^out of memory$/i.test(message) || (!message && atMemoryCap())) {
+      module.broken = true;
+      return new SandboxError('OUT_OF_MEMORY', 'OutOfMemoryError', `The run used more than the memory limit (${mb(module.maxBytes)} MB)`, true);
+    }
+    if (!described) return new SandboxError('GUEST_ERROR', 'Error', 'An error without a description was thrown', false);
+    if (name === 'InternalError' && /stack overflow/i.test(message))
+      return new SandboxError('STACK_OVERFLOW', 'RangeError', 'Maximum call stack size exceeded (recursion too deep)', false);
+    return new SandboxError('GUEST_ERROR', name, message, false);
+  };
+
+  const check = () => {
+    if (closed) throw new SandboxError('ABORTED', 'AbortError', 'The run has ended', true);
+    if (aborted() || now() > deadline) throw timeoutError();
+  };
+
+  const invoke = (name: Helper, args: Arg[]): QuickJSHandle => {
+    check();
+    const fn = helpers.get(name)!;
+    const handles: QuickJSHandle[] = [];
+    try {
+      for (const a of args) handles.push(typeof a === 'number' ? ctx.newNumber(a) : ctx.newString(a));
+      const r = ctx.callFunction(fn, ctx.undefined, ...handles);
+      if (r.error) throw guestError(r.error);
+      return r.value;
+    } catch (error) {
+      if (error instanceof SandboxError) throw error;
+      throw crash(error);
+    } finally {
+      if (!module.broken) for (const h of handles) if (h.alive) h.dispose();
+    }
+  };
+
+  const drainJobs = () => {
+    while (runtime!.hasPendingJob()) {
+      check();
+      let r;
+      try {
+        r = runtime!.executePendingJobs(JOB_BATCH);
+      } catch (error) {
+        throw crash(error);
+      }
+      if (r.error) throw guestError(r.error);
+      r.dispose();
+    }
+  };
+
+  const waitForHost = async () => {
+    const remaining = deadline - now();
+    if (aborted() || remaining <= 0) throw timeoutError();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, remaining + 1);
+      const onAbort = () => done();
+      options.signal?.addEventListener('abort', onAbort);
+      function done() {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }
+      wakers.push(done);
+    });
+  };
+
+  const newGuestError = (error: unknown): QuickJSHandle => {
+    const e = error as { name?: unknown; message?: unknown; code?: unknown; status?: unknown };
+    const name = typeof e?.name === 'string' && /^[A-Za-z]{1,60}$/.test(e.name) ? e.name : 'Error';
+    const message = String(e?.message ?? error).slice(0, MAX_ERROR_TEXT);
+    const handle = ctx.newError({ name, message });
+    if (typeof e?.code === 'string') ctx.newString(e.code.slice(0, 100)).consume((h) => ctx.setProp(handle, 'code', h));
+    if (typeof e?.status === 'number') ctx.newNumber(e.status).consume((h) => ctx.setProp(handle, 'status', h));
+    return handle;
+  };
+
+  const settleHostCall = (id: number, ok: boolean, value: unknown) => {
+    const deferred = pending.get(id);
+    if (closed || !deferred) return;
+    pending.delete(id);
+    try {
+      if (ok) {
+        const json = value === undefined ? undefined : JSON.stringify(value);
+        if (json === undefined) deferred.resolve(ctx.undefined);
+        else ctx.newString(json).consume((h) => deferred.resolve(h));
+      } else {
+        const h = newGuestError(value);
+        deferred.reject(h);
+        h.dispose();
+      }
+    } catch {
+      // The guest could not take the value (out of memory): the awaiting code never resumes and the run times out or fails.
+    } finally {
+      if (deferred.alive) deferred.dispose();
+      wake();
+    }
+  };
+
+  try {
+    runtime = module.quickjs.newRuntime();
+    runtime.setMemoryLimit(options.memoryBytes);
+    runtime.setMaxStackSize(options.stackBytes ?? DEFAULT_STACK);
+    runtime.setInterruptHandler(() => {
+      if (aborted() || now() > deadline) interrupted = true;
+      return interrupted;
+    });
+    ctx = runtime.newContext();
+    const hostFn = ctx.newFunction('host', (opH, argsH) => {
+      if (closed) return { error: newGuestError(new Error('The run has ended: no more host calls are accepted')) };
+      let op: string;
+      let args: unknown[];
+      try {
+        op = ctx.getString(opH);
+        args = JSON.parse(ctx.getString(argsH)) as unknown[];
+        if (!Array.isArray(args)) throw new Error('bad arguments');
+      } catch {
+        return { error: newGuestError(new TypeError('Invalid host call')) };
+      }
+      if (!options.bridge) return { error: newGuestError(new Error(`${op} is not available here`)) };
+      const id = ++seq;
+      const deferred = ctx.newPromise();
+      pending.set(id, deferred);
+      const bridge = options.bridge;
+      Promise.resolve()
+        .then(() => bridge(op, args))
+        .then(
+          (value) => settleHostCall(id, true, value),
+          (error: unknown) => settleHostCall(id, false, error),
+        );
+      return deferred.handle;
+    });
+    const noteFn = ctx.newFunction('note', (levelH, textH) => {
+      if (closed) return;
+      options.onConsole?.(ctx.getString(levelH), ctx.getString(textH).slice(0, MAX_ERROR_TEXT));
+    });
+    owned.push(hostFn, noteFn);
+    const factory = ctx.unwrapResult(ctx.evalCode(HELPERS, 'engine.js'));
+    const made = ctx.callFunction(factory, ctx.undefined, hostFn, noteFn);
+    factory.dispose();
+    const api = ctx.unwrapResult(made);
+    for (const name of HELPER_NAMES) helpers.set(name, ctx.getProp(api, name));
+    api.dispose();
+  } catch (error) {
+    closeSession();
+    throw crash(error);
+  }
+
+  function closeSession() {
+    if (closed) return;
+    closed = true;
+    for (const d of pending.values()) {
+      try {
+        d.dispose();
+      } catch {
+        /* already gone */
+      }
+    }
+    pending.clear();
+    wake();
+    disposed = true;
+    if (module.broken) return; // disposing a crashed runtime can abort: leave it to the garbage collector
+    try {
+      for (const h of helpers.values()) h.dispose();
+      for (const h of owned) h.dispose();
+      ctx?.dispose();
+      runtime?.dispose();
+    } catch {
+      module.broken = true;
+    }
+    // A heap that came near the cap is not reused: the next run would start close to out-of-memory.
+    if (atMemoryCap()) module.broken = true;
+  }
+
+  return {
+    number: (name, ...args) => {
+      const h = invoke(name, args);
+      try {
+        return ctx.getNumber(h);
+      } finally {
+        h.dispose();
+      }
+    },
+    string: (name, ...args) => {
+      const h = invoke(name, args);
+      try {
+        return ctx.getString(h);
+      } finally {
+        h.dispose();
+      }
+    },
+    void: (name, ...args) => invoke(name, args).dispose(),
+    async settle(name, ...args) {
+      const promise = invoke(name, args);
+      try {
+        for (;;) {
+          drainJobs();
+          const state = ctx.getPromiseState(promise);
+          if (state.type === 'fulfilled') {
+            if (state.value !== promise && state.value.alive) state.value.dispose();
+            return;
+          }
+          if (state.type === 'rejected') throw guestError(state.error);
+          if (pending.size === 0)
+            throw new SandboxError('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
+          await waitForHost();
+          if (closed) throw new SandboxError('ABORTED', 'AbortError', 'The run has ended', true);
+        }
+      } catch (error) {
+        if (error instanceof SandboxError) throw error;
+        throw crash(error);
+      } finally {
+        if (promise.alive && !disposed && !module.broken) promise.dispose();
+      }
+    },
+    installBridge() {
+      if (bridgeInstalled) return;
+      check();
+      try {
+        const factory = ctx.unwrapResult(ctx.evalCode(BRIDGE, 'bridge.js'));
+        const r = ctx.callFunction(factory, ctx.undefined, owned[0]!, owned[1]!);
+        factory.dispose();
+        ctx.unwrapResult(r).dispose();
+        bridgeInstalled = true;
+      } catch (error) {
+        throw crash(error);
+      }
+    },
+    setDeadline(next) {
+      deadline = Math.min(next, options.runDeadline);
+      if (now() <= deadline) interrupted = false;
+    },
+    pendingHostCalls: () => pending.size,
+    close: closeSession,
+    get closed() {
+      return closed;
+    },
+  };
+}
+
+const mb = (bytes: number) => Math.round(bytes / 1048576);
