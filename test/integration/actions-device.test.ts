@@ -1,0 +1,133 @@
+// @vitest-environment node
+import 'fake-indexeddb/auto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/index.js';
+import { startTestBackend, type TestBackend } from '../helpers/server.js';
+
+const fn = (name: string, settings: Record<string, unknown>) => ({ functionPackage: `com.client.function.${name}`, settings });
+
+async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function rejection(p: Promise<unknown>): Promise<any> {
+  try {
+    await p;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+let b: TestBackend;
+let appId: number;
+beforeAll(async () => {
+  b = await startTestBackend();
+  appId = b.server.bootstrap.appId;
+});
+afterAll(() => b.close());
+
+describe('device runs', () => {
+  it('client and any actions run on the device, log to IndexedDB, upload, and getLogs merges them with server records', async () => {
+    const device = await b.client.App.Actions.create({ name: 'on-device', environment: 'client', functions: [fn('return', { value: 'device {{ x }}' })] });
+    const either = await b.client.App.Actions.create({ name: 'either', environment: 'any', functions: [fn('return', { value: 'any' })] });
+    const server = await b.client.App.Actions.create({ name: 'on-server', functions: [fn('return', { value: 'server' })] });
+    for (const a of [device, either, server]) await b.client.App.Actions.publish(a.id, true);
+
+    expect(await b.client.App.Actions.runWithResult('on-device', { x: 1 })).toBe('device 1');
+    expect(await b.client.App.Actions.runWithResult('either')).toBe('any');
+    expect(await b.client.App.Actions.runWithResult('on-server')).toBe('server');
+
+    // The backend ran only the server action; the device records arrive by upload.
+    const uploaded = await eventually(async () => {
+      const raw = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: {} });
+      return raw.body.count === 3 && raw.body;
+    });
+    const bySource = Object.fromEntries(uploaded.logs.map((l: { data: { actionId: number; source: string } }) => [l.data.actionId, l.data.source]));
+    expect(bySource).toEqual({ [device.id]: 'device', [either.id]: 'device', [server.id]: 'server' });
+    const merged = await b.client.App.Actions.getLogs();
+    expect(merged.count).toBe(3);
+    expect(merged.logs.map((l) => l.data.result)).toEqual(['server', 'any', 'device 1']);
+    const deviceLog = merged.logs.find((l) => l.data.actionId === device.id)!;
+    expect(deviceLog).toMatchObject({ type: 'app.action.completed', id: expect.any(Number), deviceKey: expect.any(String) });
+    expect(deviceLog.data).toMatchObject({ mode: 'on-demand', source: 'device', actionId: device.id });
+  });
+
+  it('keeps device logs while the upload fails and shows them in getLogs; uploads later exactly once', async () => {
+    let offline = true;
+    const flaky = createClient({
+      baseUrl: b.url,
+      appId,
+      authToken: b.server.bootstrap.apiToken,
+      fetch: async (input, init) => {
+        const request = input instanceof Request ? input : new Request(input, init);
+        if (offline && request.method === 'POST' && request.url.endsWith('/tasks/logs')) {
+          const body = await request.clone().text();
+          if (body.includes('"logs"')) throw new TypeError('network down');
+        }
+        return fetch(request);
+      },
+    });
+    const action = await flaky.App.Actions.create({ name: 'flaky-device', environment: 'client', functions: [fn('return', { value: 7 })] });
+    await flaky.App.Actions.publish(action.id, true);
+    expect(await flaky.App.Actions.runWithResult('flaky-device')).toBe(7);
+    const pending = await flaky.App.Actions.getLogs({ id: action.id });
+    expect(pending.count).toBe(1);
+    expect(pending.logs[0]).toMatchObject({ id: null, data: { result: 7, source: 'device' } });
+    const serverSide = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { id: action.id } });
+    expect(serverSide.body.count).toBe(0);
+    offline = false;
+    const after = await flaky.App.Actions.getLogs({ id: action.id });
+    expect(after.count).toBe(1);
+    expect(after.logs[0]!.id).toEqual(expect.any(Number));
+    const again = await flaky.App.Actions.getLogs({ id: action.id });
+    expect(again.count).toBe(1);
+  });
+
+  it('uploads are idempotent by deviceKey and validated', async () => {
+    const action = await b.client.App.Actions.create({ name: 'upload-target', environment: 'client' });
+    const record = { deviceKey: 'dev-abcdef123', type: 'app.action.completed', createdAt: '2025-01-01T00:00:00.000Z', data: { mode: 'on-demand', duration: 5, actionId: action.id, result: 1 } };
+    const first = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { logs: [record] } });
+    const second = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { logs: [record] } });
+    expect(first.status).toBe(201);
+    expect(second.body.ids).toEqual(first.body.ids);
+    expect(second.body.created).toBe(0);
+    const bad = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { logs: [{ ...record, deviceKey: 'dev-xyz98765', type: 'app.nope' }] } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain('logs[0].type');
+    const unknown = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { logs: [{ ...record, deviceKey: 'dev-xyz98765', data: { ...record.data, actionId: 99999 } }] } });
+    expect(unknown.status).toBe(422);
+  });
+
+  it('limits manual device runs per minute with RATE_LIMITED and retryAt', async () => {
+    let now = Date.parse('2025-02-01T08:00:00Z');
+    const limited = createClient({ baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, clock: () => now, limits: { runsPerMinute: 2 } });
+    const action = await limited.App.Actions.create({ name: 'device-limited', environment: 'client', functions: [fn('return', { value: 1 })] });
+    await limited.App.Actions.publish(action.id, true);
+    await limited.App.Actions.runWithResult('device-limited');
+    now += 10_000;
+    await limited.App.Actions.run('device-limited');
+    const error = await rejection(limited.App.Actions.runWithResult('device-limited'));
+    expect(error.code).toBe('RATE_LIMITED');
+    expect(error.details.retryAt).toBe('2025-02-01T08:01:00.000Z');
+    now = Date.parse('2025-02-01T08:01:00.001Z');
+    expect(await limited.App.Actions.runWithResult('device-limited')).toBe(1);
+  });
+
+  it('a device screen-targeted action calls the handler this screen registered', async () => {
+    const page = await b.api('POST', `/v1/apps/${appId}/pages`, { json: { name: 'Here', script: '' } });
+    const pageId = page.body.page.id;
+    const screen = createClient({ baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, pageId, environment: 'viewer' });
+    await screen.App.Actions.create({ name: 'local-screen', environment: 'client', pageId });
+    const missing = await rejection(screen.App.Actions.runWithResult('local-screen'));
+    expect(missing.code).toBe('SCREEN_NOT_LOADED');
+    screen.Page.onRemoteExecution((payload) => ({ doubled: (payload.n as number) * 2 }));
+    expect(await screen.App.Actions.runWithResult('local-screen', { n: 4 })).toEqual({ doubled: 8 });
+  });
+});
