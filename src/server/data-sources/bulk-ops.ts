@@ -15,7 +15,7 @@ import {
 } from './core.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
 import { pendingWebHooks, runOperationHooks } from './hooks.js';
-import { deleteAllEntries, deleteEntriesByIds, insertEntryRow, updateEntryRow } from './store/entries.js';
+import { deleteAllEntries, deleteEntriesByIds, insertEntryRow, insertEntryRows, updateEntryRow } from './store/entries.js';
 import { findVersion, listVersions, readSnapshot } from './store/versions.js';
 import type { DataSourceRecord, EntryRecord, EntryView, VersionRecord } from './types.js';
 import { checkCommitBody, checkEntryData, checkPositiveId } from './validate.js';
@@ -31,13 +31,8 @@ async function insertMany(
   items: readonly { data: Record<string, unknown>; order: number }[],
   now: string,
 ): Promise<EntryRecord[]> {
-  const out = new Array<EntryRecord>(items.length);
-  for (let i = 0; i < items.length; i++) {
-    const { data, order } = items[i]!;
-    const id = await insertEntryRow(tx, ds.id, { data: JSON.stringify(data), order, now });
-    out[i] = { id, dataSourceId: ds.id, data, order, createdAt: now, updatedAt: now };
-  }
-  return out;
+  const ids = await insertEntryRows(tx, ds.id, items.map((item) => ({ data: JSON.stringify(item.data), order: item.order })), now);
+  return items.map(({ data, order }, i) => ({ id: ids[i]!, dataSourceId: ds.id, data, order, createdAt: now, updatedAt: now }));
 }
 
 const nextOrder = (entries: readonly EntryRecord[]) => {

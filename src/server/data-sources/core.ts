@@ -8,7 +8,7 @@ import { createFileStorage, type FileStorage } from './files.js';
 import { createWebHookRunner, type Matcher } from './hooks.js';
 import { compileWhere } from './engine.js';
 import { findDataSourceById, findDataSourcesByName, bumpDataVersion } from './store/data-sources.js';
-import { insertLog, type LogInit } from './store/logs.js';
+import { insertLogs, type LogInit } from './store/logs.js';
 import { insertVersion, pruneVersions } from './store/versions.js';
 import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
 
@@ -125,19 +125,17 @@ export interface EntryEvent {
 export async function writeEntryLogs(core: Core, tx: Queryable, ds: DataSourceRecord, caller: Caller, events: readonly EntryEvent[]) {
   const appId = ds.appId ?? callerAppId(caller);
   const createdAt = core.ctx.nowIso();
-  const out: (LogInit & { id: number })[] = [];
-  for (const event of events) {
-    const log: LogInit = {
-      type: event.type,
-      appId,
-      organizationId: ds.organizationId,
-      dataSourceId: ds.id,
-      dataSourceEntryId: event.entryId,
-      data: { columns: event.columns },
-      createdAt,
-    };
-    out.push({ ...log, id: await insertLog(tx, log) });
-  }
+  const logs: LogInit[] = events.map((event) => ({
+    type: event.type,
+    appId,
+    organizationId: ds.organizationId,
+    dataSourceId: ds.id,
+    dataSourceEntryId: event.entryId,
+    data: { columns: event.columns },
+    createdAt,
+  }));
+  const ids = await insertLogs(tx, logs);
+  const out = logs.map((log, i) => ({ ...log, id: ids[i]! }));
   return out;
 }
 

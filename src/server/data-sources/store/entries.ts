@@ -89,3 +89,31 @@ export async function maxOrder(db: Queryable, dataSourceId: number): Promise<num
   const row = await db.get<{ m: number | null }>('SELECT MAX(sort_order) AS m FROM data_source_entries WHERE data_source_id = ?', [dataSourceId]);
   return row?.m ?? -1;
 }
+
+const BATCH = 200;
+
+/**
+ * Inserts many entries with multi-row statements; returns their ids in the order given. Ids of one statement
+ * are assigned in row order, so the returned ids are sorted to match (RETURNING order itself is unspecified).
+ */
+export async function insertEntryRows(
+  db: Queryable,
+  dataSourceId: number,
+  items: readonly { data: string; order: number }[],
+  now: string,
+): Promise<number[]> {
+  const ids: number[] = [];
+  for (let start = 0; start < items.length; start += BATCH) {
+    const chunk = items.slice(start, start + BATCH);
+    const params: SqlValue[] = [];
+    for (const item of chunk) params.push(dataSourceId, item.data, item.order, now, now);
+    const values = chunk.map(() => '(?, ?, ?, ?, ?)').join(', ');
+    const rows = await db.all<{ id: number }>(
+      `INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at) VALUES ${values} RETURNING id`,
+      params,
+    );
+    const chunkIds = rows.map((r) => r.id).sort((a, b) => a - b);
+    for (const id of chunkIds) ids.push(id);
+  }
+  return ids;
+}

@@ -26,6 +26,24 @@ export async function insertLog(db: Queryable, log: LogInit): Promise<number> {
   return row!.id;
 }
 
+/** Inserts many log records with multi-row statements; returns their ids in the order given. */
+export async function insertLogs(db: Queryable, logs: readonly LogInit[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (let start = 0; start < logs.length; start += 200) {
+    const chunk = logs.slice(start, start + 200);
+    const params: (string | number | null)[] = [];
+    for (const log of chunk)
+      params.push(log.type, log.appId, log.organizationId, log.dataSourceId ?? null, log.dataSourceEntryId ?? null, JSON.stringify(log.data), log.createdAt);
+    const rows = await db.all<{ id: number }>(
+      `INSERT INTO logs (type, app_id, organization_id, data_source_id, data_source_entry_id, data, created_at)
+       VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')} RETURNING id`,
+      params,
+    );
+    for (const id of rows.map((r) => r.id).sort((a, b) => a - b)) ids.push(id);
+  }
+  return ids;
+}
+
 interface LogRow {
   id: number;
   type: string;
