@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestBackend, type TestBackend } from '../helpers/server.js';
+
+let b: TestBackend;
+let appId: number;
+beforeAll(async () => {
+  b = await startTestBackend();
+  appId = b.server.bootstrap.appId;
+});
+afterAll(() => b.close());
+
+describe('debug compile page', () => {
+  it('serves HTML defining ENV.taskPipeline, loading client.js and each custom function as a named script', async () => {
+    const page = await b.api('POST', `/v1/apps/${appId}/pages`, { json: { name: 'P', script: 'Client.Page.onRemoteExecution(() => "</script><b>x</b>");' } });
+    const screenAction = await b.client.App.Actions.create({ name: 'screen-debug', pageId: page.body.page.id });
+    const action = await b.client.App.Actions.create({ name: 'debug-me', functions: [{ functionPackage: 'com.client.function.return', settings: { value: '</script>{{ a }}' } }] });
+    const token = b.server.bootstrap.apiToken;
+    const res = await fetch(`${b.url}/v1/apps/${appId}/tasks/${action.id}/compile?html&token=${token}&payload=${encodeURIComponent('{"a":1}')}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/html');
+    const html = await res.text();
+    expect(html).toContain(`<script src="${b.url}/dist/client.js"`);
+    expect(html).toContain('Client.App.Actions.Pipeline.run()');
+    const env = html.match(/window\.ENV = Object\.assign\(window\.ENV \|\| \{\}, (.*)\);<\/script>/)!;
+    const parsed = JSON.parse(env[1]!);
+    expect(parsed.taskPipeline).toEqual(action.functions);
+    expect(html.match(/<\/script>/g)!.length).toBe(html.match(/<script/g)!.length);
+
+    const screen = await (await fetch(`${b.url}/v1/apps/${appId}/tasks/${screenAction.id}/compile?html&token=${token}`)).text();
+    expect(screen).toContain(`//# sourceURL=custom-functions/com.client.function.screen-${page.body.page.id}.js`);
+    expect(screen).toContain('Client.Functions.register(');
+    expect(screen).not.toContain('"</script><b>');
+  });
+
+  it('needs a token (header or ?token=) and valid parameters', async () => {
+    const action = await b.client.App.Actions.create({ name: 'debug-auth' });
+    expect((await fetch(`${b.url}/v1/apps/${appId}/tasks/${action.id}/compile?html`)).status).toBe(401);
+    expect((await fetch(`${b.url}/v1/apps/${appId}/tasks/${action.id}/compile?html&token=nope`)).status).toBe(401);
+    const token = b.server.bootstrap.apiToken;
+    expect((await fetch(`${b.url}/v1/apps/${appId}/tasks/${action.id}/compile?html&token=${token}&payload=%7Bbad`)).status).toBe(400);
+    expect((await fetch(`${b.url}/v1/apps/${appId}/tasks/${action.id}/compile?html&token=${token}&environment=live`)).status).toBe(422);
+    expect((await fetch(`${b.url}/v1/apps/${appId}/tasks/99999/compile?html&token=${token}`)).status).toBe(404);
+  });
+});
