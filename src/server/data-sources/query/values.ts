@@ -8,6 +8,10 @@ const hasOwn = Object.prototype.hasOwnProperty;
  */
 export function compileDataPath(column: string): (data: unknown) => unknown {
   if (!column.includes('.')) {
+    if (!(column in Object.prototype)) {
+      // JSON data only inherits Object.prototype's members, so a plain read is an own read for other names.
+      return (data) => (data !== null && typeof data === 'object' ? (data as Record<string, unknown>)[column] : undefined);
+    }
     return (data) => (data !== null && typeof data === 'object' && hasOwn.call(data, column) ? (data as Record<string, unknown>)[column] : undefined);
   }
   const segments = column.split('.');

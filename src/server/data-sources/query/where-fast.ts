@@ -83,22 +83,29 @@ function operatorTest(op: string, arg: unknown, owner: Record<string, unknown>, 
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/** Reads a path the way sift does for plain objects; FALLBACK where sift's array/null rules would apply. */
-function compileGetter(column: string): ((data: Record<string, unknown>) => { value: unknown; present: boolean } | typeof FALLBACK) | null {
+/**
+ * Reads a path the way sift does for plain objects; FALLBACK where sift's array/null rules would apply.
+ * `present` (own property) is only computed when an `$exists` needs it.
+ */
+function compileGetter(
+  column: string,
+  needPresent: boolean,
+): ((data: Record<string, unknown>) => { value: unknown; present: boolean } | typeof FALLBACK) | null {
   const segments = column.split('.');
   if (segments.some((s) => s === '' || s in Object.prototype || /^\d+$/.test(s))) return null;
   const result = { value: undefined as unknown, present: false };
+  const last = segments[segments.length - 1]!;
+  const depth = segments.length - 1;
   return (data) => {
     let node: unknown = data;
-    for (let i = 0; i < segments.length - 1; i++) {
+    for (let i = 0; i < depth; i++) {
       node = (node as Record<string, unknown>)[segments[i]!];
       if (node === null || typeof node !== 'object' || Array.isArray(node)) return FALLBACK;
     }
-    const key = segments[segments.length - 1]!;
-    const value = (node as Record<string, unknown>)[key];
-    if (value !== null && value !== undefined && typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return FALLBACK;
+    const value = (node as Record<string, unknown>)[last];
+    if (value !== null && typeof value === 'object') return FALLBACK;
     result.value = value;
-    result.present = value !== undefined && hasOwn.call(node, key);
+    result.present = needPresent && value !== undefined && hasOwn.call(node, last);
     return result;
   };
 }
@@ -112,9 +119,9 @@ export function compileFastWhere(
   const columns: { get: NonNullable<ReturnType<typeof compileGetter>>; test: ScalarTest }[] = [];
   for (const column of Object.keys(query)) {
     if (column.startsWith('$')) return null;
-    const get = compileGetter(column);
-    if (!get) return null;
     const condition = query[column];
+    const get = compileGetter(column, isPlainObject(condition) && '$exists' in condition);
+    if (!get) return null;
     let test: ScalarTest | null;
     if (isScalar(condition)) test = equalsTest(condition);
     else if (isPlainObject(condition) && Object.keys(condition).length > 0 && Object.keys(condition).every((k) => k.startsWith('$'))) {
