@@ -4,6 +4,10 @@
  */
 import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
+import { isNetworkError, isTimeoutError } from '../http/errors.js';
+import { findCachedAction } from '../storage/actions-cache.js';
+import { isOnline } from '../storage/connectivity.js';
+import { sendOrQueue } from '../storage/run-queue.js';
 import { checkIdOrName, tasksPath } from './crud.js';
 import { runOnDevice } from './device-run.js';
 import { takeRunSlot } from './rate-limit.js';
@@ -35,9 +39,20 @@ function checkPayload(ctx: ClientContext, payload: unknown): Record<string, unkn
 
 /** The action as the configured environment runs it (live: published snapshot; viewer: working copy). */
 async function loadRunnable(ctx: ClientContext, target: string): Promise<Action> {
-  const { action } = await ctx.http.request<{ action: Action }>('GET', tasksPath(ctx, `/${target}`), { query: { environment: ctx.config().environment } });
-  return action;
+  // Offline: the action as this device cached it (storage/actions-cache); unknown ones go to the backend's queue.
+  const cached = () => findCachedAction(ctx, decodeURIComponent(target));
+  if (!isOnline()) return (await cached()) ?? offlineUnknown(target);
+  try {
+    const { action } = await ctx.http.request<{ action: Action }>('GET', tasksPath(ctx, `/${target}`), { query: { environment: ctx.config().environment } });
+    return action;
+  } catch (error) {
+    if (!isNetworkError(error) && !isTimeoutError(error)) throw error;
+    return (await cached()) ?? offlineUnknown(target);
+  }
 }
+
+/** An action this device has never seen, named while offline: taken for a server action (its run is queued). */
+const offlineUnknown = (target: string): Action => ({ name: decodeURIComponent(target), environment: 'server' }) as Action;
 
 async function runOnServer(ctx: ClientContext, target: string, payload: Record<string, unknown>, wait: boolean, options: RunOptions) {
   return ctx.http.request<{ runId: number; status: string; result?: unknown }>('POST', tasksPath(ctx, `/${target}/run`), {
@@ -61,7 +76,14 @@ export function createRunner(ctx: ClientContext) {
     async run(name: string, payload?: Record<string, unknown>, options: RunOptions = {}): Promise<void> {
       const { target, body, action, onDevice } = await prepare(name, payload);
       if (!onDevice) {
-        await runOnServer(ctx, target, body, false, options);
+        // Sent now when online, else stored and sent once back online, in order, exactly once (storage/run-queue).
+        await sendOrQueue(ctx, {
+          method: 'POST',
+          path: tasksPath(ctx, `/${target}/run`),
+          json: { payload: body, wait: false, environment: ctx.config().environment },
+          idempotencyKey: options.idempotencyKey,
+          label: `run of "${action.name}"`,
+        });
         return;
       }
       takeRunSlot(ctx);

@@ -6,6 +6,7 @@ import { createDispatcher, type AnalyticsRunner, type Dispatcher } from './dispa
 import { checkData, checkKind } from './events.js';
 import { autoFields } from './fields.js';
 import { prefStore, type PrefStore } from './prefs.js';
+import { resumeQueuedWork } from './resume.js';
 import { deviceRunner } from './runner.js';
 import { createSession, type Session } from './session.js';
 import type { AnalyticsData, AnalyticsEvent, AnalyticsKind, EventData } from './types.js';
@@ -82,6 +83,8 @@ export function createAnalyticsApi(ctx: ClientContext, options: AnalyticsOptions
       return dispatcher;
     });
   };
+
+  resumeQueuedWork(ctx);
 
   const enabled = () => stateOf().prefs.get<boolean>('disabled') !== true;
 

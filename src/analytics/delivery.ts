@@ -42,6 +42,11 @@ function outboxOf(ctx: ClientContext, appId: number): Outbox<AnalyticsBatch> {
   );
 }
 
+/** Sends the analytics batches queued on this device (e.g. by an earlier page load). */
+export function flushAnalyticsQueue(ctx: ClientContext): Promise<FlushResult> {
+  return outboxOf(ctx, ctx.appId()).flush();
+}
+
 export function createDelivery(ctx: ClientContext, options: { delayMs?: number; maxBatch?: number } = {}): Delivery {
   const delayMs = options.delayMs ?? BATCH_DELAY_MS;
   const maxBatch = options.maxBatch ?? MAX_BATCH;

@@ -125,3 +125,17 @@ function createActionsCache(
   });
   return cache;
 }
+
+/**
+ * The cached action with this id or name (as given to `run()`), for runs made while the backend cannot be
+ * reached. Undefined when the device has never seen it.
+ */
+export async function findCachedAction(ctx: ClientContext, idOrName: number | string): Promise<Action | undefined> {
+  const actions = await actionsCache(ctx).get();
+  const key = typeof idOrName === 'string' ? idOrName.trim() : idOrName;
+  if (typeof key === 'number' || /^\d+$/.test(key)) {
+    const byId = actions.find((a) => a.id === Number(key));
+    if (byId) return byId;
+  }
+  return actions.find((a) => a.name === key);
+}

@@ -111,6 +111,8 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
 
   async function runFlush(): Promise<FlushResult> {
     const total: FlushResult = { sent: 0, dropped: 0, remaining: 0 };
+    // Offline: nothing is tried; the "online" listener flushes when the network is back.
+    if (!isOnline()) return { ...total, remaining: (await outbox.pending()).length };
     do {
       again = false;
       const locks = (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks;
