@@ -2,6 +2,7 @@
  * Script-tag entry: `<script src="client.js" data-app-id="1" data-auth-token="…">` defines `window.Client`.
  * Nothing network-bound happens at load time.
  */
+import { readAutoTrackOptions, startAutoTracking } from './analytics/auto-track.js';
 import { createClient, type Client } from './client.js';
 import type { ClientConfig } from './core/config.js';
 import * as errors from './http/errors.js';
@@ -46,3 +47,5 @@ const client = createClient(readScriptConfig(script)) as GlobalClient;
 client.errors = errors;
 client.createClient = createClient;
 (globalThis as unknown as { Client: GlobalClient }).Client = client;
+// Automatic page view and form-submit events (data-auto-page-view / data-track-forms="false" turn them off).
+if (typeof document !== 'undefined') startAutoTracking(client, readAutoTrackOptions(script));
