@@ -54,7 +54,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
 
   let limits: ResolvedLimits;
   let initial: string;
-  let usesUserCode: boolean;
+  let shape: { usesUserCode: boolean; hasLoops: boolean };
   const custom = new Map<string, FunctionPackageSource>();
   try {
     limits = resolveLimits(options.limits);
@@ -74,12 +74,12 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
         throw new PipelineFailure('INVALID_PIPELINE', 'ValidationError', 'customFunctions entries need a package and code');
       if (!builtinName(fn.package)) custom.set(fn.package, fn);
     }
-    ({ usesUserCode } = validatePipeline({
+    shape = validatePipeline({
       functions: options.functions,
       environment: options.environment,
       customPackages: new Set(custom.keys()),
       maxDepth: limits.maxDepth,
-    }));
+    });
     const extra = options.context ?? {};
     if (!isPlainObject(extra)) throw new PipelineFailure('INVALID_PAYLOAD', 'ValidationError', 'The context must be a plain object');
     try {
@@ -123,7 +123,8 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
     });
     run.session = session;
     session.void('init', initial);
-    if (usesUserCode) session.installBridge();
+    if (shape.hasLoops) session.installLoops();
+    if (shape.usesUserCode) session.installCode();
     await runNodes(run, options.functions, 'functions', runDeadline, undefined);
     session.setDeadline(runDeadline);
     const text = session.string('finish', limits.resultBytes);
@@ -258,16 +259,15 @@ async function runFunction(run: Run, node: FunctionNode, path: string, parentDea
       spec = s.number('spec', JSON.stringify(built));
       run.specs.set(node, spec);
     }
+    if (name === 'set') return s.number('set', spec) === 1 ? 'ok' : 'skipped';
+    if (name === 'return') {
+      if (s.number('ret', spec) === 0) return 'skipped';
+      run.ended = true;
+      return 'ok';
+    }
     if (s.number('prep', spec) === 0) return 'skipped';
     switch (name) {
       case 'if':
-        return 'ok';
-      case 'set':
-        s.void('set');
-        return 'ok';
-      case 'return':
-        s.void('ret');
-        run.ended = true;
         return 'ok';
       case 'log': {
         const message = s.string('message');
@@ -361,14 +361,14 @@ async function runLoop(run: Run, node: LoopNode, path: string, parentDeadline: n
       from = bound(node.range!.from, 'from');
       const to = bound(node.range!.to, 'to');
       count = Math.max(0, to - from + 1);
-      s.void('range');
+      s.void('range', from);
     }
     try {
       if (count > run.limits.maxLoopIterations)
         throw new PipelineFailure('LOOP_LIMIT', 'LimitError', `The loop has ${count} iterations; the limit is ${run.limits.maxLoopIterations}`);
       for (let k = 0; k < count && !run.ended; k++) {
         checkTime(run, deadline);
-        s.void('at', k, from + k);
+        s.void('next');
         await runNodes(run, node.functions, `${path}.functions`, deadline, k);
       }
     } finally {

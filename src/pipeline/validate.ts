@@ -12,6 +12,8 @@ export interface ValidationInput {
 export interface PipelineShape {
   /** Whether any node runs user code (script, custom function): the guest gets its bridged Client. */
   usesUserCode: boolean;
+  /** Whether there is any loop node. */
+  hasLoops: boolean;
 }
 
 const invalid = (path: string, message: string) => new PipelineFailure('INVALID_PIPELINE', 'ValidationError', `${path}: ${message}`);
@@ -19,7 +21,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 
 /** Checks the whole tree before anything runs; errors name the node path (`functions[1].conditions[0].condition`). */
 export function validatePipeline(input: ValidationInput): PipelineShape {
-  const shape: PipelineShape = { usesUserCode: false };
+  const shape: PipelineShape = { usesUserCode: false, hasLoops: false };
   if (!Array.isArray(input.functions)) throw invalid('functions', 'must be an array of nodes');
   walk(input.functions, 'functions', 1, input, shape);
   return shape;
@@ -44,6 +46,7 @@ function walk(list: unknown[], base: string, depth: number, input: ValidationInp
       throw invalid(`${path}.continueOnError`, 'must be a boolean');
     switch (node.type) {
       case 'loop': {
+        shape.hasLoops = true;
         if (node.items === undefined && node.range === undefined) throw invalid(path, 'a loop needs items or range');
         if (node.items !== undefined && (typeof node.items !== 'string' || node.items.trim() === ''))
           throw invalid(`${path}.items`, 'must name a context property holding an array');

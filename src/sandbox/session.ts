@@ -1,6 +1,6 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { SandboxError } from './errors.js';
-import { BRIDGE, HELPERS } from './guest.js';
+import { CODE, CORE, LOOPS } from './guest.js';
 import type { SandboxModule } from './pool.js';
 
 /** Host functions the guest may call through its bridged `Client` (src/functions/bridge.ts answers them). */
@@ -25,13 +25,9 @@ type Arg = string | number;
 
 /** Names of the guest helpers of guest.ts. */
 export type Helper =
-  | 'init' | 'put' | 'fn' | 'script' | 'custom' | 'spec' | 'test' | 'value' | 'prep' | 'settings' | 'set' | 'ret' | 'message'
-  | 'absorb' | 'call' | 'loop' | 'range' | 'at' | 'end' | 'ended' | 'finish' | 'describe';
-
-const HELPER_NAMES: readonly Helper[] = [
-  'init', 'put', 'fn', 'script', 'custom', 'spec', 'test', 'value', 'prep', 'settings', 'set', 'ret', 'message',
-  'absorb', 'call', 'loop', 'range', 'at', 'end', 'ended', 'finish', 'describe',
-];
+  | 'init' | 'put' | 'fn' | 'spec' | 'test' | 'value' | 'prep' | 'set' | 'ret' | 'message' | 'settings' | 'absorb' | 'finish' | 'describe'
+  | 'loop' | 'range' | 'next' | 'end'
+  | 'script' | 'custom' | 'call';
 
 export interface Session {
   /** Calls a helper and returns its number result. */
@@ -42,8 +38,10 @@ export interface Session {
   void(name: Helper, ...args: Arg[]): void;
   /** Calls a helper that returns a guest promise and waits (pumping jobs and host calls) until it settles. */
   settle(name: Helper, ...args: Arg[]): Promise<void>;
-  /** Installs the guest's bridged `Client` and `console` (once). */
-  installBridge(): void;
+  /** Installs the loop helpers (once). */
+  installLoops(): void;
+  /** Installs the user-code helpers and the guest's bridged `Client` and `console` (once). */
+  installCode(): void;
   /** Moves the deadline of what runs next (a node's own timeout), never past the run's deadline. */
   setDeadline(deadline: number): void;
   /** Host calls still in flight. */
@@ -64,7 +62,10 @@ export function openSession(options: SessionOptions): Session {
   let deadline = options.runDeadline;
   let interrupted = false;
   let closed = false;
-  let bridgeInstalled = false;
+  const installed = new Set<string>();
+  let api: QuickJSHandle | undefined;
+  let internals: QuickJSHandle | undefined;
+  const numbers = new Map<number, QuickJSHandle>();
   let disposed = false;
   let runtime: QuickJSRuntime | undefined;
   let ctx!: QuickJSContext;
@@ -105,7 +106,9 @@ export function openSession(options: SessionOptions): Session {
     let described = '';
     if (!interrupted) {
       try {
-        const r = ctx.callFunction(helpers.get('describe')!, ctx.undefined, errorHandle);
+        const describe = helpers.get('describe') ?? ctx.getProp(api!, 'describe');
+        helpers.set('describe', describe);
+        const r = ctx.callFunction(describe, ctx.undefined, errorHandle);
         if (r.error) r.error.dispose();
         else {
           described = ctx.getString(r.value);
@@ -144,11 +147,30 @@ export function openSession(options: SessionOptions): Session {
 
   const invoke = (name: Helper, args: Arg[]): QuickJSHandle => {
     check();
-    const fn = helpers.get(name)!;
     const handles: QuickJSHandle[] = [];
+    const argv: QuickJSHandle[] = [];
     try {
-      for (const a of args) handles.push(typeof a === 'number' ? ctx.newNumber(a) : ctx.newString(a));
-      const r = ctx.callFunction(fn, ctx.undefined, ...handles);
+      let fn = helpers.get(name);
+      if (!fn) {
+        fn = ctx.getProp(api!, name);
+        helpers.set(name, fn);
+      }
+      for (const a of args) {
+        if (typeof a === 'number') {
+          let h = numbers.get(a);
+          if (!h) {
+            h = ctx.newNumber(a);
+            if (numbers.size < 512) numbers.set(a, h);
+            else handles.push(h);
+          }
+          argv.push(h);
+        } else {
+          const h = ctx.newString(a);
+          handles.push(h);
+          argv.push(h);
+        }
+      }
+      const r = ctx.callFunction(fn, ctx.undefined, ...argv);
       if (r.error) throw guestError(r.error);
       return r.value;
     } catch (error) {
@@ -259,15 +281,29 @@ export function openSession(options: SessionOptions): Session {
       options.onConsole?.(ctx.getString(levelH), ctx.getString(textH).slice(0, MAX_ERROR_TEXT));
     });
     owned.push(hostFn, noteFn);
-    const factory = ctx.unwrapResult(ctx.evalCode(HELPERS, 'engine.js'));
+    const factory = ctx.unwrapResult(ctx.evalCode(CORE, 'engine.js'));
     const made = ctx.callFunction(factory, ctx.undefined, hostFn, noteFn);
     factory.dispose();
-    const api = ctx.unwrapResult(made);
-    for (const name of HELPER_NAMES) helpers.set(name, ctx.getProp(api, name));
-    api.dispose();
+    api = ctx.unwrapResult(made);
+    internals = ctx.getProp(api, '_');
   } catch (error) {
     closeSession();
     throw crash(error);
+  }
+
+  function install(key: string, source: string, withHost: boolean) {
+    if (installed.has(key)) return;
+    check();
+    try {
+      const factory = ctx.unwrapResult(ctx.evalCode(source, `${key}.js`));
+      const args = withHost ? [api!, internals!, owned[0]!, owned[1]!] : [api!, internals!];
+      const r = ctx.callFunction(factory, ctx.undefined, ...args);
+      factory.dispose();
+      ctx.unwrapResult(r).dispose();
+      installed.add(key);
+    } catch (error) {
+      throw crash(error);
+    }
   }
 
   function closeSession() {
@@ -286,7 +322,10 @@ export function openSession(options: SessionOptions): Session {
     if (module.broken) return; // disposing a crashed runtime can abort: leave it to the garbage collector
     try {
       for (const h of helpers.values()) h.dispose();
+      for (const h of numbers.values()) h.dispose();
       for (const h of owned) h.dispose();
+      internals?.dispose();
+      api?.dispose();
       ctx?.dispose();
       runtime?.dispose();
     } catch {
@@ -337,19 +376,8 @@ export function openSession(options: SessionOptions): Session {
         if (promise.alive && !disposed && !module.broken) promise.dispose();
       }
     },
-    installBridge() {
-      if (bridgeInstalled) return;
-      check();
-      try {
-        const factory = ctx.unwrapResult(ctx.evalCode(BRIDGE, 'bridge.js'));
-        const r = ctx.callFunction(factory, ctx.undefined, owned[0]!, owned[1]!);
-        factory.dispose();
-        ctx.unwrapResult(r).dispose();
-        bridgeInstalled = true;
-      } catch (error) {
-        throw crash(error);
-      }
-    },
+    installLoops: () => install('loops', LOOPS, false),
+    installCode: () => install('code', CODE, true),
     setDeadline(next) {
       deadline = Math.min(next, options.runDeadline);
       if (now() <= deadline) interrupted = false;
