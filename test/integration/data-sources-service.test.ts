@@ -30,7 +30,10 @@ describe('data source service (server-side connection and bus events)', () => {
       dataDir: undefined,
       url: () => 'http://localhost:0',
       bus: createEventBus(),
-      onClose: (fn) => closers.push(fn),
+      onClose: (fn) => {
+        closers.push(fn);
+      },
+      onTick: () => {},
     };
     ({ bootstrap } = await ensureBootstrap(db, ctx.nowIso()));
     ctx.bus.on((event) => {
