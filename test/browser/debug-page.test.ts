@@ -1,0 +1,55 @@
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { launchChromium, screenshot } from '../helpers/browser.js';
+import { startTestBackend, type TestBackend } from '../helpers/server.js';
+
+/** Needs `npm run build` (dist/client.js) and Client.App.Actions.Pipeline.run (the engine's client part). */
+describe('debug compile page in Chromium', () => {
+  let b: TestBackend;
+  let browser: Browser;
+  beforeAll(async () => {
+    if (!existsSync('dist/client.js')) throw new Error('dist/client.js is missing: run npm run build first');
+    b = await startTestBackend({ static: { mounts: { '/dist/': 'dist' } } });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await b?.close();
+  });
+
+  it('runs the pipeline from its payload parameter and shows the result and the trace', async (ctx) => {
+    const action = await b.client.App.Actions.create({
+      name: 'debug-browser',
+      environment: 'client',
+      functions: [
+        { functionPackage: 'com.client.function.set', settings: { total: '{{ a + b }}' } },
+        { functionPackage: 'com.client.function.return', settings: { value: '{{ total * 10 }}' } },
+      ],
+    });
+    const page = await browser.newPage();
+    try {
+      const payload = encodeURIComponent(JSON.stringify({ a: 2, b: 3 }));
+      await page.goto(`${b.url}/v1/apps/${b.server.bootstrap.appId}/tasks/${action.id}/compile?html&token=${b.server.bootstrap.apiToken}&payload=${payload}`);
+      const hasRun = await page.evaluate(() => typeof (window as any).Client?.App?.Actions?.Pipeline?.run === 'function');
+      if (!hasRun) ctx.skip('Client.App.Actions.Pipeline.run is not in this build yet');
+      await page.click('#run');
+      await page.waitForSelector('#status.ok, #status.failed', { timeout: 15_000 });
+      expect(await page.textContent('#status')).toBe('succeeded');
+      expect(JSON.parse((await page.textContent('#result'))!)).toBe(50);
+      const rows = await page.$$eval('#trace tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+      expect(rows.map((r) => [r[0], r[1], r[3]])).toEqual([
+        ['functions[0]', 'com.client.function.set', 'ok'],
+        ['functions[1]', 'com.client.function.return', 'ok'],
+      ]);
+      // The console runs it too.
+      const fromConsole = await page.evaluate(() => (window as any).Client.App.Actions.Pipeline.run());
+      expect(JSON.stringify(fromConsole)).toContain('50');
+    } catch (error) {
+      await screenshot(page, 'debug-page');
+      throw error;
+    } finally {
+      await page.close();
+    }
+  });
+});
