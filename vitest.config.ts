@@ -6,7 +6,8 @@ const bothEngines = process.env.IAR_TEST_POSTGRES === '1';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // (With both engines, each project names its files: an include here would be merged into both.)
+    ...(bothEngines ? {} : { include: ['test/**/*.test.ts'] }),
     exclude: ['test/bench/**', 'node_modules/**'],
     environment: 'node',
     pool: 'forks',
@@ -18,7 +19,7 @@ export default defineConfig({
     ...(bothEngines
       ? {
           projects: [
-            { extends: true, test: { name: 'sqlite' } },
+            { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
             { extends: true, test: { name: 'postgres', include: ['test/integration/**/*.test.ts'], env: { IAR_TEST_DB: 'postgres' } } },
           ],
         }

@@ -16,6 +16,11 @@ export interface ServerLimits {
   fileBytes: number;
   /** Snapshots (versions) kept per data source, newest first (default 20). */
   dataSourceVersions: number;
+  /**
+   * How long (real time) a claimed run belongs to its instance before another
+   * instance may take it over, e.g. after a crash (default runTimeoutMs + 60 s).
+   */
+  runLeaseMs?: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {

@@ -164,7 +164,7 @@ export async function createTestDatabase(prefix = 'iar'): Promise<{ url: string;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`);
+    await admin.query(`CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
   }

@@ -1,5 +1,6 @@
 /** SQL of the durable run queue (`action_runs`). */
-import type { Queryable } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
+import { skipLocked } from '../db/claim.js';
 import type { ActionDefinition, LogMode } from '../../actions/types.js';
 import type { RunOutcome } from '../../pipeline/types.js';
 
@@ -95,12 +96,14 @@ export async function findRunByKey(db: Queryable, appId: number, key: string): P
 
 /**
  * Atomically takes the oldest queued run for this worker (one UPDATE … RETURNING:
- * two workers on one database never get the same run).
+ * two workers on one database never get the same run). On PostgreSQL the pick
+ * skips runs another instance is claiming right now (`FOR UPDATE SKIP LOCKED`,
+ * db/claim.ts) instead of queueing behind them and coming back empty.
  */
-export async function claimNextRun(db: Queryable, claimedBy: string, now: string, leaseUntil: string): Promise<RunRow | undefined> {
+export async function claimNextRun(db: Queryable & Partial<Pick<Database, 'dialect'>>, claimedBy: string, now: string, leaseUntil: string): Promise<RunRow | undefined> {
   const raw = await db.get<Raw>(
     `UPDATE action_runs SET status = 'running', claimed_by = ?, claimed_at = ?, lease_until = ?, attempts = attempts + 1
-     WHERE id = (SELECT id FROM action_runs WHERE status = 'queued' ORDER BY id LIMIT 1) AND status = 'queued'
+     WHERE id = (SELECT id FROM action_runs WHERE status = 'queued' ORDER BY id LIMIT 1${skipLocked(db)}) AND status = 'queued'
      RETURNING ${COLUMNS}`,
     [claimedBy, now, leaseUntil],
   );

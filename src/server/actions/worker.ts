@@ -50,7 +50,7 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
   let loop: Promise<void> | undefined;
   let lastRequeue = 0;
 
-  const leaseMs = () => ctx.limits.runTimeoutMs + 60_000;
+  const leaseMs = () => ctx.limits.runLeaseMs ?? ctx.limits.runTimeoutMs + 60_000;
 
   async function finalize(run: RunRow, outcome: RunOutcome, duration: number, startedAt: string): Promise<void> {
     const logId = await ctx.db.transaction(async (tx) => {

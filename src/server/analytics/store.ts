@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.js';
+import { markLogEvents } from '../db/shared-events.js';
 
 /** Data-access layer of analytics: events as `logs` records, received batch ids in `analytics_batches`. */
 
@@ -37,6 +38,8 @@ export async function insertAnalyticsBatch(
       );
       ids.push(row!.id);
     }
+    // PostgreSQL with several instances: these events reach the triggers even if this instance dies before emitting.
+    await markLogEvents(db, tx, ids);
     return { duplicate: false, ids };
   });
 }

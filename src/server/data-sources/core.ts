@@ -9,6 +9,7 @@ import { createWebHookRunner, type Matcher } from './hooks.js';
 import { compileWhere } from './engine.js';
 import { findDataSourceById, findDataSourcesByName, bumpDataVersion } from './store/data-sources.js';
 import { insertLogs, type LogInit } from './store/logs.js';
+import { markLogEvents } from '../db/shared-events.js';
 import { insertVersion, pruneVersions } from './store/versions.js';
 import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
 
@@ -135,6 +136,8 @@ export async function writeEntryLogs(core: Core, tx: Queryable, ds: DataSourceRe
     createdAt,
   }));
   const ids = await insertLogs(tx, logs);
+  // PostgreSQL with several instances: these events reach the triggers even if this instance dies before emitting.
+  await markLogEvents(core.ctx.db, tx, ids);
   const out = logs.map((log, i) => ({ ...log, id: ids[i]! }));
   return out;
 }

@@ -33,7 +33,7 @@ export interface ClaimSpec {
 }
 
 /** ` FOR UPDATE SKIP LOCKED` on PostgreSQL, nothing on SQLite (for selects in a claim of your own). */
-export function skipLocked(db: Pick<Database, 'dialect'>): string {
+export function skipLocked(db: Partial<Pick<Database, 'dialect'>>): string {
   return db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
 }
 

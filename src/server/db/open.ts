@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createEventBus, type EventBus } from '../events.js';
 import type { Database } from './database.js';
 import { openPostgres } from './postgres.js';
-import { createSharedEventBus, installSharedEvents } from './shared-events.js';
+import { createSharedEventBus, EVENT_LEASE_SETTING, installSharedEvents } from './shared-events.js';
 import { openSqlite } from './sqlite.js';
 
 /** Settings of an instance that shares a PostgreSQL database with others. */
@@ -41,16 +41,25 @@ export function openStore(options: { databaseUrl?: string; sqlite: { file?: stri
   const instanceId = options.cluster?.instanceId ?? randomUUID();
   if (options.databaseUrl !== undefined) {
     if (!isPostgresUrl(options.databaseUrl)) throw new Error('databaseUrl must be a postgres:// or postgresql:// URL');
-    const db = openPostgres({ url: options.databaseUrl, max: options.cluster?.poolSize, applicationName: `in-app-runtime ${instanceId}`.slice(0, 63) });
-    const bus = createSharedEventBus(db, { instanceId, leaseMs: options.cluster?.eventLeaseMs, pollMs: options.cluster?.eventPollMs });
+    // application_name names the instance: pending event deliveries default to it (shared-events.ts).
+    const owner = `iar ${instanceId}`.slice(0, 63);
+    const leaseMs = options.cluster?.eventLeaseMs ?? 30_000;
+    const db = openPostgres({
+      url: options.databaseUrl,
+      max: options.cluster?.poolSize,
+      applicationName: owner,
+      settings: { [EVENT_LEASE_SETTING]: Math.round(leaseMs) },
+    });
+    const bus = createSharedEventBus(db, { owner, leaseMs, pollMs: options.cluster?.eventPollMs });
     return {
       db,
       bus,
       instanceId,
       startup: (fn) =>
         db.withAdvisoryLock('in-app-runtime:startup', async () => {
+          const result = await fn();
           await installSharedEvents(db);
-          return fn();
+          return result;
         }),
       stopBus: () => bus.stop(),
       kill: () => db.terminate(),

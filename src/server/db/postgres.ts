@@ -42,6 +42,8 @@ export interface PostgresOptions {
   applicationName?: string;
   /** Attempts of a transaction that keeps failing to serialize (default 30). */
   maxAttempts?: number;
+  /** Session settings of every connection (`SET key = value`), e.g. custom `iar.*` settings read by column defaults. */
+  settings?: Record<string, string | number>;
 }
 
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -74,6 +76,9 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
     application_name: options.applicationName ?? 'in-app-runtime',
     types: typeParsers,
     idleTimeoutMillis: 30_000,
+    options: Object.entries(options.settings ?? {})
+      .map(([key, value]) => `-c ${key}=${String(value).replace(/[\s\\]/g, (c) => `\\${c}`)}`)
+      .join(' ') || undefined,
   });
   const clients = new Set<pg.PoolClient>();
   pool.on('connect', (client) => {
