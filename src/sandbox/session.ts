@@ -90,6 +90,7 @@ export function openSession(options: SessionOptions): Session {
     const message = String((error as Error)?.message ?? error);
     if (/out of memory|Cannot enlarge memory|memory access out of bounds/i.test(message) || atMemoryCap())
       return new SandboxError('OUT_OF_MEMORY', 'OutOfMemoryError', `The run used more than the memory limit (${mb(module.maxBytes)} MB)`, true);
+    if ((globalThis as { process?: { env?: Record<string, string> } }).process?.env?.DEBUG_SANDBOX) console.error('sandbox crash', error);
     return new SandboxError('SANDBOX_CRASHED', 'InternalError', 'The sandbox stopped unexpectedly', true);
   };
   /** The heap grew to (nearly) QuickJS's allocation limit: an error without a description is then an out-of-memory. */
@@ -287,8 +288,13 @@ export function openSession(options: SessionOptions): Session {
     api = ctx.unwrapResult(made);
     internals = ctx.getProp(api, '_');
   } catch (error) {
+    if (interrupted) {
+      closeSession();
+      throw timeoutError();
+    }
+    const failure = crash(error);
     closeSession();
-    throw crash(error);
+    throw failure;
   }
 
   function install(key: string, source: string, withHost: boolean) {
@@ -302,7 +308,7 @@ export function openSession(options: SessionOptions): Session {
       ctx.unwrapResult(r).dispose();
       installed.add(key);
     } catch (error) {
-      throw crash(error);
+      throw interrupted ? timeoutError() : crash(error);
     }
   }
 
