@@ -81,7 +81,19 @@ function createActionsCache(
     if (cached && Array.isArray(cached.actions)) {
       current = cached.actions;
       fetchedAtMs = Date.parse(cached.fetchedAt) || -Infinity;
-    } else current = [];
+      tell(current);
+      return current;
+    }
+    // Never fetched on this device: wait for the backend's list rather than answer "no actions".
+    if (isOnline()) {
+      try {
+        return await cache.refresh();
+      } catch (error) {
+        ctx.logger.warn(`Could not load the actions: ${(error as Error)?.message ?? error}`);
+      }
+    }
+    if (current) return current;
+    current = [];
     tell(current);
     return current;
   }
