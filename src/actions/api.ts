@@ -2,6 +2,8 @@ import type { ClientContext } from '../core/context.js';
 import { createCrud } from './crud.js';
 import { getLogs } from './logs.js';
 import { createRunner, type RunOptions } from './run.js';
+import { createPipelineApi, type PipelineApi } from './pipeline-run.js';
+import { createTasksFunctionsApi, type TasksFunctionsApi } from '../functions/tasks-functions.js';
 import type { Action, ActionInput, ActionUpdate, GetLogsOptions, LogsPage } from './types.js';
 
 /** Client.App.Actions (design §5, §9). */
@@ -20,12 +22,14 @@ export interface ActionsApi {
   run(name: string, payload?: Record<string, unknown>, options?: RunOptions): Promise<void>;
   /** Runs and resolves with the result. */
   runWithResult<T = unknown>(name: string, payload?: Record<string, unknown>, options?: RunOptions): Promise<T>;
-  Pipeline: Record<string, never>;
+  /** Runs the debug compile page's pipeline on this device (`ENV.taskPipeline`, `?payload=`). */
+  Pipeline: PipelineApi;
 }
 
 /** Client.App.Tasks (the function catalog). */
 export interface TasksApi {
-  Functions: Record<string, never>;
+  /** The function catalog: built-ins, functions registered on this device, custom functions stored on the backend. */
+  Functions: TasksFunctionsApi;
 }
 
 export function createActionsApi(ctx: ClientContext): ActionsApi {
@@ -33,10 +37,10 @@ export function createActionsApi(ctx: ClientContext): ActionsApi {
     ...createCrud(ctx),
     ...createRunner(ctx),
     getLogs: (options) => getLogs(ctx, options),
-    Pipeline: {},
+    Pipeline: createPipelineApi(ctx),
   };
 }
 
-export function createTasksApi(_ctx: ClientContext): TasksApi {
-  return { Functions: {} };
+export function createTasksApi(ctx: ClientContext): TasksApi {
+  return { Functions: createTasksFunctionsApi(ctx) };
 }

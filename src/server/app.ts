@@ -6,6 +6,7 @@ import { errorBody, sendError } from './http/errors.js';
 import { registerActionRoutes } from './routes/actions.js';
 import { registerAnalyticsRoutes } from './routes/analytics.js';
 import { registerAppRoutes } from './routes/apps.js';
+import { registerFunctionRoutes } from './routes/functions.js';
 import { registerDataSourceRoutes } from './routes/data-sources.js';
 import { registerNotificationRoutes } from './routes/notifications.js';
 import { registerStaticRoutes, type StaticOptions } from './routes/static.js';
@@ -42,6 +43,7 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
   registerDataSourceRoutes(app, ctx);
   registerNotificationRoutes(app, ctx);
   registerActionRoutes(app, ctx);
+  registerFunctionRoutes(app, ctx);
   registerAnalyticsRoutes(app, ctx);
   if (options.static) registerStaticRoutes(app, options.static);
   return app;

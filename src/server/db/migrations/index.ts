@@ -3,6 +3,7 @@ import { coreMigrations } from './0001-core.js';
 import { dataSourceMigrations } from './0002-data-sources.js';
 import { notificationMigrations } from './0003-notifications.js';
 import { actionMigrations } from './0004-actions.js';
+import { functionMigrations } from './0005-functions.js';
 import { analyticsMigrations } from './0006-analytics.js';
 
 /** Every migration, in the order they are applied. */
@@ -11,5 +12,6 @@ export const migrations: readonly Migration[] = [
   ...dataSourceMigrations,
   ...notificationMigrations,
   ...actionMigrations,
+  ...functionMigrations,
   ...analyticsMigrations,
 ];

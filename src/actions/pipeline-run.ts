@@ -1,0 +1,113 @@
+/** Client.App.Actions.Pipeline: runs the pipeline of the debug compile page (spec "Debug path"). */
+import type { ClientContext } from '../core/context.js';
+import { registeredFunctions } from '../functions/registry.js';
+import { ClientError } from '../http/errors.js';
+import type { FunctionPackageSource, PipelineNode, RunOutcome } from '../pipeline/types.js';
+import { deviceHostServices } from './device-services.js';
+import { loadEngine } from './engine.js';
+
+export interface PipelineRunOptions {
+  /** The pipeline; default `window.ENV.taskPipeline` (an array of nodes, or an object with `functions`). */
+  pipeline?: PipelineNode[] | { functions: PipelineNode[] };
+  /** The payload; default the JSON of the page's `payload` query parameter. */
+  payload?: Record<string, unknown>;
+  /** Extra custom functions (the page's `ENV.taskFunctions` are used by default, then those registered on this device). */
+  customFunctions?: FunctionPackageSource[];
+  /** Log the trace to the console (default true). */
+  log?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface PipelineApi {
+  /** Runs the page's pipeline on this device, logs its trace to the console and resolves with the result (rejects with a ClientError carrying the run error). */
+  run<T = unknown>(options?: PipelineRunOptions): Promise<T>;
+  /** Same, resolving with the whole outcome (result or error, trace, duration) instead of throwing. */
+  runWithTrace(options?: PipelineRunOptions): Promise<RunOutcome>;
+}
+
+type PageEnv = { taskPipeline?: unknown; taskFunctions?: unknown };
+
+function pageEnv(): PageEnv {
+  return ((globalThis as { ENV?: PageEnv }).ENV ?? {}) as PageEnv;
+}
+
+function resolvePipeline(given: PipelineRunOptions['pipeline']): PipelineNode[] {
+  let source: unknown = given ?? pageEnv().taskPipeline;
+  if (typeof source === 'string') {
+    try {
+      source = JSON.parse(source);
+    } catch {
+      throw new ClientError('INVALID_ARGUMENT', 'Pipeline.run: ENV.taskPipeline is not valid JSON');
+    }
+  }
+  if (Array.isArray(source)) return source as PipelineNode[];
+  if (source && typeof source === 'object' && Array.isArray((source as { functions?: unknown }).functions))
+    return (source as { functions: PipelineNode[] }).functions;
+  throw new ClientError('INVALID_ARGUMENT', 'Pipeline.run: no pipeline (pass options.pipeline or set window.ENV.taskPipeline)');
+}
+
+function resolvePayload(given: PipelineRunOptions['payload']): Record<string, unknown> {
+  if (given !== undefined) return given;
+  const search = (globalThis as { location?: { search?: string } }).location?.search ?? '';
+  const raw = new URLSearchParams(search).get('payload');
+  if (raw === null || raw === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    throw new ClientError('INVALID_ARGUMENT', `Pipeline.run: the payload query parameter is not valid JSON (${(error as Error).message})`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new ClientError('INVALID_ARGUMENT', 'Pipeline.run: the payload query parameter must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+function customFunctions(ctx: ClientContext, extra: FunctionPackageSource[] | undefined): FunctionPackageSource[] {
+  const byPackage = new Map<string, FunctionPackageSource>();
+  const fromPage = pageEnv().taskFunctions;
+  if (Array.isArray(fromPage))
+    for (const f of fromPage) if (f && typeof f.package === 'string' && typeof f.code === 'string') byPackage.set(f.package, f);
+  for (const f of registeredFunctions(ctx)) byPackage.set(f.package, f);
+  for (const f of extra ?? []) byPackage.set(f.package, f);
+  return [...byPackage.values()];
+}
+
+function logTrace(ctx: ClientContext, outcome: RunOutcome): void {
+  const c = globalThis.console;
+  const title = outcome.ok ? `Pipeline finished in ${outcome.durationMs} ms` : `Pipeline failed after ${outcome.durationMs} ms: ${outcome.error.errorType}: ${outcome.error.errorMessage}`;
+  if (typeof c?.groupCollapsed === 'function') c.groupCollapsed(`[in-app-runtime] ${title}`);
+  else ctx.logger.info(title);
+  if (typeof c?.table === 'function') c.table(outcome.trace);
+  else ctx.logger.info('trace', outcome.trace);
+  if (outcome.ok) c?.log?.('result', outcome.result);
+  if (typeof c?.groupEnd === 'function') c.groupEnd();
+}
+
+export function createPipelineApi(ctx: ClientContext): PipelineApi {
+  const runWithTrace = async (options: PipelineRunOptions = {}): Promise<RunOutcome> => {
+    const functions = resolvePipeline(options.pipeline);
+    const payload = resolvePayload(options.payload);
+    const { runPipeline } = await loadEngine();
+    const config = ctx.config();
+    const outcome = await runPipeline({
+      functions,
+      payload,
+      context: { trigger: 'manual' },
+      environment: 'client',
+      services: deviceHostServices(ctx),
+      customFunctions: customFunctions(ctx, options.customFunctions),
+      limits: { runTimeoutMs: config.limits.runTimeoutMs, payloadChars: config.limits.payloadChars, resultBytes: config.limits.resultBytes },
+      signal: options.signal,
+    });
+    if (options.log !== false) logTrace(ctx, outcome);
+    return outcome;
+  };
+  return {
+    runWithTrace,
+    async run<T>(options?: PipelineRunOptions): Promise<T> {
+      const outcome = await runWithTrace(options);
+      if (!outcome.ok) throw new ClientError(outcome.error.code, `${outcome.error.errorType}: ${outcome.error.errorMessage}`, outcome.error);
+      return outcome.result as T;
+    },
+  };
+}
