@@ -18,7 +18,7 @@ export {
   isTimeoutError,
 } from './http/errors.js';
 export type { ActionsApi, TasksApi } from './actions/api.js';
-export type { AnalyticsApi } from './analytics/api.js';
+export type { AnalyticsApi, AnalyticsData, AnalyticsEvent, AnalyticsEventType, AnalyticsKind, AutoFields, EventData } from './analytics/api.js';
 export type { DataSourcesApi, DataSourceConnection } from './data-sources/api.js';
 export type {
   CommitBody,
