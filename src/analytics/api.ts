@@ -103,6 +103,7 @@ export function createAnalyticsApi(ctx: ClientContext, options: AnalyticsOptions
     deliveryOf().add(event);
     try {
       dispatcherOf().dispatch(event);
+      actionsCache(ctx).refreshIfStale(); // a long-lived screen picks up changed actions
     } catch (error) {
       ctx.logger.warn(`Analytics trigger dispatch failed: ${(error as Error)?.message ?? error}`);
     }

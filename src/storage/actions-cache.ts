@@ -22,6 +22,8 @@ export interface ActionsCache {
   refresh(): Promise<Action[]>;
   /** Forgets the freshness so the next `get()` refreshes (call after creating, changing or removing actions). */
   invalidate(): void;
+  /** Starts a background refresh when the list is loaded and stale and the device is online (synchronous, cheap). */
+  refreshIfStale(): void;
   /** Called with every list loaded or fetched. Returns a function that stops it. */
   subscribe(listener: (actions: Action[]) => void): () => void;
 }
@@ -101,8 +103,7 @@ function createActionsCache(
   const cache: ActionsCache = {
     async get() {
       const actions = current ?? (await (loading ??= load()));
-      if (isOnline() && ctx.now() - fetchedAtMs >= maxAge && !refreshing)
-        cache.refresh().catch((error) => ctx.logger.warn(`Could not refresh the cached actions: ${(error as Error)?.message ?? error}`));
+      cache.refreshIfStale();
       return actions;
     },
     refresh() {
@@ -124,6 +125,10 @@ function createActionsCache(
     },
     invalidate() {
       fetchedAtMs = -Infinity;
+    },
+    refreshIfStale() {
+      if (current && !refreshing && ctx.now() - fetchedAtMs >= maxAge && isOnline())
+        cache.refresh().catch((error) => ctx.logger.warn(`Could not refresh the cached actions: ${(error as Error)?.message ?? error}`));
     },
     subscribe(listener) {
       listeners.add(listener);

@@ -36,7 +36,7 @@ function registered(): Action[] {
 function events(n: number): AnalyticsEvent[] {
   const out: AnalyticsEvent[] = [];
   for (let i = 0; i < n; i++) {
-    const base = { _platform: 'web', _os: i % 2 ? 'iOS' : 'Android', _analyticsSessionId: 's', _pageTitle: 'Title', _userEmail: 'u@example.com' };
+    const base = { _platform: 'web' as const, _os: i % 2 ? 'iOS' : 'Android', _analyticsSessionId: 's', _pageTitle: 'Title', _userEmail: 'u@example.com' };
     out.push(
       i % 2
         ? { type: 'analytics.pageView', data: { ...base, _pageId: i % 700, label: `l${i % 150}` }, createdAt: '' }
