@@ -1,16 +1,12 @@
-/** The pipeline engine on the device (meant to become a lazily loaded chunk of client.js). */
+/** The pipeline engine on the device: a lazily loaded chunk run in a Web Worker where possible (src/pipeline/device.ts). */
 import type { RunOutcome, RunPipelineOptions } from '../pipeline/types.js';
-import { runPipeline } from '../pipeline/index.js';
+import { loadDeviceEngine } from '../pipeline/device.js';
 
 export interface Engine {
   runPipeline(options: RunPipelineOptions): Promise<RunOutcome>;
 }
 
-// A static import until rollup.config emits the engine as a separate chunk (output.dir); then
-// `import('../pipeline/index.js')` here makes it lazy again without touching the callers.
-let engine: Promise<Engine> | undefined;
-
-export function loadEngine(): Promise<Engine> {
-  engine ??= Promise.resolve({ runPipeline });
-  return engine;
+/** `assetsUrl` (config) locates engine.mjs and quickjs.wasm; default: next to client.js. */
+export function loadEngine(options: { assetsUrl?: string; logger?: { once(key: string, message: string): void } } = {}): Promise<Engine> {
+  return loadDeviceEngine(options);
 }

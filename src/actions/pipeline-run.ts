@@ -2,7 +2,7 @@
 import type { ClientContext } from '../core/context.js';
 import { registeredFunctions } from '../functions/registry.js';
 import { ClientError } from '../http/errors.js';
-import type { FunctionPackageSource, PipelineNode, RunOutcome } from '../pipeline/types.js';
+import type { FunctionPackageSource, HostServices, PipelineLimits, PipelineNode, RunOutcome } from '../pipeline/types.js';
 import { deviceHostServices } from './device-services.js';
 import { loadEngine } from './engine.js';
 
@@ -13,6 +13,12 @@ export interface PipelineRunOptions {
   payload?: Record<string, unknown>;
   /** Extra custom functions (the page's `ENV.taskFunctions` are used by default, then those registered on this device). */
   customFunctions?: FunctionPackageSource[];
+  /** Host services (default: this client's data sources and notifications). */
+  services?: HostServices;
+  /** Extra context names (default `{ trigger: 'manual' }`). */
+  context?: Record<string, unknown>;
+  /** Limits of this run (default: the client's configured limits). */
+  limits?: Partial<PipelineLimits>;
   /** Log the trace to the console (default true). */
   log?: boolean;
   signal?: AbortSignal;
@@ -87,16 +93,16 @@ export function createPipelineApi(ctx: ClientContext): PipelineApi {
   const runWithTrace = async (options: PipelineRunOptions = {}): Promise<RunOutcome> => {
     const functions = resolvePipeline(options.pipeline);
     const payload = resolvePayload(options.payload);
-    const { runPipeline } = await loadEngine();
     const config = ctx.config();
+    const { runPipeline } = await loadEngine({ assetsUrl: config.assetsUrl, logger: ctx.logger });
     const outcome = await runPipeline({
       functions,
       payload,
-      context: { trigger: 'manual' },
+      context: { trigger: 'manual', ...(options.context ?? {}) },
       environment: 'client',
-      services: deviceHostServices(ctx),
+      services: options.services ?? deviceHostServices(ctx),
       customFunctions: customFunctions(ctx, options.customFunctions),
-      limits: { runTimeoutMs: config.limits.runTimeoutMs, payloadChars: config.limits.payloadChars, resultBytes: config.limits.resultBytes },
+      limits: { runTimeoutMs: config.limits.runTimeoutMs, payloadChars: config.limits.payloadChars, resultBytes: config.limits.resultBytes, ...(options.limits ?? {}) },
       signal: options.signal,
     });
     if (options.log !== false) logTrace(ctx, outcome);

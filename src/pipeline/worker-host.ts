@@ -1,0 +1,55 @@
+/** The engine's side of the Web Worker: runs pipelines posted by the page, calling the page's host services over messages. */
+import { configureWasm } from '../sandbox/wasm.js';
+import { runPipeline } from './index.js';
+import { deserializeError, type PageToWorker, type WorkerToPage } from './worker-protocol.js';
+import type { DataSourceConnectionLike, HostServices } from './types.js';
+
+interface Port {
+  postMessage(message: WorkerToPage): void;
+  addEventListener(type: 'message', listener: (event: { data: PageToWorker }) => void): void;
+}
+
+const METHODS = ['find', 'findOne', 'findById', 'insert', 'update', 'removeById', 'query', 'commit'] as const;
+
+export function serveWorker(port: Port): void {
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  const aborts = new Map<number, AbortController>();
+  let callSeq = 0;
+
+  const call = (id: number, service: 'dataSources' | 'notifications' | 'http', method: string, args: unknown[], target?: number | string) =>
+    new Promise<unknown>((resolve, reject) => {
+      const callId = ++callSeq;
+      pending.set(callId, { resolve, reject });
+      port.postMessage({ type: 'call', id, callId, service, method, args, ...(target === undefined ? {} : { target }) });
+    });
+
+  const servicesFor = (id: number, hasHttp: boolean): HostServices => ({
+    dataSources: {
+      connect: (target) =>
+        Object.fromEntries(METHODS.map((m) => [m, (...args: unknown[]) => call(id, 'dataSources', m, args, target)])) as unknown as DataSourceConnectionLike,
+    },
+    notifications: { create: (input) => call(id, 'notifications', 'create', [input]) },
+    ...(hasHttp ? { http: ({ signal: _signal, ...request }) => call(id, 'http', 'request', [request]) as never } : {}),
+  });
+
+  port.addEventListener('message', (event) => {
+    const message = event.data;
+    if (message.type === 'reply') {
+      const p = pending.get(message.callId);
+      if (!p) return;
+      pending.delete(message.callId);
+      if (message.ok) p.resolve(message.value);
+      else p.reject(deserializeError(message.error));
+    } else if (message.type === 'abort') {
+      aborts.get(message.id)?.abort();
+    } else if (message.type === 'run') {
+      if (message.wasmUrl) configureWasm(message.wasmUrl);
+      const controller = new AbortController();
+      aborts.set(message.id, controller);
+      void runPipeline({ ...message.options, services: servicesFor(message.id, message.hasHttp), signal: controller.signal }).then((outcome) => {
+        aborts.delete(message.id);
+        port.postMessage({ type: 'done', id: message.id, outcome });
+      });
+    }
+  });
+}

@@ -1,0 +1,53 @@
+import type { HostServices, RunOutcome, RunPipelineOptions } from './types.js';
+
+/** The run options that cross to the worker (services and signal stay on the page). */
+export type WorkerRunOptions = Omit<RunPipelineOptions, 'services' | 'signal'>;
+
+export type PageToWorker =
+  | { type: 'run'; id: number; options: WorkerRunOptions; hasHttp: boolean; wasmUrl?: string }
+  | { type: 'abort'; id: number }
+  | { type: 'reply'; id: number; callId: number; ok: boolean; value?: unknown; error?: SerializedError };
+
+export type WorkerToPage =
+  | { type: 'call'; id: number; callId: number; service: 'dataSources' | 'notifications' | 'http'; target?: number | string; method: string; args: unknown[] }
+  | { type: 'done'; id: number; outcome: RunOutcome };
+
+export interface SerializedError {
+  name: string;
+  message: string;
+  code?: string;
+  status?: number;
+}
+
+export function serializeError(error: unknown): SerializedError {
+  const e = error as { name?: unknown; message?: unknown; code?: unknown; status?: unknown };
+  return {
+    name: typeof e?.name === 'string' ? e.name : 'Error',
+    message: typeof e?.message === 'string' ? e.message : String(error),
+    ...(typeof e?.code === 'string' ? { code: e.code } : {}),
+    ...(typeof e?.status === 'number' ? { status: e.status } : {}),
+  };
+}
+
+export function deserializeError(s: SerializedError | undefined): Error {
+  const error = new Error(s?.message ?? 'Host call failed') as Error & { code?: string; status?: number };
+  error.name = s?.name ?? 'Error';
+  if (s?.code) error.code = s.code;
+  if (s?.status) error.status = s.status;
+  return error;
+}
+
+/** A plain JSON copy: what crosses postMessage is data only. */
+export const plain = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
+
+/** Answers one worker call with the page's host services. */
+export async function answerCall(services: HostServices, call: Extract<WorkerToPage, { type: 'call' }>): Promise<unknown> {
+  if (call.service === 'notifications' && call.method === 'create') return services.notifications.create(call.args[0] as Record<string, unknown>);
+  if (call.service === 'http' && services.http) return services.http(call.args[0] as never);
+  if (call.service === 'dataSources' && call.target !== undefined) {
+    const conn = services.dataSources.connect(call.target) as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    const fn = conn[call.method];
+    if (typeof fn === 'function') return fn.apply(conn, call.args);
+  }
+  throw new TypeError(`Unknown host call ${call.service}.${call.method}`);
+}
