@@ -111,10 +111,20 @@ ${customScripts}
     $('status').className = 'failed';
     return;
   }
-  // Console runs render too.
-  var run = pipeline.run.bind(pipeline);
+  // Console runs render too. run() resolves with the result; runWithTrace() gives the whole outcome (result or error, trace).
+  var run = typeof pipeline.runWithTrace === 'function'
+    ? function (options) {
+        return pipeline.runWithTrace(options).then(function (outcome) {
+          if (outcome.ok) return outcome;
+          var e = new Error(outcome.error.errorType + ': ' + outcome.error.errorMessage);
+          e.code = outcome.error.code;
+          e.details = outcome.error;
+          throw e;
+        });
+      }
+    : pipeline.run.bind(pipeline);
   pipeline.run = function () {
-    return run.apply(null, arguments).then(function (outcome) { render(outcome); return outcome; }, function (error) {
+    return run.apply(null, arguments).then(function (outcome) { render(outcome); return outcome && outcome.ok === true && 'result' in outcome ? outcome.result : outcome; }, function (error) {
       render({ ok: false, error: { errorType: error && error.name, errorMessage: error && error.message, code: error && error.code, trace: (error && error.trace) || (error && error.details && error.details.trace) || [] } });
       throw error;
     });
