@@ -1,0 +1,129 @@
+/**
+ * Pipeline engine benchmark (`npm run bench`). Prints one table; each sandboxed figure has a
+ * baseline measured in the same run (native JS, or bare QuickJS calls on the same module).
+ */
+import { test } from 'vitest';
+import { runPipeline } from '../../src/pipeline/index.js';
+import type { HostServices, PipelineNode } from '../../src/pipeline/types.js';
+import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
+import { openSession } from '../../src/sandbox/session.js';
+
+const services: HostServices = {
+  dataSources: { connect: () => ({}) as never },
+  notifications: { create: async () => ({}) },
+};
+const F = (name: string) => `com.client.function.${name}`;
+
+async function timeIt(fn: () => unknown | Promise<unknown>, minMs = 400, minRuns = 5): Promise<number> {
+  for (let i = 0; i < 3; i++) await fn(); // warm-up
+  const start = performance.now();
+  let runs = 0;
+  while (runs < minRuns || performance.now() - start < minMs) {
+    await fn();
+    runs++;
+  }
+  return (performance.now() - start) / runs;
+}
+
+const run = async (functions: PipelineNode[], payload?: Record<string, unknown>) => {
+  const outcome = await runPipeline({ environment: 'client', services, functions, payload, limits: { payloadChars: 1e7 } });
+  if (!outcome.ok) throw new Error(`${outcome.error.code}: ${outcome.error.errorMessage}`);
+  return outcome.result;
+};
+
+test('pipeline engine', async () => {
+  const rows: { measurement: string; sandboxed: string; baseline: string; ratio: string; target: string }[] = [];
+  const fmt = (ms: number) => (ms < 1 ? `${(ms * 1000).toFixed(1)} µs` : `${ms.toFixed(2)} ms`);
+  const add = (measurement: string, sandboxed: number, baseline: number | undefined, baselineName: string, target = '') =>
+    rows.push({
+      measurement,
+      sandboxed: fmt(sandboxed),
+      baseline: baseline === undefined ? '' : `${fmt(baseline)} (${baselineName})`,
+      ratio: baseline === undefined ? '' : `${(sandboxed / baseline).toFixed(1)}x`,
+      target,
+    });
+
+  // Cold: the first run of this process (wasm compile + module instantiation + run).
+  const coldStart = performance.now();
+  await run([{ functionPackage: F('return'), settings: { value: '{{ 1 + 2 }}' } }]);
+  const cold = performance.now() - coldStart;
+  add('cold first run (wasm compile + instantiate + tiny pipeline)', cold, undefined, '');
+
+  // Warm fresh run: runtime + context + tiny pipeline, vs bare runtime + context + evalCode on the same module.
+  const tiny: PipelineNode[] = [{ functionPackage: F('return'), settings: { value: '{{ 1 + 2 }}' } }];
+  const module = await acquireModule(128 * 1024 * 1024);
+  const bare = await timeIt(() => {
+    const rt = module.quickjs.newRuntime();
+    const ctx = rt.newContext();
+    ctx.unwrapResult(ctx.evalCode('1 + 2')).dispose();
+    ctx.dispose();
+    rt.dispose();
+  }, 600, 50);
+  releaseModule(module);
+  const fresh = await timeIt(() => run(tiny), 600, 50);
+  add('fresh run, tiny pipeline (warm)', fresh, bare, 'bare runtime+context+evalCode', '< 1 ms');
+
+  // Per-expression cost: a compiled guest expression called through the engine vs a bare evalCode of the same expression.
+  const expr = 'a * 2 + b.length > 3 && c.x';
+  {
+    const m = await acquireModule(128 * 1024 * 1024);
+    const session = openSession({ module: m, runDeadline: performance.now() + 60_000, memoryBytes: 100 * 1024 * 1024 });
+    session.void('init', JSON.stringify({ a: 2, b: [1, 2], c: { x: true } }));
+    const index = session.number('fn', expr);
+    const N = 20_000;
+    const engineMs = await timeIt(() => {
+      for (let i = 0; i < N; i++) session.number('test', index);
+    });
+    session.close();
+    const rt = m.quickjs.newRuntime();
+    const ctx = rt.newContext();
+    ctx.unwrapResult(ctx.evalCode('var a = 2, b = [1, 2], c = { x: true }')).dispose();
+    const evalMs = await timeIt(() => {
+      for (let i = 0; i < N; i++) {
+        const h = ctx.unwrapResult(ctx.evalCode(expr));
+        ctx.typeof(h);
+        h.dispose();
+      }
+    });
+    ctx.dispose();
+    rt.dispose();
+    releaseModule(m);
+    add(`expression evaluation (${expr}), per call`, engineMs / N, evalMs / N, 'bare evalCode', '≤ 2x evalCode');
+  }
+
+  // 10,000-item loop with an if per item, vs the same logic as native JS.
+  const items = Array.from({ length: 10_000 }, (_, i) => i);
+  const loop: PipelineNode[] = [
+    { functionPackage: F('script'), settings: { code: 'return { items: Array.from({ length: 10000 }, (_, i) => i), even: 0 }' } },
+    {
+      type: 'loop',
+      items: 'items',
+      functions: [{ type: 'if', conditions: [{ condition: 'currentItem % 2 === 0', functions: [{ functionPackage: F('set'), settings: { even: '{{ even + 1 }}' } }] }] }],
+    },
+    { functionPackage: F('return'), settings: { value: '{{ even }}' } },
+  ];
+  const loopMs = await timeIt(() => run(loop), 1000, 3);
+  const nativeMs = await timeIt(() => {
+    const ctx: Record<string, number> = { even: 0 };
+    for (const item of items) if (item % 2 === 0) ctx.even! += 1;
+    return ctx.even;
+  });
+  add('10,000-item loop with an if per item', loopMs, nativeMs, 'native JS', '< 200 ms');
+
+  // 100-node linear pipeline.
+  const linear: PipelineNode[] = Array.from({ length: 100 }, (_, i) => ({ functionPackage: F('set'), settings: { [`v${i}`]: `{{ ${i} + 1 }}` } }));
+  const linearMs = await timeIt(() => run(linear), 600, 10);
+  add('100-node linear pipeline (set with a template each)', linearMs, undefined, '');
+
+  // Runs per second of a small pipeline.
+  const small: PipelineNode[] = [
+    { functionPackage: F('set'), settings: { total: '{{ a + b }}' } },
+    { type: 'if', conditions: [{ condition: 'total > 3', functions: [{ functionPackage: F('set'), settings: { big: true } }] }] },
+    { functionPackage: F('return'), settings: { value: '{{ { total, big } }}' } },
+  ];
+  const smallMs = await timeIt(() => run(small, { a: 2, b: 3 }), 1500, 50);
+  rows.push({ measurement: 'small pipeline (set, if, return): runs per second', sandboxed: `${Math.round(1000 / smallMs)} runs/s`, baseline: '', ratio: '', target: '' });
+
+  console.log('\nPipeline engine\n');
+  console.table(rows);
+}, 300_000);
