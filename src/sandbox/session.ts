@@ -90,7 +90,6 @@ export function openSession(options: SessionOptions): Session {
     const message = String((error as Error)?.message ?? error);
     if (/out of memory|Cannot enlarge memory|memory access out of bounds/i.test(message) || atMemoryCap())
       return new SandboxError('OUT_OF_MEMORY', 'OutOfMemoryError', `The run used more than the memory limit (${mb(module.maxBytes)} MB)`, true);
-    if ((globalThis as { process?: { env?: Record<string, string> } }).process?.env?.DEBUG_SANDBOX) console.error('sandbox crash', error);
     return new SandboxError('SANDBOX_CRASHED', 'InternalError', 'The sandbox stopped unexpectedly', true);
   };
   /** The heap grew to (nearly) QuickJS's allocation limit: an error without a description is then an out-of-memory. */
