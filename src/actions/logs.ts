@@ -1,5 +1,5 @@
 /** Client.App.Actions.getLogs and the upload of device run logs. */
-import sift from 'sift';
+import { safeTester } from '../core/safe-query.js';
 import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
 import { pendingRunLogs, uploadRunLogs } from '../storage/run-logs.js';
@@ -34,7 +34,7 @@ export async function getLogs(ctx: ClientContext, options?: GetLogsOptions): Pro
   await uploadDeviceLogs(ctx).catch(() => undefined);
   const remote = await ctx.http.request<LogsPage>('POST', tasksPath(ctx, '/logs'), { json: { id, limit, where } });
   const seen = new Set(remote.logs.map((l) => l.deviceKey).filter(Boolean));
-  const test = where ? (sift(where) as (log: ActionLog) => boolean) : () => true;
+  const test = where ? safeTester(where, 'options.where') : () => true;
   const local = (await pendingRunLogs(ctx))
     .map((p) => p.log)
     .filter((log) => !seen.has(log.deviceKey) && (LOG_TYPES as readonly string[]).includes(log.type))

@@ -3,6 +3,7 @@
  * request) and the backend (checked again, with cron-parser for `frequency`).
  * Every issue names the offending path, e.g. `functions[1].conditions[0].condition`.
  */
+import { compileWhere } from '../core/partial-where.js';
 import { RESERVED_ACTION_NAMES, type ActionInput } from './types.js';
 
 export interface ValidationIssue {
@@ -176,6 +177,13 @@ export function validateActionInput(input: unknown, options: ValidateOptions = {
           if (!isObject(t.where)) issues.push({ path: `${at}.where`, message: 'must be an object', kind: 'shape' });
           else if (t.trigger !== 'log' && t.trigger !== 'analytics')
             issues.push({ path: `${at}.where`, message: 'is only used by log and analytics triggers', kind: 'meaning' });
+          else {
+            try {
+              compileWhere(t.where, `${at}.where`);
+            } catch (error) {
+              issues.push({ path: `${at}.where`, message: `is not a valid query: ${(error as Error).message}`, kind: 'shape' });
+            }
+          }
         }
         for (const key of Object.keys(t))
           if (key !== 'trigger' && key !== 'where') issues.push({ path: `${at}.${key}`, message: 'is not a trigger field', kind: 'shape' });

@@ -1,7 +1,7 @@
 import type { Action } from '../actions/types.js';
 import type { Logger } from '../core/logger.js';
 import type { AnalyticsEvent } from './types.js';
-import { compileWhere, equalityAt, type Tester } from './where.js';
+import { compileWhere, equalityAt, type Tester } from '../core/partial-where.js';
 
 /** Runs one action on the device with the analytics context; the actions module supplies it. */
 export type AnalyticsRunner = (action: Action, context: { trigger: 'analytics'; event: AnalyticsEvent }) => Promise<void>;

@@ -6,7 +6,7 @@ import type { Action, ActionTrigger } from '../../src/actions/types.js';
 import { createAnalyticsApi } from '../../src/analytics/api.js';
 import { createDispatcher, isDeviceAnalyticsAction } from '../../src/analytics/dispatcher.js';
 import type { AnalyticsEvent } from '../../src/analytics/types.js';
-import { compileWhere, flattenWhere } from '../../src/analytics/where.js';
+import { compileWhere, flattenWhere } from '../../src/core/partial-where.js';
 import { resolveConfig } from '../../src/core/config.js';
 import type { ClientContext } from '../../src/core/context.js';
 import { withOnce } from '../../src/core/logger.js';

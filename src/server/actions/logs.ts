@@ -1,5 +1,5 @@
 /** Reading action logs (getLogs) and taking in records written by devices. */
-import sift from 'sift';
+import { safeTester } from '../../core/safe-query.js';
 import { DEFAULT_LOG_LIMIT, LOG_TYPES, MAX_LOG_LIMIT, type ActionLog, type LogsPage } from '../../actions/types.js';
 import type { ServerContext } from '../context.js';
 import { HttpError } from '../http/errors.js';
@@ -38,7 +38,7 @@ export function parseLogQuery(raw: Record<string, unknown>): LogQuery {
   if (where !== undefined && where !== null) {
     if (!isObject(where)) throw new HttpError(400, 'INVALID_FIELD', 'Field "where" must be an object (a sift query on the record)');
     try {
-      sift(where);
+      safeTester(where);
     } catch (error) {
       throw new HttpError(400, 'INVALID_FIELD', `Field "where" is not a valid query: ${(error as Error).message}`);
     }
@@ -58,7 +58,7 @@ export async function readLogs(ctx: ServerContext, appId: number, query: LogQuer
     }
     return { count: await countLogs(ctx.db, appId, { actionId: query.id }), logs };
   }
-  const test = sift(query.where) as (log: ActionLog) => boolean;
+  const test = safeTester(query.where) as (log: ActionLog) => boolean;
   const logs: ActionLog[] = [];
   let count = 0;
   // Skipped occurrences (overlap, missed under `skip`) are shown only to a `where` that names their type.

@@ -1,4 +1,4 @@
-import sift from 'sift';
+import { safeTester } from '../../core/safe-query.js';
 import { HttpError } from '../http/errors.js';
 import type { JsonObject } from './types.js';
 
@@ -47,7 +47,7 @@ export function toPartialQuery(query: JsonObject, prefix = ''): JsonObject {
 export function compileQuery(query: JsonObject, field: string): (doc: unknown) => boolean {
   refuseWhere(query, field);
   try {
-    const test = sift(toPartialQuery(query) as Parameters<typeof sift>[0]);
+    const test = safeTester(toPartialQuery(query), field);
     test({}); // surface operator errors now, not on the first document
     return test as (doc: unknown) => boolean;
   } catch (error) {
@@ -63,7 +63,7 @@ function scopeTester(scope: JsonObject): (doc: unknown) => boolean {
   let test = testers.get(key);
   if (!test) {
     try {
-      test = sift(toPartialQuery(scope) as Parameters<typeof sift>[0]) as (doc: unknown) => boolean;
+      test = safeTester(toPartialQuery(scope), 'scope');
     } catch {
       test = () => false;
     }

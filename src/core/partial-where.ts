@@ -1,4 +1,4 @@
-import sift from 'sift';
+import { QueryError, safeTester, type Tester } from './safe-query.js';
 
 /**
  * Compiles a trigger's `where` into a tester with partial-document semantics (design §7): nested plain
@@ -11,7 +11,7 @@ import sift from 'sift';
  * walk gives sift's answer for every document where it reaches a plain value, and defers to sift wherever
  * sift's rules differ (arrays on the path, objects, null and missing values).
  */
-export type Tester = (doc: unknown) => boolean;
+export type { Tester };
 
 export class WhereError extends Error {
   constructor(message: string) {
@@ -74,9 +74,9 @@ export function compileWhere(where: unknown, path = 'where'): Tester {
   if (entries.length === 0) return () => true;
   let slow: Tester;
   try {
-    slow = sift(query) as Tester;
+    slow = safeTester(query, path);
   } catch (error) {
-    throw new WhereError(`${path}: ${(error as Error).message}`);
+    throw new WhereError(error instanceof QueryError ? error.message : `${path}: ${(error as Error).message}`);
   }
   if (!entries.every(([key, value]) => !key.startsWith('$') && isScalar(value))) return slow;
   const checks = entries.map(([key, value]) => ({ segments: key.split('.'), value }));
