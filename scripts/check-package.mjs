@@ -21,7 +21,9 @@ try {
   failed++;
 }
 
-const LIMIT_GZIP = 15 * 1024;
+// The shell grew from 2.8 KB (issue 2) to the full client (data sources, notifications, actions, analytics,
+// offline stores, sift, idb): the budget keeps it honest; the engine and QuickJS stay lazy (dist/engine.mjs, .wasm).
+const LIMIT_GZIP = 25 * 1024;
 const gz = gzipSync(readFileSync(new URL('../dist/client.js', import.meta.url)), { level: 9 }).length;
 if (gz > LIMIT_GZIP) {
   console.error(`dist/client.js is ${gz} bytes gzipped, over the ${LIMIT_GZIP} byte budget`);
