@@ -20,7 +20,16 @@ export default defineConfig({
       ? {
           projects: [
             { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
-            { extends: true, test: { name: 'postgres', include: ['test/integration/**/*.test.ts'], env: { IAR_TEST_DB: 'postgres' } } },
+            {
+              extends: true,
+              test: {
+                name: 'postgres',
+                include: ['test/integration/**/*.test.ts'],
+                // postgres*.test.ts use PostgreSQL whatever the project: run once, in the sqlite project.
+                exclude: ['test/integration/postgres*.test.ts'],
+                env: { IAR_TEST_DB: 'postgres' },
+              },
+            },
           ],
         }
       : {}),

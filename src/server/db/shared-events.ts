@@ -141,7 +141,8 @@ export function createSharedEventBus(db: PostgresDatabase, options: SharedEventB
       ),
     ).then(() => undefined);
 
-  const done = (logId: number) => db.query('DELETE FROM iar_bus_events WHERE log_id = $1 AND claimed_by = $2', [logId, options.owner]);
+  // By log id alone: whoever delivered it, the delivery is done (and a URL's own application_name cannot get in the way).
+  const done = (logId: number) => db.query('DELETE FROM iar_bus_events WHERE log_id = $1', [logId]);
 
   /** Takes over deliveries whose lease ran out and delivers them here. */
   const poll = async () => {
