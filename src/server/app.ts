@@ -9,6 +9,7 @@ import { registerAppRoutes } from './routes/apps.js';
 import { registerFunctionRoutes } from './routes/functions.js';
 import { registerDataSourceRoutes } from './routes/data-sources.js';
 import { registerNotificationRoutes } from './routes/notifications.js';
+import { registerOpenApiRoutes } from './routes/openapi.js';
 import { registerStaticRoutes, type StaticOptions } from './routes/static.js';
 
 export interface AppOptions {
@@ -45,6 +46,7 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
   registerActionRoutes(app, ctx);
   registerFunctionRoutes(app, ctx);
   registerAnalyticsRoutes(app, ctx);
+  registerOpenApiRoutes(app);
   if (options.static) registerStaticRoutes(app, options.static);
   return app;
 }
