@@ -17,7 +17,7 @@
     for (const child of children) if (child !== null && child !== undefined) node.append(child);
     return node;
   };
-  const when = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
+  const when = (iso) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' }) : '—');
   const json = (value) => JSON.stringify(value, null, 2);
   const describeError = (error) => `${error?.code ? `${error.code}: ` : ''}${error?.message ?? String(error)}`;
   const setStatus = (node, text, kind) => {

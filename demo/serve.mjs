@@ -1,11 +1,12 @@
 // Starts the reference backend serving the demo app (demo/) and the built library (dist/), then seeds the demo
-// through the public API. Used by `npm start` and by the end-to-end tests.
+// through the public API. Used by `npm start`, by the end-to-end tests and by demo/screenshots.mjs.
 import { join } from 'node:path';
 import { seedDemo } from './seed.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 
-export async function startDemo({ port = 0, host = '127.0.0.1', dataDir, memory = false, clock, limits, log } = {}) {
+/** `timezone`: the zone of the scheduled demo action (default: this machine's zone). */
+export async function startDemo({ port = 0, host = '127.0.0.1', dataDir, memory = false, clock, limits, log, timezone } = {}) {
   const { startServer } = await import(join(root, 'dist/server.mjs'));
   let config;
   const server = await startServer({
@@ -24,6 +25,6 @@ export async function startDemo({ port = 0, host = '127.0.0.1', dataDir, memory 
   });
   const { appId, organizationId, apiToken } = server.bootstrap;
   config = { baseUrl: server.url, appId, organizationId, authToken: apiToken };
-  const seeded = await seedDemo({ url: server.url, bootstrap: server.bootstrap, dist: join(root, 'dist/index.mjs') });
+  const seeded = await seedDemo({ url: server.url, bootstrap: server.bootstrap, dist: join(root, 'dist/index.mjs'), timezone });
   return { server, seeded };
 }

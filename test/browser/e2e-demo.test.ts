@@ -248,7 +248,7 @@ describe('demo app end to end (Chromium)', () => {
     expect(step % 60_000).toBe(0);
     expect(Date.parse(after.lastRunAt!)).toBeGreaterThanOrEqual(Date.parse(before.nextRunAt!));
     const card = p.locator(action('bookings-summary'));
-    expect(await card.locator('.action-next').textContent()).toBe(await p.evaluate((iso) => new Date(iso).toLocaleString(), after.nextRunAt!));
+    expect(await card.locator('.action-next').textContent()).toBe(await p.evaluate((iso) => new Date(iso).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' }), after.nextRunAt!));
     const { logs } = await api.App.Actions.getLogs({ where: { type: 'app.task.completed' } });
     expect(logs.length).toBe(scheduled.length);
     expect(logs.every((l) => l.data.mode === 'scheduled')).toBe(true);
