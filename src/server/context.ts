@@ -43,6 +43,8 @@ export interface ServerContext {
   limits: ServerLimits;
   /** Data folder, or undefined for an in-memory server. */
   dataDir: string | undefined;
+  /** This instance's id (random unless `cluster.instanceId` is given); claims carry it. */
+  instanceId: string;
   /** The server's own URL, set once it listens. */
   url: () => string;
   bus: EventBus;

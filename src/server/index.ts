@@ -87,6 +87,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     nowIso: () => new Date(clock()).toISOString(),
     limits: { ...DEFAULT_SERVER_LIMITS, ...(options.limits ?? {}) },
     dataDir,
+    instanceId: store.instanceId,
     url: () => url,
     bus: store.bus,
     onClose: (fn) => closers.push(fn),

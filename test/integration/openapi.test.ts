@@ -27,6 +27,7 @@ async function registeredRoutes(): Promise<{ routes: Set<string>; close: () => P
     nowIso: () => new Date().toISOString(),
     limits: DEFAULT_SERVER_LIMITS,
     dataDir: undefined,
+    instanceId: store.instanceId,
     url: () => 'http://127.0.0.1:0',
     bus: store.bus,
     onClose: (fn) => closers.push(fn),

@@ -41,7 +41,7 @@ describe('three instances on one PostgreSQL database', () => {
     database = await createTestDatabase('iar_instances');
     db = openPostgres({ url: database.url });
     // Runs call this endpoint, which answers after 15 ms: runs stay in flight a while without blocking the event loop.
-    slow = createServer((_req, res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), 15));
+    slow = createServer((_req, res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), 120));
     await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
     slowUrl = `http://127.0.0.1:${(slow.address() as { port: number }).port}/`;
   });
@@ -127,7 +127,11 @@ describe('three instances on one PostgreSQL database', () => {
       ...Array.from({ length: LOGGED / 2 }, (_, i) => insert(i, i % 3)),
     ]);
     // Kill C while the queue is full: runs it claimed and events it had not dispatched must be taken over.
-    const inFlightAtKill = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM action_runs WHERE status IN ('queued', 'running')"))!.n;
+    // Wait until C really holds a running run, so the kill always interrupts claimed work (not just queued runs).
+    const heldByC = async () =>
+      (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM action_runs WHERE status = 'running' AND claimed_by LIKE 'instance-C:%'"))!.n;
+    await eventually('instance C to hold a running run', async () => (await heldByC()) > 0);
+    const inFlightAtKill = await heldByC();
     await c.kill();
 
     // Phase 2, two instances: the rest of everything.

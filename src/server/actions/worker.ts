@@ -40,7 +40,7 @@ export interface Worker {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): Worker {
-  const id = `worker-${randomUUID()}`;
+  const id = `${ctx.instanceId}:worker-${randomUUID()}`;
   const concurrency = options.concurrency ?? 4;
   const pollMs = options.pollMs ?? 250;
   const inFlight = new Map<number, { promise: Promise<void>; controller: AbortController }>();
