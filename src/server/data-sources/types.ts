@@ -1,52 +1,25 @@
 /** Shapes shared by the data source store, service and routes (server side). */
 
-export type Operation = 'select' | 'insert' | 'update' | 'delete';
+import type {
+  DataSource,
+  DataSourceAccessRule,
+  DataSourceHook,
+  DataSourceHookEvent,
+  DataSourceOperation,
+} from '../../data-sources/types.js';
+
+// The wire shapes are the client's (src/data-sources/types.ts); the server adds what it keeps internally.
+export type Operation = DataSourceOperation;
 export const OPERATIONS: readonly Operation[] = ['select', 'insert', 'update', 'delete'];
-
-export interface AccessRule {
-  type: Operation[];
-  /** `all`: anyone, even without a token; `loggedIn`: any valid token of the organization; or listed token ids. */
-  allow: 'all' | 'loggedIn' | { tokens: number[] };
-  /** Only these columns are returned (select). */
-  include?: string[];
-  /** These columns are never returned (select). */
-  exclude?: string[];
-  /** Restrict the rule to tokens of these apps. */
-  appId?: number[];
-  /** false disables the rule (default true). */
-  enabled?: boolean;
-}
-
-export type HookEvent = 'insert' | 'update' | 'beforeSave';
-
+export type AccessRule = DataSourceAccessRule;
+export type HookEvent = DataSourceHookEvent;
+export type Hook = DataSourceHook;
 /** A field transformation: `trim`, `lower`, `upper`, or a template such as `{{first}} {{last}}`. */
-export type FieldOperation = 'trim' | 'lower' | 'upper' | string | { template: string };
+export type FieldOperation = Extract<DataSourceHook, { type: 'operations' }>['payload'][string];
 
-export type Hook =
-  | { type: 'operations'; runOn: HookEvent[]; conditions?: Record<string, unknown>[]; payload: Record<string, FieldOperation> }
-  | {
-      type: 'web';
-      runOn: HookEvent[];
-      conditions?: Record<string, unknown>[];
-      payload: { url: string; headers?: Record<string, string>; timeoutMs?: number };
-    };
-
-export interface DataSourceRecord {
-  id: number;
-  name: string;
-  type: string | null;
-  organizationId: number;
-  appId: number | null;
-  public: boolean;
-  encrypted: boolean;
-  columns: string[] | null;
-  hooks: Hook[];
-  accessRules: AccessRule[];
-  definition: Record<string, unknown>;
-  appCapabilities: unknown;
+export interface DataSourceRecord extends DataSource {
+  /** Bumped on every write; keys the parsed-entries cache across processes. */
   dataVersion: number;
-  createdAt: string;
-  updatedAt: string;
 }
 
 /** An entry as the query engine and the cache hold it. */

@@ -1,42 +1,13 @@
 /** Shapes of the notification backend (REST bodies and service results). */
 
-export type NotificationStatus = 'draft' | 'published' | 'scheduled';
+import type { Notification, NotificationStatus, PushNotification, PushPayload } from '../../notifications/types.js';
+
+// The wire shapes are the client's (src/notifications/types.ts).
+export type { Notification, NotificationStatus, PushPayload };
+export type PushNotificationSpec = PushNotification;
 export const NOTIFICATION_STATUSES: readonly NotificationStatus[] = ['draft', 'published', 'scheduled'];
 
 export type JsonObject = Record<string, unknown>;
-
-export interface PushPayload {
-  title: string;
-  body: string;
-  /** A fixed badge; without it each delivery carries the recipient's unread count. */
-  badge?: number;
-  [key: string]: unknown;
-}
-
-export interface PushNotificationSpec {
-  payload: PushPayload;
-  /** Subscription ids to target; without it every subscription of the users in scope. */
-  subscriptions?: number[];
-  /** Unix time in seconds; deliveries wait until then. */
-  delayUntilTimestamp?: number;
-}
-
-export interface Notification {
-  id: number;
-  appId: number;
-  data: JsonObject;
-  /** Omitted for broadcasts. */
-  scope?: JsonObject[];
-  status: NotificationStatus;
-  orderAt: string;
-  pushNotification?: PushNotificationSpec;
-  publishedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt: string | null;
-  /** Only when the list names a `recipientId`: when that recipient read it, or null. */
-  readAt?: string | null;
-}
 
 /** Validated create input. */
 export interface NotificationCreate {
