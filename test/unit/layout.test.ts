@@ -1,0 +1,35 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve, dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(__dirname, '../../src');
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const IMPORT = /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?<!typeof )import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+describe('source layout (design §4)', () => {
+  it('browser code never imports server code or Node built-ins', () => {
+    const offenders: string[] = [];
+    for (const file of files(SRC)) {
+      const rel = relative(SRC, file);
+      if (rel.startsWith('server/')) continue;
+      const text = readFileSync(file, 'utf8');
+      for (const match of text.matchAll(IMPORT)) {
+        const spec = match[1] ?? match[2]!;
+        if (spec.startsWith('.')) {
+          const target = relative(SRC, resolve(dirname(file), spec));
+          if (target.startsWith('server/') || target === 'server') offenders.push(`${rel} → ${spec}`);
+        } else if (spec.startsWith('node:') || ['better-sqlite3', 'pg', 'hono', '@hono/node-server', 'web-push'].includes(spec)) {
+          offenders.push(`${rel} → ${spec}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+});
