@@ -11,6 +11,20 @@ export interface Bootstrap {
   studioToken: string;
 }
 
+/**
+ * A new organization with one app, an API token of the app and a studio token of the organization
+ * (operators and tests: `RunningServer.createOrganization`). No HTTP route creates organizations.
+ */
+export async function createTenant(db: Database, name: string, now: string): Promise<Bootstrap> {
+  return db.transaction(async (tx) => {
+    const organizationId = await createOrganization(tx, name, now);
+    const appId = await createApp(tx, organizationId, `${name} app`, now);
+    const api = await createToken(tx, { kind: 'api', name: 'Default API token', organizationId, appId, now });
+    const studio = await createToken(tx, { kind: 'studio', name: 'Studio', organizationId, appId: null, now });
+    return { organizationId, appId, apiToken: api.token, studioToken: studio.token };
+  });
+}
+
 /** Creates the organization, app and tokens once; later starts read them back. */
 export async function ensureBootstrap(db: Database, now: string): Promise<{ bootstrap: Bootstrap; created: boolean }> {
   const existing = await getSetting(db, 'bootstrap');

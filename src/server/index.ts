@@ -2,7 +2,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from './app.js';
-import { ensureBootstrap, type Bootstrap } from './bootstrap.js';
+import { createTenant, ensureBootstrap, type Bootstrap } from './bootstrap.js';
 import { DEFAULT_SERVER_LIMITS, type ServerContext, type ServerLimits } from './context.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -54,6 +54,11 @@ export interface RunningServer {
   url: string;
   port: number;
   bootstrap: Bootstrap;
+  /**
+   * Creates another organization with one app and its tokens (same shape as `bootstrap`). For operators
+   * and tests of isolation between organizations; no HTTP route creates organizations.
+   */
+  createOrganization(name?: string): Promise<Bootstrap>;
   close(): Promise<void>;
   /** Runs every background job due at `clock()` now (scheduled notifications, push outbox, …); the timer loops do the same. */
   tick(): Promise<void>;
@@ -124,6 +129,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       url,
       port,
       bootstrap,
+      createOrganization: async (name = 'Organization') => {
+        const trimmed = String(name).trim();
+        if (trimmed === '') throw new TypeError('createOrganization: name must be a non-empty string');
+        return createTenant(db, trimmed, ctx.nowIso());
+      },
       async tick() {
         for (const fn of tickers) await fn();
       },

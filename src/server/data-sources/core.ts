@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerContext } from '../context.js';
 import type { Queryable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
-import type { Caller } from './access.js';
+import { canSee, type Caller } from './access.js';
 import { createEntryCache, type EntryCache } from './cache.js';
 import { createFileStorage, type FileStorage } from './files.js';
 import { createWebHookRunner, type Matcher } from './hooks.js';
@@ -52,10 +52,17 @@ export async function resolveDataSource(db: Queryable, ref: DataSourceRef, calle
     if (!ds) throw new HttpError(404, 'DATA_SOURCE_NOT_FOUND', `Data source ${ref.id} not found`);
     return ds;
   }
-  const organizationId = ref.organizationId ?? callerOrganization(caller);
+  const own = callerOrganization(caller);
+  const organizationId = ref.organizationId ?? own;
   const found = await findDataSourcesByName(db, ref.name, organizationId);
-  // Without a token, a name may only reach a public data source, and must be unambiguous.
-  const candidates = organizationId === undefined ? found.filter((d) => d.public) : found;
+  // Without a token, a name may only reach a public data source, and must be unambiguous. In another
+  // organization (`?organizationId=`), only what the caller may see exists: 404, not 403, for the rest.
+  const candidates =
+    organizationId === undefined
+      ? found.filter((d) => d.public)
+      : caller.kind !== 'system' && organizationId !== own
+        ? found.filter((d) => canSee(d, caller))
+        : found;
   if (candidates.length === 0) throw new HttpError(404, 'DATA_SOURCE_NOT_FOUND', `Data source "${ref.name}" not found`);
   if (candidates.length > 1)
     throw new HttpError(400, 'AMBIGUOUS_NAME', `Several public data sources are named "${ref.name}": address it by id or add organizationId`);
