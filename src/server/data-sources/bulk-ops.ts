@@ -239,9 +239,10 @@ export async function versionEntries(
   }
   const test = options.where === undefined || options.where === null ? undefined : compileWhere(options.where);
   const { entries } = await snapshotEntries(core, ds.id, versionId);
-  let out = test ? entries.filter((e) => test(e)) : entries;
+  // Hidden columns are removed before `where` runs, so they cannot be probed through it.
+  let out = hasColumnFilter(grant) ? entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : entries;
+  if (test) out = out.filter((e) => test(e));
   if (limit) out = out.slice(0, limit);
-  if (hasColumnFilter(grant)) out = out.map((e) => ({ ...e, data: filterColumns(e.data, grant) }));
   return { entries: out };
 }
 

@@ -60,16 +60,40 @@ async function resolveScope(core: Core, caller: Caller, scope: DataSourceScope):
   return { organizationId: app.organizationId, appId: app.id };
 }
 
+/**
+ * What a caller that may use but not manage a data source (a public reader, a token granted by a rule) sees:
+ * web hooks without their headers, credentials and query strings (they often carry secrets).
+ */
+function viewFor(caller: Caller, ds: DataSourceRecord): DataSourceView {
+  const view = toDataSourceView(ds);
+  if (manageLevel(caller, ds)) return view;
+  return {
+    ...view,
+    hooks: view.hooks.map((hook) => {
+      if (hook.type !== 'web') return hook;
+      let url = '[redacted]';
+      try {
+        const parsed = new URL(hook.payload.url);
+        url = parsed.origin + parsed.pathname;
+      } catch {
+        /* keep the placeholder */
+      }
+      const { headers, ...payload } = hook.payload as typeof hook.payload & { headers?: Record<string, string> };
+      return { ...hook, payload: { ...payload, url, ...(headers ? { headers: Object.fromEntries(Object.keys(headers).map((k) => [k, '[redacted]'])) } : {}) } };
+    }),
+  };
+}
+
 export async function listOf(core: Core, caller: Caller, scope: DataSourceScope): Promise<DataSourceView[]> {
   const { organizationId, appId } = await resolveScope(core, caller, scope);
   const all = await listDataSources(core.ctx.db, appId !== null ? { appId } : { organizationId });
-  return all.filter((ds) => canSee(ds, caller)).map(toDataSourceView);
+  return all.filter((ds) => canSee(ds, caller)).map((ds) => viewFor(caller, ds));
 }
 
 export async function getOne(core: Core, caller: Caller, ref: DataSourceRef): Promise<DataSourceView> {
   const ds = await resolveDataSource(core.ctx.db, ref, caller);
   if (!canSee(ds, caller)) throw hiddenError(ds, caller);
-  return toDataSourceView(ds);
+  return viewFor(caller, ds);
 }
 
 function hiddenError(ds: DataSourceRecord, caller: Caller): HttpError {
@@ -91,8 +115,31 @@ function mayManage(caller: Caller, ds: { organizationId: number; appId: number |
   return ds.appId === null || ds.appId === token.appId ? 'app' : false;
 }
 
-function checkManage(caller: Caller, ds: DataSourceRecord | { organizationId: number; appId: number | null; name?: string }, changes: object) {
+/**
+ * Whether a non-studio manager also holds every right under the data source's access rules: changing its
+ * metadata (a web hook receives every saved entry) or deleting it is never less than reading and writing
+ * all of its data. Without rules this is the owning app's tokens, i.e. `mayManage` already decided.
+ */
+function holdsAllRights(caller: Caller, ds: DataSourceRecord): boolean {
+  for (const op of ['select', 'insert', 'update', 'delete'] as const) {
+    try {
+      authorize(ds, op, caller);
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** `studio`: may change anything; `app`: metadata but not security settings; false: read-only at most. */
+function manageLevel(caller: Caller, ds: DataSourceRecord | { organizationId: number; appId: number | null }): 'studio' | 'app' | false {
   const level = mayManage(caller, ds);
+  if (level === 'app' && 'accessRules' in ds && ds.accessRules.length > 0 && !holdsAllRights(caller, ds)) return false;
+  return level;
+}
+
+function checkManage(caller: Caller, ds: DataSourceRecord | { organizationId: number; appId: number | null; name?: string }, changes: object) {
+  const level = manageLevel(caller, ds);
   if (!level) {
     if (caller.kind === 'token' && !caller.token) throw new HttpError(401, 'MISSING_TOKEN', 'This route needs an Auth-token header');
     throw new HttpError(403, 'FORBIDDEN', 'This token may not change this data source');
