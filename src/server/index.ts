@@ -2,6 +2,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from './app.js';
+import { errorBody } from './http/errors.js';
 import { createTenant, ensureBootstrap, type Bootstrap } from './bootstrap.js';
 import { DEFAULT_SERVER_LIMITS, type ServerContext, type ServerLimits } from './context.js';
 import type { Database } from './db/database.js';
@@ -70,6 +71,27 @@ export interface RunningServer {
   kill(): Promise<void>;
 }
 
+/**
+ * Requests Node refuses before they reach the app (headers over its size limit, malformed HTTP) get the
+ * usual JSON error body instead of Node's empty answer.
+ */
+function answerClientError(error: Error & { code?: string }, socket: import('node:stream').Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = /^HPE_HEADER_OVERFLOW$/.test(error.code ?? ''); // Node's code for headers over its limit
+  const body = JSON.stringify(
+    tooLarge
+      ? errorBody('HEADERS_TOO_LARGE', 'The request line and headers are larger than the server accepts')
+      : errorBody('INVALID_REQUEST', 'The request is not valid HTTP'),
+  );
+  socket.end(
+    `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** Starts the reference backend. Rejects with code `EADDRINUSE` when the port is taken. */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const memory = options.memory ?? false;
@@ -122,6 +144,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const port = await new Promise<number>((resolvePort, reject) => {
       server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, (info) => resolvePort(info.port));
       server.once('error', reject);
+      server.on('clientError', answerClientError);
     });
     url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     let closing: Promise<void> | undefined;

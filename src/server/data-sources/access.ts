@@ -1,5 +1,6 @@
 import { HttpError } from '../http/errors.js';
 import type { TokenRecord } from '../store/identity.js';
+import { setOwn } from './query/values.js';
 import type { AccessRule, DataSourceRecord, Operation } from './types.js';
 
 /**
@@ -85,7 +86,7 @@ export function filterColumns(data: Record<string, unknown>, grant: Grant): Reco
   for (const key of Object.keys(data)) {
     if (grant.include && !grant.include.includes(key)) continue;
     if (grant.exclude && grant.exclude.includes(key)) continue;
-    out[key] = data[key];
+    setOwn(out, key, data[key]);
   }
   return out;
 }

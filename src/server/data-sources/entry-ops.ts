@@ -141,7 +141,8 @@ export async function deleteEntry(core: Core, caller: Caller, ref: DataSourceRef
 function readPath(data: unknown, path: string): unknown {
   let value = data;
   for (const part of path.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
+    // Own properties only: `constructor`, `__proto__`, `toString` are ordinary (absent) columns.
+    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, part)) return undefined;
     value = (value as Record<string, unknown>)[part];
   }
   return value;

@@ -1,4 +1,5 @@
 import type { ServerContext } from '../context.js';
+import { setOwn } from './query/values.js';
 import { insertLog } from './store/logs.js';
 import type { DataSourceRecord, EntryRecord, FieldOperation, Hook, HookEvent } from './types.js';
 
@@ -21,7 +22,8 @@ function applies(hook: Hook, event: 'insert' | 'update', data: Record<string, un
 function readPath(data: Record<string, unknown>, path: string): unknown {
   let value: unknown = data;
   for (const part of path.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
+    // Own properties only: `constructor`, `__proto__`, `toString` are ordinary (absent) columns.
+    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, part)) return undefined;
     value = (value as Record<string, unknown>)[part];
   }
   return value;
@@ -60,8 +62,8 @@ export function runOperationHooks(
     out = { ...out };
     for (const [column, op] of Object.entries(hook.payload)) {
       const isTemplate = typeof op === 'object' || op.includes('{{');
-      if (!isTemplate && !(column in before)) continue;
-      out[column] = transform(op, before[column], before);
+      if (!isTemplate && !Object.prototype.hasOwnProperty.call(before, column)) continue;
+      setOwn(out, column, transform(op, Object.prototype.hasOwnProperty.call(before, column) ? before[column] : undefined, before));
     }
   }
   return out;

@@ -1,6 +1,6 @@
 import { invalidQuery } from './errors.js';
 import type { EntryRecord } from './types.js';
-import { compileDataPath, isEntryField, type EntryField } from './values.js';
+import { compileDataPath, isEntryField, setOwn, type EntryField } from './values.js';
 
 /**
  * `attributes`: entry fields (`id`, `dataSourceId`, `order`, `createdAt`, `updatedAt`, `deletedAt`),
@@ -27,10 +27,10 @@ function setPath(target: Record<string, unknown>, segments: string[], value: unk
   for (let i = 0; i < segments.length - 1; i++) {
     const key = segments[i]!;
     const next = hasOwn.call(node, key) ? node[key] : undefined;
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) node[key] = {};
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) setOwn(node, key, {});
     node = node[key] as Record<string, unknown>;
   }
-  node[segments[segments.length - 1]!] = value;
+  setOwn(node, segments[segments.length - 1]!, value);
 }
 
 /** Compiles an attribute list into a projection (null when every field is kept). */
@@ -59,7 +59,7 @@ export function compileAttributes(attributes: unknown, field = 'attributes'): Pr
       for (const { column, get, segments } of columns) {
         const value = get(entry.data);
         if (value === undefined) continue;
-        if (segments.length === 1 || hasOwn.call(entry.data, column)) data[column] = value;
+        if (segments.length === 1 || hasOwn.call(entry.data, column)) setOwn(data, column, value);
         else setPath(data, segments, value);
       }
       out.data = data;

@@ -4,6 +4,7 @@ import { asInvalidQuery } from './errors.js';
 import { joinValue, loadJoin, type LoadedJoin } from './joins.js';
 import { sortEntries } from './order.js';
 import type { EntryRecord, JoinLoader, QueryBody, QueryResult } from './types.js';
+import { setOwn } from './values.js';
 import { compileWhere } from './where.js';
 
 function filterEntries(entries: readonly EntryRecord[], test: (entry: EntryRecord) => boolean): EntryRecord[] {
@@ -60,7 +61,7 @@ export async function runQuery(entries: readonly EntryRecord[], body: QueryBody,
           const result: Record<string, unknown> = projection ? projection(entry) : { ...entry };
           if (withJoins.length > 0) {
             const values: Record<string, unknown> = {};
-            for (const join of withJoins) values[join.join.name] = joinValue(join, join.matchesOf(entry));
+            for (const join of withJoins) setOwn(values, join.join.name, joinValue(join, join.matchesOf(entry)));
             result.joins = values;
           }
           return result;

@@ -3,6 +3,15 @@ import type { EntryRecord } from './types.js';
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /**
+ * `target[key] = value` as an own data property even for `__proto__` (an assignment would replace the
+ * object's prototype and lose the column). Use it wherever a key comes from stored data or a request.
+ */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+/**
  * Compiles a data column into a getter. A key that exists literally (`"a.b"`) wins; otherwise dots walk into
  * nested objects and arrays (`Role.Name`, `tags.0`). Only own properties are read (never the prototype).
  */
