@@ -31,7 +31,12 @@ export function registerStaticRoutes(app: App, options: StaticOptions): void {
   }
   const mounts = Object.entries(options.mounts).sort((a, b) => b[0].length - a[0].length);
   app.get('*', async (c, next) => {
-    const path = decodeURIComponent(new URL(c.req.url).pathname);
+    let path: string;
+    try {
+      path = decodeURIComponent(new URL(c.req.url).pathname);
+    } catch {
+      return c.json(errorBody('INVALID_REQUEST', 'The path holds a malformed percent escape'), 400);
+    }
     for (const [prefix, folder] of mounts) {
       if (!path.startsWith(prefix)) continue;
       const root = resolve(folder);
