@@ -5,9 +5,10 @@ import type { SandboxModule } from '../sandbox/pool.js';
 import { openSession, type Session } from '../sandbox/session.js';
 import { PipelineFailure, toFailure } from './failure.js';
 import { resolveLimits, type ResolvedLimits } from './limits.js';
-import { expressionOf, settingsSpec } from './templates.js';
+import { collectExpressions, EVENT, planPipeline, type Plan } from './inline.js';
+import { expressionOf, itemsExpression, settingsSpec } from './templates.js';
 import { createTrace, ms, type TraceRecorder } from './trace.js';
-import type { FunctionNode, FunctionPackageSource, IfNode, LoopNode, PipelineNode, RunOutcome, RunPipelineOptions } from './types.js';
+import type { FunctionNode, FunctionPackageSource, IfNode, LoopNode, PipelineNode, RunOutcome, RunPipelineOptions, TraceEntry } from './types.js';
 import { validatePipeline } from './validate.js';
 
 /** How the runner gets sandbox modules (the pool in production; tests may pass a debug build). */
@@ -30,6 +31,8 @@ interface Run {
   scripts: WeakMap<object, number>;
   customs: Map<string, number>;
   custom: Map<string, FunctionPackageSource>;
+  /** Inline segments and host-run nodes of every node list (src/pipeline/inline.ts). */
+  plan: Plan;
   /** Where console.log lines go. */
   at: { path: string; pkg: string; iteration: number | undefined };
 }
@@ -109,6 +112,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       scripts: new WeakMap(),
       customs: new Map(),
       custom,
+      plan: { source: '', nodes: [], lists: new Map() },
       at: { path: '', pkg: '', iteration: undefined },
     };
     session = openSession({
@@ -123,8 +127,10 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
     });
     run.session = session;
     session.void('init', initial);
-    if (shape.hasLoops) session.installLoops();
     if (shape.usesUserCode) session.installCode();
+    compileAll(run);
+    run.plan = planPipeline(options.functions, (source) => run.expressions.get(source), limits.maxLoopIterations);
+    if (run.plan.source) session.installProgram(run.plan.source);
     await runNodes(run, options.functions, 'functions', runDeadline, undefined);
     session.setDeadline(runDeadline);
     const text = session.string('finish', limits.resultBytes);
@@ -142,16 +148,136 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
 
 const iter = (iteration: number | undefined) => (iteration === undefined ? {} : { iteration });
 
+/** Compiles every expression of the pipeline in one guest call; one that does not compile is left to fail where it is used. */
+function compileAll(run: Run): void {
+  const sources = collectExpressions(run.options.functions);
+  if (sources.length === 0) return;
+  const indexes = JSON.parse(run.session.string('fns', JSON.stringify(sources))) as number[];
+  sources.forEach((source, i) => {
+    if (indexes[i]! >= 0) run.expressions.set(source, indexes[i]!);
+  });
+}
+
 async function runNodes(run: Run, nodes: PipelineNode[] | undefined, base: string, deadline: number, iteration: number | undefined): Promise<void> {
   if (!nodes) return;
-  for (let i = 0; i < nodes.length; i++) {
+  const steps = run.plan.lists.get(base) ?? nodes.map((_, host) => ({ host }));
+  for (const step of steps) {
     if (run.ended) return;
-    const node = nodes[i]!;
-    const path = `${base}[${i}]`;
+    if ('segment' in step) {
+      runSegment(run, step.segment, deadline, iteration);
+      continue;
+    }
+    const node = nodes[step.host]!;
+    const path = `${base}[${step.host}]`;
     if (node.type === 'loop') await runLoop(run, node, path, deadline, iteration);
     else if (node.type === 'if') await runIf(run, node, path, deadline, iteration);
     else await runFunction(run, node, path, deadline, iteration);
   }
+}
+
+const EVENT_OUTCOME: Record<number, (x: number) => Pick<TraceEntry, 'outcome' | 'message'>> = {
+  [EVENT.ok]: () => ({ outcome: 'ok' }),
+  [EVENT.skipped]: () => ({ outcome: 'skipped', message: 'condition is false' }),
+  [EVENT.matched]: (x) => ({ outcome: 'ok', message: `conditions[${x}] matched` }),
+  [EVENT.else]: () => ({ outcome: 'ok', message: 'else' }),
+  [EVENT.none]: () => ({ outcome: 'ok', message: 'no condition matched' }),
+  [EVENT.iterations]: (x) => ({ outcome: 'ok', message: `${x} iterations` }),
+  [EVENT.noItems]: () => ({ outcome: 'ok', message: '0 iterations (no items)' }),
+};
+
+/** Runs an inline segment in one guest call and records its trace events (or its failure, node by node). */
+function runSegment(run: Run, segment: number, deadline: number, iteration: number | undefined): void {
+  const room = run.trace.room();
+  let text: string;
+  try {
+    text = run.session.string('run', segment, iteration ?? -1, room.ordinary, room.important);
+  } catch (error) {
+    throw segmentFailure(run, error, deadline, iteration);
+  }
+  if (recordEvents(run, text)) run.ended = true;
+}
+
+/**
+ * Adds a segment's events to the trace (the guest's `[ended, events, messages, aggregated]`);
+ * returns whether a `return` ended the run. Malformed data (guest code can tamper with the
+ * built-ins the guest serializes with) fails the run instead of reaching the trace.
+ */
+function recordEvents(run: Run, text: string): boolean {
+  const bad = () => new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox returned malformed trace data', true);
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(data) || !Array.isArray(data[1]) || !Array.isArray(data[2]) || typeof data[3] !== 'object' || data[3] === null) throw bad();
+  const [ended, events, messages, aggregated] = data as [unknown, unknown[], unknown[], Record<string, unknown>];
+  const nodes = run.plan.nodes;
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : NaN);
+  for (let i = 0; i + 4 < events.length; i += 5) {
+    const node = nodes[num(events[i])];
+    const it = num(events[i + 1]);
+    const code = num(events[i + 2]);
+    const x = num(events[i + 3]);
+    const outcome = EVENT_OUTCOME[code];
+    const message = code === EVENT.log ? messages[x] : undefined;
+    if (!node || Number.isNaN(it) || Number.isNaN(x) || (code === EVENT.log ? typeof message !== 'string' : !outcome)) throw bad();
+    const entry = { path: node.path, package: node.pkg, durationMs: Math.max(0, num(events[i + 4]) || 0), ...(it < 0 ? {} : { iteration: it }) };
+    if (code === EVENT.log) run.trace.add({ ...entry, outcome: 'log', message: message as string });
+    else run.trace.add({ ...entry, ...outcome!(x) });
+  }
+  for (const [key, counts] of Object.entries(aggregated)) {
+    const node = nodes[Number(key.slice(1))];
+    if (!node || !Array.isArray(counts)) throw bad();
+    const [ok, skipped, logs, durationMs] = counts.map((v) => Math.max(0, num(v) || 0));
+    run.trace.aggregate(node.path, node.pkg, 'ok', ok!, durationMs!);
+    run.trace.aggregate(node.path, node.pkg, 'skipped', skipped!, 0);
+    run.trace.aggregate(node.path, node.pkg, 'log', logs!, 0);
+  }
+  return ended === 1;
+}
+
+/** The failure of an inline segment: the failing node and its inline ancestors are traced as the host walker would. */
+function segmentFailure(run: Run, error: unknown, deadline: number, iteration: number | undefined): PipelineFailure {
+  const s = run.session;
+  const id = s.peek('n');
+  const node = typeof id === 'number' ? run.plan.nodes[id] : undefined;
+  if (!node) return toFailure(error);
+  // What ran before the failure: the guest's events, collected under a short deadline of their own.
+  if (!s.closed) {
+    try {
+      recordEvents(run, s.grace(20, () => s.string('flush')));
+    } catch {
+      /* a crashed or exhausted sandbox: only the failure is traced */
+    }
+  }
+  let f = toFailure(error, node.kind === 'function' ? 'FUNCTION_FAILED' : 'EXPRESSION_FAILED');
+  const engine = s.peek('f');
+  if (!f.fatal && typeof engine === 'string' && engine !== '') {
+    const [code, type, message] = JSON.parse(engine) as [string, string, string];
+    f = new PipelineFailure(code, type, message);
+  } else if (node.kind === 'if' && !f.fatal && f.code === 'EXPRESSION_FAILED') {
+    f = new PipelineFailure(f.code, f.errorType, `conditions[${s.peek('c')}].condition: ${f.message}`);
+  }
+  let inLoop = false;
+  for (let at: number = id as number; at >= 0; at = run.plan.nodes[at]!.parent) {
+    const n = run.plan.nodes[at]!;
+    inLoop ||= n.kind === 'loop';
+    const k = n.loop >= 0 ? s.peek('K', n.loop) : iteration;
+    run.trace.add({ path: n.path, package: n.pkg, durationMs: 0, outcome: 'failed', message: `${f.errorType}: ${f.message}`, ...iter(typeof k === 'number' ? k : undefined) });
+  }
+  if (inLoop && !f.fatal && !s.closed) {
+    // Restore currentItem/currentIndex as they were before the segment (a policy up the tree may let the run go on).
+    try {
+      s.setDeadline(run.runDeadline);
+      s.void('unwind');
+    } catch {
+      /* the run is failing already */
+    } finally {
+      s.setDeadline(deadline);
+    }
+  }
+  return f;
 }
 
 function timeoutFailure(run: Run): PipelineFailure {
@@ -330,16 +456,6 @@ async function awaitHost<T>(run: Run, deadline: number, start: (signal: AbortSig
     clearTimeout(timer);
     if (onAbort) run.options.signal?.removeEventListener('abort', onAbort);
   }
-}
-
-const PATH_LIKE = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
-
-/** `items` names a context property (a dotted path is fine); a missing one runs nothing. Other text is an expression. */
-function itemsExpression(items: string): string {
-  const source = expressionOf(items);
-  if (!PATH_LIKE.test(source)) return source;
-  const [first, ...rest] = source.split('.');
-  return `(typeof ${first}==='undefined'?undefined:${[first, ...rest].join('?.')})`;
 }
 
 async function runLoop(run: Run, node: LoopNode, path: string, parentDeadline: number, iteration: number | undefined): Promise<void> {

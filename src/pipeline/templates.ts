@@ -86,3 +86,13 @@ function literal(value: unknown): Spec {
   if (value !== null && typeof value === 'object') return { k: 'l', j: JSON.stringify(value) };
   return { k: 'l', v: value === undefined ? null : value };
 }
+
+const PATH_LIKE = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
+
+/** A loop's `items`: names a context property (a dotted path is fine; a missing one runs nothing). Other text is an expression. */
+export function itemsExpression(items: string): string {
+  const source = expressionOf(items);
+  if (!PATH_LIKE.test(source)) return source;
+  const [first, ...rest] = source.split('.');
+  return `(typeof ${first}==='undefined'?undefined:${[first, ...rest].join('?.')})`;
+}

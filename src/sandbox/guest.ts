@@ -1,28 +1,48 @@
 /**
- * JavaScript evaluated inside every fresh QuickJS context. It is parsed once
- * per run, so it is small and split: CORE always, LOOPS and CODE only when the
- * pipeline has loops or runs user code. It keeps the run's context object in
- * the guest; expressions are compiled once per run into guest functions and
- * called without copying the context across the boundary. Only JSON text
- * crosses the boundary in either direction.
+ * JavaScript evaluated inside every fresh QuickJS context. Parsing costs more
+ * than anything else in a fresh run (QuickJS compiles every function eagerly),
+ * so the script is split: BASE always, and each extension only when the run
+ * first calls one of its helpers (see `EXTENSION_OF` and session.ts). The
+ * run's context object stays in the guest; expressions are compiled once per
+ * run into guest functions and called without copying the context across the
+ * boundary. Only JSON text crosses the boundary in either direction.
  *
- * CORE is a function of `(host, note)` (the two host functions) returning the
- * helper object the host calls by name (see session.ts); `_` on it is the
- * private state the extensions (functions of `(api, _)`) build on.
+ * BASE is a function of `(host, note)` (the two host functions) returning the
+ * helper object the host calls by name; `_` on it is the private state the
+ * extensions (functions of `(api, _, host, note)`) and the run's compiled
+ * program (src/pipeline/inline.ts) build on.
  *
- * Spec format (built by src/pipeline/templates.ts) for settings values:
+ * Spec format (built by src/pipeline/templates.ts) for settings values, used by WALK:
  *   {k:'x',i}      exact template: the value of expression i
  *   {k:'t',p:[..]} interpolated text: strings and expression indexes
  *   {k:'o',n:[keys],v:[specs]} / {k:'a',v:[specs]} objects and arrays holding templates
  *   {k:'l',v} / {k:'l',j} a literal (j: JSON text parsed afresh for each use)
  */
-export const CORE = `(function(host,note){
+export const BASE = `(function(host,note){
 var J=JSON,O=Object,S=String,isArr=Array.isArray,def=O.defineProperty,
-ctx={},scope=O.create(null),fns=[],specs=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st};
+ctx={},scope=O.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,put:put,merge:merge,text:text,out:out};
 scope.context=ctx;
 function put(o,k,v){def(o,k,{value:v,writable:true,enumerable:true,configurable:true})}
 function merge(v){if(v!==null&&typeof v==='object'&&!isArr(v)){var ks=O.keys(v);for(var i=0;i<ks.length;i++)put(ctx,ks[i],v[ks[i]])}}
 function text(v){return v==null?'':typeof v==='object'?J.stringify(v):S(v)}
+function bytes(t){var n=t.length,i,c;for(i=0;i<t.length;i++){c=t.charCodeAt(i);if(c>127)n+=c>2047&&(c<55296||c>57343)?2:1}return n}
+function out(v,max){if(v===undefined)return'';var t=J.stringify(v);if(t===undefined)return'';return(t.length>max||(t.length*3>max&&bytes(t)>max))?'!':t}
+function mk(src){fns.push(new Function('$$c','$$s','with($$c)with($$s)return('+src+'\\n)'));return fns.length-1}
+_.done=function(v){merge(v);if(v!==undefined)st.last=v};
+return{_:_,
+init:function(t){merge(J.parse(t))},
+fn:mk,
+fns:function(t){var a=J.parse(t),r=[];for(var i=0;i<a.length;i++){try{r.push(mk(a[i]))}catch(e){r.push(-1)}}return J.stringify(r)},
+finish:function(max){return out(st.ended?st.result:st.last,max)},
+describe:function(e){try{return J.stringify(e instanceof Error?{n:S(e.name),m:S(e.message)}:{n:'Error',m:text(e)})}catch(x){return'{"n":"Error","m":"(an error that cannot be described)"}'}}
+}})`;
+
+/**
+ * Helpers of the host-side node walker: settings specs evaluated in one call,
+ * conditions, values, the built-ins' effects and host results absorbed into the context.
+ */
+export const WALK = `(function(api,_){
+var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st,put=_.put,text=_.text,out=_.out,specs=[];
 function ev(s){var k=s.k,i,o;
 if(k==='x')return fns[s.i](ctx,scope);
 if(k==='t'){o='';for(i=0;i<s.p.length;i++)o+=typeof s.p[i]==='number'?text(fns[s.p[i]](ctx,scope)):s.p[i];return o}
@@ -30,25 +50,17 @@ if(k==='o'){o={};for(i=0;i<s.n.length;i++)put(o,s.n[i],ev(s.v[i]));return o}
 if(k==='a'){o=[];for(i=0;i<s.v.length;i++)o[i]=ev(s.v[i]);return o}
 return s.j===undefined?s.v:J.parse(s.j)}
 function prep(i){var c=st.cur=ev(specs[i]);return'condition'in c&&!c.condition?0:1}
-function bytes(t){var n=t.length,i,c;for(i=0;i<t.length;i++){c=t.charCodeAt(i);if(c>127)n+=c>2047&&(c<55296||c>57343)?2:1}return n}
-function out(v,max){if(v===undefined)return'';var t=J.stringify(v);if(t===undefined)return'';return(t.length>max||(t.length*3>max&&bytes(t)>max))?'!':t}
-_.done=function(v){merge(v);if(v!==undefined)st.last=v};
-return{_:_,
-init:function(t){merge(J.parse(t))},
-put:function(k,t){put(ctx,k,J.parse(t))},
-fn:function(src){fns.push(new Function('$$c','$$s','with($$c)with($$s)return('+src+'\\n)'));return fns.length-1},
-spec:function(t){specs.push(J.parse(t));return specs.length-1},
-test:function(i){return fns[i](ctx,scope)?1:0},
-value:function(i,max){return out(fns[i](ctx,scope),max)},
-prep:prep,
-set:function(i){if(!prep(i))return 0;merge(st.cur);st.last=st.cur;return 1},
-ret:function(i){if(!prep(i))return 0;st.result=st.cur.value;st.ended=true;return 1},
-message:function(){return text(st.cur.message)},
-settings:function(max){return out(st.cur,max)},
-absorb:function(t){_.done(t===''?undefined:J.parse(t))},
-finish:function(max){return out(st.ended?st.result:st.last,max)},
-describe:function(e){try{return J.stringify(e instanceof Error?{n:S(e.name),m:S(e.message)}:{n:'Error',m:text(e)})}catch(x){return'{"n":"Error","m":"(an error that cannot be described)"}'}}
-}})`;
+api.put=function(k,t){put(ctx,k,J.parse(t))};
+api.spec=function(t){specs.push(J.parse(t));return specs.length-1};
+api.test=function(i){return fns[i](ctx,scope)?1:0};
+api.value=function(i,max){return out(fns[i](ctx,scope),max)};
+api.prep=prep;
+api.set=function(i){if(!prep(i))return 0;_.merge(st.cur);st.last=st.cur;return 1};
+api.ret=function(i){if(!prep(i))return 0;st.result=st.cur.value;st.ended=true;return 1};
+api.message=function(){return text(st.cur.message)};
+api.settings=function(max){return out(st.cur,max)};
+api.absorb=function(t){_.done(t===''?undefined:J.parse(t))};
+})`;
 
 /** Loop helpers: a stack of loops; `next` advances the innermost one and sets currentItem/currentIndex. */
 export const LOOPS = `(function(api,_){
@@ -77,3 +89,6 @@ function say(level){return function(){var p=[];for(var i=0;i<arguments.length;i+
 G.Client=fr({DataSources:fr({connect:connect}),Notifications:fr({create:function(input){return call('notifications.create',[input])}})});
 G.console=fr({log:say('log'),info:say('info'),warn:say('warn'),error:say('error'),debug:say('debug')});
 })`;
+
+export type Extension = 'walk' | 'loops' | 'code';
+export const EXTENSIONS: Record<Extension, string> = { walk: WALK, loops: LOOPS, code: CODE };

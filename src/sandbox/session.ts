@@ -1,6 +1,6 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { SandboxError } from './errors.js';
-import { CODE, CORE, LOOPS } from './guest.js';
+import { BASE, EXTENSIONS, type Extension } from './guest.js';
 import type { SandboxModule } from './pool.js';
 
 /** Host functions the guest may call through its bridged `Client` (src/functions/bridge.ts answers them). */
@@ -25,9 +25,18 @@ type Arg = string | number;
 
 /** Names of the guest helpers of guest.ts. */
 export type Helper =
-  | 'init' | 'put' | 'fn' | 'spec' | 'test' | 'value' | 'prep' | 'set' | 'ret' | 'message' | 'settings' | 'absorb' | 'finish' | 'describe'
+  | 'init' | 'fn' | 'fns' | 'finish' | 'describe'
+  | 'put' | 'spec' | 'test' | 'value' | 'prep' | 'set' | 'ret' | 'message' | 'settings' | 'absorb'
   | 'loop' | 'range' | 'next' | 'end'
-  | 'script' | 'custom' | 'call';
+  | 'script' | 'custom' | 'call'
+  | 'run' | 'flush' | 'unwind';
+
+/** The extension of guest.ts that defines a helper (installed the first time the helper is called). */
+const EXTENSION_OF: Partial<Record<Helper, Extension>> = {
+  put: 'walk', spec: 'walk', test: 'walk', value: 'walk', prep: 'walk', set: 'walk', ret: 'walk', message: 'walk', settings: 'walk', absorb: 'walk',
+  loop: 'loops', range: 'loops', next: 'loops', end: 'loops',
+  script: 'code', custom: 'code', call: 'code',
+};
 
 export interface Session {
   /** Calls a helper and returns its number result. */
@@ -38,12 +47,28 @@ export interface Session {
   void(name: Helper, ...args: Arg[]): void;
   /** Calls a helper that returns a guest promise and waits (pumping jobs and host calls) until it settles. */
   settle(name: Helper, ...args: Arg[]): Promise<void>;
-  /** Installs the loop helpers (once). */
+  /** Installs the loop helpers (once; otherwise done on their first call). */
   installLoops(): void;
-  /** Installs the user-code helpers and the guest's bridged `Client` and `console` (once). */
+  /** Installs the user-code helpers and the guest's bridged `Client` and `console` (once; otherwise done on their first call). */
   installCode(): void;
+  /**
+   * Installs the run's compiled program: the source of a function of `(api, _)` that adds
+   * the `run` and `unwind` helpers (src/pipeline/inline.ts). Once per session.
+   */
+  installProgram(source: string): void;
+  /**
+   * Reads a number or string property of the guest's private state `_` (or an element of
+   * one of its arrays) without running guest code, so it works after an interrupt.
+   * Undefined when the session is closed or the value is neither.
+   */
+  peek(key: string, index?: number): number | string | undefined;
   /** Moves the deadline of what runs next (a node's own timeout), never past the run's deadline. */
   setDeadline(deadline: number): void;
+  /**
+   * Runs `fn` (the engine's own guest helpers) with a short deadline of its own, even after
+   * the run's deadline passed or an interrupt: used to collect a failed segment's trace.
+   */
+  grace<T>(ms: number, fn: () => T): T;
   /** Host calls still in flight. */
   pendingHostCalls(): number;
   /** Ends the session: in-flight host calls are dropped, later calls refused, the runtime disposed. */
@@ -147,6 +172,8 @@ export function openSession(options: SessionOptions): Session {
 
   const invoke = (name: Helper, args: Arg[]): QuickJSHandle => {
     check();
+    const extension = EXTENSION_OF[name];
+    if (extension && !installed.has(extension)) install(extension, EXTENSIONS[extension]);
     const handles: QuickJSHandle[] = [];
     const argv: QuickJSHandle[] = [];
     try {
@@ -281,7 +308,7 @@ export function openSession(options: SessionOptions): Session {
       options.onConsole?.(ctx.getString(levelH), ctx.getString(textH).slice(0, MAX_ERROR_TEXT));
     });
     owned.push(hostFn, noteFn);
-    const factory = ctx.unwrapResult(ctx.evalCode(CORE, 'engine.js'));
+    const factory = ctx.unwrapResult(ctx.evalCode(BASE, 'engine.js'));
     const made = ctx.callFunction(factory, ctx.undefined, hostFn, noteFn);
     factory.dispose();
     api = ctx.unwrapResult(made);
@@ -296,18 +323,43 @@ export function openSession(options: SessionOptions): Session {
     throw failure;
   }
 
-  function install(key: string, source: string, withHost: boolean) {
+  function install(key: string, source: string) {
     if (installed.has(key)) return;
     check();
+    let factory: QuickJSHandle | undefined;
     try {
-      const factory = ctx.unwrapResult(ctx.evalCode(source, `${key}.js`));
-      const args = withHost ? [api!, internals!, owned[0]!, owned[1]!] : [api!, internals!];
-      const r = ctx.callFunction(factory, ctx.undefined, ...args);
-      factory.dispose();
-      ctx.unwrapResult(r).dispose();
+      const compiled = ctx.evalCode(source, `${key}.js`);
+      if (compiled.error) throw guestError(compiled.error);
+      factory = compiled.value;
+      const r = ctx.callFunction(factory, ctx.undefined, api!, internals!, owned[0]!, owned[1]!);
+      if (r.error) throw guestError(r.error);
+      r.value.dispose();
       installed.add(key);
     } catch (error) {
+      if (error instanceof SandboxError) throw error;
       throw interrupted ? timeoutError() : crash(error);
+    } finally {
+      if (factory?.alive && !module.broken) factory.dispose();
+    }
+  }
+
+  function peek(key: string, index?: number): number | string | undefined {
+    if (closed || module.broken || !internals) return undefined;
+    try {
+      let h = ctx.getProp(internals, key);
+      if (index !== undefined) {
+        const container = h;
+        h = ctx.getProp(container, index);
+        container.dispose();
+      }
+      try {
+        const type = ctx.typeof(h);
+        return type === 'number' ? ctx.getNumber(h) : type === 'string' ? ctx.getString(h) : undefined;
+      } finally {
+        h.dispose();
+      }
+    } catch {
+      return undefined;
     }
   }
 
@@ -381,11 +433,25 @@ export function openSession(options: SessionOptions): Session {
         if (promise.alive && !disposed && !module.broken) promise.dispose();
       }
     },
-    installLoops: () => install('loops', LOOPS, false),
-    installCode: () => install('code', CODE, true),
+    installLoops: () => install('loops', EXTENSIONS.loops),
+    installCode: () => install('code', EXTENSIONS.code),
+    installProgram: (source) => install('program', source),
+    peek,
     setDeadline(next) {
       deadline = Math.min(next, options.runDeadline);
       if (now() <= deadline) interrupted = false;
+    },
+    grace(ms, fn) {
+      const saved = deadline;
+      const wasInterrupted = interrupted;
+      deadline = now() + ms;
+      interrupted = false;
+      try {
+        return fn();
+      } finally {
+        deadline = saved;
+        interrupted = wasInterrupted || now() > saved;
+      }
     },
     pendingHostCalls: () => pending.size,
     close: closeSession,

@@ -1,0 +1,189 @@
+import { describe, expect, test } from 'vitest';
+import { runPipeline } from '../../src/pipeline/index.js';
+import { collectExpressions, planPipeline } from '../../src/pipeline/inline.js';
+import type { HostServices, PipelineNode, RunOutcome, RunPipelineOptions } from '../../src/pipeline/types.js';
+
+/**
+ * Runs of expression-only nodes (if/set/return/log, if and loop nodes) run inside the guest in
+ * one call (src/pipeline/inline.ts). Each pipeline here runs twice: as written (inline) and with
+ * a generous `timeout` on every node, which keeps every node in the host walker. Both must give
+ * the same result, error and trace (durations aside).
+ */
+const services: HostServices = {
+  dataSources: { connect: () => ({}) as never },
+  notifications: { create: async () => ({}) },
+};
+const F = (name: string) => `com.client.function.${name}`;
+
+function hostOnly(nodes: PipelineNode[] | undefined): PipelineNode[] | undefined {
+  return nodes?.map((node) => {
+    if (node.type === 'loop') return { ...node, timeout: 100_000, functions: hostOnly(node.functions) };
+    if (node.type === 'if')
+      return {
+        ...node,
+        timeout: 100_000,
+        conditions: node.conditions.map((c) => ({ ...c, functions: hostOnly(c.functions) })),
+        elseFunctions: hostOnly(node.elseFunctions),
+      };
+    return { ...node, timeout: 100_000, functions: hostOnly(node.functions) };
+  });
+}
+
+const strip = (o: RunOutcome) => ({
+  ...o,
+  durationMs: 0,
+  trace: o.trace.map((t) => ({ ...t, durationMs: 0 })),
+  ...(o.ok ? {} : { error: { ...o.error, trace: o.error.trace.map((t) => ({ ...t, durationMs: 0 })) } }),
+});
+
+async function both(options: Omit<RunPipelineOptions, 'services' | 'environment'>) {
+  const inline = await runPipeline({ environment: 'client', services, ...options });
+  const host = await runPipeline({ environment: 'client', services, ...options, functions: hostOnly(options.functions)! });
+  expect(strip(inline)).toEqual(strip(host));
+  return inline;
+}
+
+describe('inline segments (guest-run node lists) behave like the host walker', () => {
+  test('the planner makes one segment of a whole expression-only pipeline, and keeps script nodes in the host', () => {
+    const nodes: PipelineNode[] = [
+      { functionPackage: F('set'), settings: { a: '{{ 1 }}' } },
+      { type: 'loop', range: { from: 1, to: 3 }, functions: [{ functionPackage: F('set'), settings: { a: '{{ a + currentItem }}' } }] },
+      { functionPackage: F('script'), settings: { code: 'return {}' } },
+      { functionPackage: F('return'), settings: { value: '{{ a }}' } },
+    ];
+    const indexes = new Map(collectExpressions(nodes).map((e, i) => [e, i]));
+    const plan = planPipeline(nodes, (e) => indexes.get(e), 100);
+    expect(plan.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 2 }, { host: 2 }, { segment: 1, start: 3, end: 4 }]);
+    // A node whose expression did not compile stays in the host walker (which reports the error where it is reached).
+    const broken = planPipeline(nodes, (e) => (e === 'a' ? undefined : indexes.get(e)), 100);
+    expect(broken.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 2 }, { host: 2 }, { host: 3 }]);
+  });
+
+  test('loops over items and ranges, nested, with if/else, gates, set, log and return', async () => {
+    const o = await both({
+      payload: { items: [3, 4, 5, 6] },
+      functions: [
+        { functionPackage: F('set'), settings: { even: 0, seen: [] } },
+        {
+          type: 'loop',
+          items: 'items',
+          functions: [
+            {
+              type: 'if',
+              conditions: [
+                { condition: 'currentItem % 2 === 0', functions: [{ functionPackage: F('set'), settings: { even: '{{ even + 1 }}' } }] },
+                { condition: 'currentItem === 5', functions: [{ functionPackage: F('log'), settings: { message: 'five at {{ currentIndex }}' } }] },
+              ],
+              elseFunctions: [{ functionPackage: F('set'), settings: { seen: '{{ seen.concat([currentItem]) }}' } }],
+            },
+            { type: 'loop', range: { from: 1, to: '{{ currentIndex }}' }, functions: [{ functionPackage: F('set'), settings: { inner: '{{ [currentItem, currentIndex] }}' } }] },
+            { functionPackage: F('if'), settings: { condition: 'currentItem > 4' }, functions: [{ functionPackage: F('set'), settings: { big: '{{ currentItem }}' } }] },
+          ],
+        },
+        { type: 'loop', items: 'missing', functions: [{ functionPackage: F('set'), settings: { never: true } }] },
+        { functionPackage: F('set'), settings: { after: '{{ typeof currentItem }}', label: 'even: {{ even }}', n: { deep: ['{{ even * 10 }}', 'x'] } } },
+        { type: 'if', conditions: [{ condition: 'even > 10', functions: [] }] },
+        {
+          type: 'loop',
+          range: { from: 0, to: 9 },
+          functions: [{ type: 'if', conditions: [{ condition: 'currentItem === 2', functions: [{ functionPackage: F('return'), settings: { value: '{{ { even, seen, inner, big, after, label, n, at: currentItem } }}' } }] }] }],
+        },
+        { functionPackage: F('set'), settings: { unreachable: true } },
+      ],
+    });
+    expect(o.ok && o.result).toEqual({ even: 2, seen: [3], inner: [3, 2], big: 6, after: 'undefined', label: 'even: 2', n: { deep: [20, 'x'] }, at: 2 });
+    expect(o.trace.filter((t) => t.outcome === 'log')).toEqual([{ path: 'functions[1].functions[0].conditions[1].functions[0]', package: F('log'), durationMs: 0, outcome: 'log', message: 'five at 2', iteration: 2 }]);
+  });
+
+  test('a failing expression inside nested inline loops traces the node and each ancestor with its iteration', async () => {
+    const o = await both({
+      functions: [
+        {
+          type: 'loop',
+          range: { from: 0, to: 2 },
+          functions: [
+            { type: 'loop', range: { from: 0, to: 3 }, functions: [{ functionPackage: F('set'), settings: { x: '{{ currentItem === 2 && currentIndex === 2 ? missing.name : 1 }}' } }] },
+          ],
+        },
+      ],
+    });
+    expect(o.ok).toBe(false);
+    if (o.ok) return;
+    expect(o.error.code).toBe('FUNCTION_FAILED');
+    expect(o.error.errorType).toBe('ReferenceError');
+    expect(o.trace.filter((t) => t.outcome === 'failed').map((t) => [t.path, t.iteration])).toEqual([
+      ['functions[0].functions[0].functions[0]', 2],
+      ['functions[0].functions[0]', 0],
+      ['functions[0]', undefined],
+    ]);
+  });
+
+  test('engine failures inside inline loops: condition errors, items that are not arrays, bad range bounds, loop limit', async () => {
+    const condition = await both({ functions: [{ type: 'loop', range: { from: 0, to: 1 }, functions: [{ type: 'if', conditions: [{ condition: 'false', functions: [] }, { condition: 'nope.x', functions: [] }] }] }] });
+    expect(!condition.ok && [condition.error.code, condition.error.errorMessage]).toEqual(['EXPRESSION_FAILED', expect.stringMatching(/^conditions\[1\]\.condition: .*nope/)]);
+    const notArray = await both({ payload: { items: 5 }, functions: [{ type: 'loop', range: { from: 0, to: 0 }, functions: [{ type: 'loop', items: 'items', functions: [] }] }] });
+    expect(!notArray.ok && [notArray.error.code, notArray.error.errorMessage]).toEqual(['EXPRESSION_FAILED', 'loop items "items" is not an array']);
+    const bound = await both({ functions: [{ type: 'loop', range: { from: 0, to: "{{ 'x' }}" }, functions: [] }] });
+    expect(!bound.ok && [bound.error.code, bound.error.errorMessage]).toEqual(['EXPRESSION_FAILED', 'loop range.to must be an integer, got "x"']);
+    const limit = await both({ limits: { maxLoopIterations: 10 }, functions: [{ type: 'loop', range: { from: 1, to: 3 }, functions: [{ type: 'loop', range: { from: 1, to: 11 }, functions: [] }] }] });
+    expect(!limit.ok && [limit.error.code, limit.error.errorMessage]).toEqual(['LOOP_LIMIT', 'The loop has 11 iterations; the limit is 10']);
+  });
+
+  test('continueOnError on a host-run parent: the run goes on with currentItem restored', async () => {
+    const o = await runPipeline({
+      environment: 'client',
+      services,
+      payload: { items: ['a', 'b'] },
+      functions: [
+        {
+          type: 'loop',
+          items: 'items',
+          functions: [
+            {
+              type: 'if',
+              continueOnError: true,
+              conditions: [{ condition: 'true', functions: [{ type: 'loop', range: { from: 5, to: 6 }, functions: [{ functionPackage: F('set'), settings: { x: '{{ boom() }}' } }] }] }],
+            },
+            { functionPackage: F('set'), settings: { last: '{{ [currentItem, currentIndex, lastError.code] }}' } },
+          ],
+        },
+        { functionPackage: F('return'), settings: { value: '{{ [last, typeof currentItem] }}' } },
+      ],
+    });
+    expect(o.ok && o.result).toEqual([['b', 1, 'FUNCTION_FAILED'], 'undefined']);
+  });
+
+  test('an infinite loop inside an inline segment is stopped by the deadline (TIMEOUT) and traced', async () => {
+    const o = await runPipeline({
+      environment: 'client',
+      services,
+      limits: { runTimeoutMs: 300 },
+      functions: [{ type: 'loop', range: { from: 0, to: 5 }, functions: [{ functionPackage: F('set'), settings: { x: '{{ (() => { for (;;) {} })() }}' } }] }],
+    });
+    expect(!o.ok && o.error.code).toBe('TIMEOUT');
+    expect(o.trace.filter((t) => t.outcome === 'failed').map((t) => [t.path, t.iteration])).toEqual([
+      ['functions[0].functions[0]', 0],
+      ['functions[0]', undefined],
+    ]);
+  });
+
+  test('large loops: the first maxTraceEntries entries are listed, later runs are aggregated per node path', async () => {
+    const o = await both({
+      limits: { maxTraceEntries: 10 },
+      functions: [
+        { type: 'loop', range: { from: 0, to: 99 }, functions: [{ functionPackage: F('set'), settings: { n: '{{ currentItem }}', condition: '{{ currentItem % 4 !== 3 }}' } }] },
+        { functionPackage: F('return'), settings: { value: '{{ n }}' } },
+      ],
+    });
+    expect(o.ok && o.result).toBe(98);
+    const listed = o.trace.filter((t) => !t.message?.includes('not listed'));
+    expect(listed).toHaveLength(10);
+    const summaries = o.trace.filter((t) => t.message?.includes('not listed')).map((t) => [t.path, t.outcome, t.message]);
+    expect(summaries).toEqual([
+      ['functions[0].functions[0]', 'ok', '67 more ok runs, not listed one by one'],
+      ['functions[0].functions[0]', 'skipped', '23 more skipped runs, not listed one by one'],
+      ['functions[0]', 'ok', '1 more ok runs, not listed one by one'],
+      ['functions[1]', 'ok', '1 more ok runs, not listed one by one'],
+    ]);
+  });
+});
