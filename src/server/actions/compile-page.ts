@@ -16,7 +16,8 @@ import type { ActionRow } from './store.js';
 /** JSON safe inside a <script> element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 const html = (text: string) => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-const scriptText = (code: string) => code.replace(/<\/script/gi, '<\\/script');
+/** Code inside <script>: `<!--`, `<script` and `</script` (HTML's script data states) become `\x3C…`, the same text inside JS strings. */
+const scriptText = (code: string) => code.replace(/<(?=!--|\/?script)/gi, '\\x3C');
 
 export async function compilePageHtml(ctx: ServerContext, c: Context<AppEnv>, app: AppRecord, action: ActionRow): Promise<Response> {
   const environment = c.req.query('environment') ?? 'viewer';
