@@ -1,5 +1,8 @@
 /** Runs on the device: the pipeline engine with the client's host services, a local log record, upload. */
 import type { ClientContext } from '../core/context.js';
+import { customFunctionsCache } from '../functions/custom-cache.js';
+import { customFunctionsForRun, customPackageUses } from '../functions/custom-packages.js';
+import { registeredFunctions } from '../functions/registry.js';
 import { remoteHandlerOf } from '../page/remote-execution.js';
 import type { RunOutcome } from '../pipeline/types.js';
 import { saveRunLog } from '../storage/run-logs.js';
@@ -32,15 +35,30 @@ async function execute(ctx: ClientContext, action: Action, payload: Record<strin
       return failure((error as Error)?.name || 'Error', 'FUNCTION_FAILED', (error as Error)?.message ?? String(error));
     }
   }
-  const { runPipeline } = await loadEngine();
+  const custom = await deviceCustomFunctions(ctx, action.functions);
+  if (!custom.ok) return custom.outcome;
+  const { runPipeline } = await loadEngine({ assetsUrl: ctx.config().assetsUrl, logger: ctx.logger });
   return runPipeline({
     functions: action.functions,
     payload,
     context,
     environment: 'client',
     services: deviceHostServices(ctx),
+    customFunctions: custom.customFunctions,
     limits: { runTimeoutMs: limits.runTimeoutMs, payloadChars: limits.payloadChars, resultBytes: limits.resultBytes },
   });
+}
+
+/**
+ * The custom functions of a device run: the app's backend-stored ones (client/any, cached on the device,
+ * fetched only when the pipeline names a package not registered here), then those registered on this
+ * device with `Client.Functions.register` (which win for the same package).
+ */
+async function deviceCustomFunctions(ctx: ClientContext, functions: unknown) {
+  const registered = registeredFunctions(ctx);
+  const need = [...customPackageUses(functions).keys()].filter((pkg) => !registered.some((f) => f.package === pkg));
+  const stored = need.length ? await customFunctionsCache(ctx).get(need) : [];
+  return customFunctionsForRun(functions, 'client', stored, registered);
 }
 
 /** Runs an action here and records exactly one log record (IndexedDB, then uploaded). */

@@ -1,6 +1,8 @@
-/** Runs one queued run through the pipeline engine with the backend's host services. */
+/** Runs one queued run through the pipeline engine with the backend's host services and the app's custom functions. */
+import { customFunctionsForRun, customPackageUses } from '../../functions/custom-packages.js';
 import type { RunOutcome } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
+import { listCustomFunctions } from '../store/functions.js';
 import { loadEngine } from './engine.js';
 import { serverHostServices } from './host-services.js';
 import type { RunRow } from './run-store.js';
@@ -10,14 +12,32 @@ export async function executeRun(ctx: ServerContext, run: RunRow, signal: AbortS
   const { runPipeline } = await loadEngine();
   const { pageId, functions } = run.definition;
   const screen = pageId ? screenFunction(pageId, await loadScreenScript(ctx.db, run.appId, pageId, run.environment)) : undefined;
+  const limits = { runTimeoutMs: ctx.limits.runTimeoutMs, payloadChars: ctx.limits.payloadChars, resultBytes: ctx.limits.resultBytes };
+  const services = serverHostServices(ctx, { appId: run.appId, organizationId: run.organizationId, signal });
+  if (screen) {
+    return runPipeline({
+      functions: [{ functionPackage: screen.package }],
+      payload: run.payload,
+      context: { ...run.context, payload: run.payload },
+      environment: 'server',
+      services,
+      customFunctions: [screen],
+      limits,
+      signal,
+    });
+  }
+  // The app's stored custom functions (server or any); read only when the pipeline names a non-built-in package.
+  const stored = customPackageUses(functions).size ? await listCustomFunctions(ctx.db, run.appId) : [];
+  const custom = customFunctionsForRun(functions, 'server', stored);
+  if (!custom.ok) return custom.outcome;
   return runPipeline({
-    functions: screen ? [{ functionPackage: screen.package }] : functions,
+    functions,
     payload: run.payload,
-    context: screen ? { ...run.context, payload: run.payload } : run.context,
+    context: run.context,
     environment: 'server',
-    services: serverHostServices(ctx, { appId: run.appId, organizationId: run.organizationId, signal }),
-    customFunctions: screen ? [screen] : undefined,
-    limits: { runTimeoutMs: ctx.limits.runTimeoutMs, payloadChars: ctx.limits.payloadChars, resultBytes: ctx.limits.resultBytes },
+    services,
+    customFunctions: custom.customFunctions,
+    limits,
     signal,
   });
 }

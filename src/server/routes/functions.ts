@@ -16,7 +16,11 @@ export function registerFunctionRoutes(app: App, ctx: ServerContext): void {
   app.get(path, async (c) => {
     const record = await loadApp(ctx, c);
     const custom = await listCustomFunctions(ctx.db, record.id);
-    return c.json({ functions: [...BUILTIN_FUNCTIONS, ...custom.map(descriptor)] });
+    const include = c.req.query('include');
+    if (include !== undefined && include !== 'code') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "include" must be code');
+    // `?include=code`: the code of the functions a device may run (client/any), for device runs; server-only code stays here.
+    const withCode = (f: CustomFunctionRecord) => (include === 'code' && f.environment !== 'server' ? { ...descriptor(f), code: f.code } : descriptor(f));
+    return c.json({ functions: [...BUILTIN_FUNCTIONS, ...custom.map(withCode)] });
   });
 
   app.post(path, async (c) => {
