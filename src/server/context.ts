@@ -21,6 +21,11 @@ export interface ServerLimits {
    * instance may take it over, e.g. after a crash (default runTimeoutMs + 60 s).
    */
   runLeaseMs?: number;
+  /**
+   * Outbound calls (data source web hooks, the `http-request` built-in) to loopback, private, link-local
+   * and similar addresses: `allow` (default; the reference server runs locally) or `deny` (src/server/http/outbound-guard.ts).
+   */
+  outboundPrivateNetworks?: 'allow' | 'deny';
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {

@@ -1,10 +1,15 @@
 /** Outbound HTTP for the `http-request` built-in on the server: timeout and response size cap. */
 import type { HttpRequestLike, HttpResponseLike } from '../../pipeline/types.js';
+import { checkOutboundUrl, type PrivateNetworkPolicy } from '../http/outbound-guard.js';
 
 export interface OutboundLimits {
   timeoutMs: number;
   maxResponseBytes: number;
+  /** `deny`: refuse private network addresses, redirects included (src/server/http/outbound-guard.ts). */
+  privateNetworks?: PrivateNetworkPolicy;
 }
+
+const MAX_REDIRECTS = 10;
 
 export const DEFAULT_OUTBOUND: OutboundLimits = { timeoutMs: 30_000, maxResponseBytes: 5 * 1024 * 1024 };
 
@@ -30,7 +35,30 @@ export async function outboundRequest(request: HttpRequestLike, limits: Outbound
   const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
   let response: Response;
   try {
-    response = await fetch(url, { method, headers, body, signal: combined, redirect: 'follow' });
+    if (limits.privateNetworks !== 'deny') response = await fetch(url, { method, headers, body, signal: combined, redirect: 'follow' });
+    else {
+      // Redirects are followed here, so that every hop's address is checked.
+      let target = url;
+      let hopMethod = method;
+      let hopBody = body;
+      for (let hop = 0; ; hop++) {
+        await checkOutboundUrl(target, 'deny');
+        response = await fetch(target, { method: hopMethod, headers, body: hopBody, signal: combined, redirect: 'manual' });
+        const location = response.headers.get('location');
+        if (response.status < 300 || response.status > 399 || location === null) break;
+        if (hop >= MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
+        await response.body?.cancel();
+        const previous = target;
+        target = new URL(location, target);
+        // As fetch's own redirect mode does: credentials never travel to another origin.
+        if (target.origin !== previous.origin) for (const name of ['authorization', 'cookie', 'proxy-authorization']) headers.delete(name);
+        if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error(`redirect to ${target.protocol} refused`);
+        if (response.status === 303 || ((response.status === 301 || response.status === 302) && hopMethod === 'POST')) {
+          hopMethod = hopMethod === 'HEAD' ? 'HEAD' : 'GET';
+          hopBody = undefined;
+        }
+      }
+    }
   } catch (error) {
     if (timeout.aborted) throw new Error(`http-request: ${method} ${url} timed out after ${limits.timeoutMs} ms`);
     throw new Error(`http-request: ${method} ${url} failed: ${(error as Error).message}`);

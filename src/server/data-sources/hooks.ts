@@ -1,4 +1,5 @@
 import type { ServerContext } from '../context.js';
+import { checkOutboundUrl } from '../http/outbound-guard.js';
 import { setOwn } from './query/values.js';
 import { insertLog } from './store/logs.js';
 import type { DataSourceRecord, EntryRecord, FieldOperation, Hook, HookEvent } from './types.js';
@@ -99,11 +100,15 @@ export function createWebHookRunner(ctx: ServerContext) {
         const body = JSON.stringify({ event, dataSource: { id: ds.id, name: ds.name }, entry });
         void (async () => {
           try {
+            const policy = ctx.limits.outboundPrivateNetworks;
+            await checkOutboundUrl(new URL(hook.payload.url), policy);
             const response = await fetch(hook.payload.url, {
               method: 'POST',
               headers: { 'Content-Type': 'application/json', ...(hook.payload.headers ?? {}) },
               body,
               signal: controller.signal,
+              // A redirect could lead to a private address the check above never saw.
+              redirect: policy === 'deny' ? 'error' : 'follow',
             });
             await response.arrayBuffer().catch(() => undefined);
             if (!response.ok) throw new Error(`the URL answered ${response.status}`);
