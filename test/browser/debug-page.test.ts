@@ -52,4 +52,57 @@ describe('debug compile page in Chromium', () => {
       await page.close();
     }
   });
+
+  it('loads each stored custom function as a named script (DevTools source custom-functions/<package>.js) that Pipeline.run uses', async () => {
+    const appId = b.server.bootstrap.appId;
+    const code = `async (settings, context) => {
+  const label = 'scaled by ' + settings.factor; // a line to break on
+  return { scaled: context.n * settings.factor, label };
+}`;
+    const stored = await b.api('POST', `/v1/apps/${appId}/tasks/functions`, {
+      token: b.server.bootstrap.studioToken,
+      json: { package: 'com.acme.function.scale', environment: 'any', code },
+    });
+    expect(stored.status).toBe(201);
+    const action = await b.client.App.Actions.create({
+      name: 'debug-custom',
+      environment: 'client',
+      functions: [
+        { functionPackage: 'com.acme.function.scale', settings: { factor: 3 } },
+        { functionPackage: 'com.client.function.return', settings: { value: '{{ label + ": " + scaled }}' } },
+      ],
+    });
+    const page = await browser.newPage();
+    const cdp = await page.context().newCDPSession(page);
+    const parsed: { url: string; scriptId: string }[] = [];
+    cdp.on('Debugger.scriptParsed', (e) => parsed.push({ url: e.url, scriptId: e.scriptId }));
+    await cdp.send('Debugger.enable');
+    try {
+      const payload = encodeURIComponent(JSON.stringify({ n: 7 }));
+      await page.goto(`${b.url}/v1/apps/${appId}/tasks/${action.id}/compile?html&token=${b.server.bootstrap.apiToken}&payload=${payload}`);
+      // The function is its own script, named by its sourceURL, holding the stored code.
+      const script = parsed.find((p) => p.url === 'custom-functions/com.acme.function.scale.js');
+      expect(script).toBeDefined();
+      const { scriptSource } = await cdp.send('Debugger.getScriptSource', { scriptId: script!.scriptId });
+      expect(scriptSource).toContain(code);
+      expect(await page.evaluate(() => (window as any).Client.Functions.list().map((f: { package: string }) => f.package))).toEqual(['com.acme.function.scale']);
+
+      await page.click('#run');
+      await page.waitForSelector('#status.ok, #status.failed', { timeout: 15_000 });
+      expect(await page.textContent('#status')).toBe('succeeded');
+      expect(JSON.parse((await page.textContent('#result'))!)).toBe('scaled by 3: 21');
+      const rows = await page.$$eval('#trace tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+      expect(rows.map((r) => [r[0], r[1], r[3]])).toEqual([
+        ['functions[0]', 'com.acme.function.scale', 'ok'],
+        ['functions[1]', 'com.client.function.return', 'ok'],
+      ]);
+      expect(await page.evaluate(() => (window as any).Client.App.Actions.Pipeline.run({ payload: { n: 2 } }))).toBe('scaled by 3: 6');
+    } catch (error) {
+      await screenshot(page, 'debug-page-custom');
+      throw error;
+    } finally {
+      await cdp.detach().catch(() => undefined);
+      await page.close();
+    }
+  });
 });

@@ -116,6 +116,27 @@ describe('custom functions in server runs', () => {
   });
 });
 
+describe('custom functions on the debug compile page', () => {
+  it('loads each stored function as its own named script; server-only ones only for studio tokens', async () => {
+    const action = await publish(b.client, { name: 'cf-debug', environment: 'client', functions: [{ functionPackage: 'com.acme.function.total', settings: { values: [1] } }] });
+    const page = async (token: string) => {
+      const res = await fetch(`${b.url}/v1/apps/${appId}/tasks/${action.id}/compile?html&token=${token}`);
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const scriptOf = (html: string, pkg: string) => html.match(new RegExp(`<script>\\n// Custom function ${pkg.replace(/\./g, '\\.')}[^]*?</script>`))?.[0];
+    const api = await page(b.server.bootstrap.apiToken);
+    const total = scriptOf(api, 'com.acme.function.total')!;
+    expect(total).toContain('Client.Functions.register("com.acme.function.total", (async (settings, context) => {');
+    expect(total).toContain("console.log('summing ' + settings.values.length);");
+    expect(total).toContain('//# sourceURL=custom-functions/com.acme.function.total.js');
+    expect(scriptOf(api, 'com.acme.function.device-only')).toContain('//# sourceURL=custom-functions/com.acme.function.device-only.js');
+    expect(api).not.toContain('com.acme.function.server-secret');
+    const studio = await page(b.server.bootstrap.studioToken);
+    expect(scriptOf(studio, 'com.acme.function.server-secret')).toContain("(settings) => ({ secret: 'S3' })");
+  });
+});
+
 describe('custom functions in device runs', () => {
   it('a function registered on the device runs in the device sandbox for a client action', async () => {
     const device = createClient({ baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken });

@@ -9,6 +9,7 @@ import type { Context } from 'hono';
 import type { AppEnv, ServerContext } from '../context.js';
 import type { AppRecord } from '../store/identity.js';
 import { HttpError } from '../http/errors.js';
+import { listCustomFunctions } from '../store/functions.js';
 import { getPage } from './pages-store.js';
 import { screenFunction } from './screens.js';
 import type { ActionRow } from './store.js';
@@ -34,21 +35,28 @@ export async function compilePageHtml(ctx: ServerContext, c: Context<AppEnv>, ap
   const origin = new URL(c.req.url).origin;
   const clientUrl = c.req.query('clientUrl') ?? `${origin}/dist/client.js`;
 
-  // Custom functions: a screen-targeted action's screen script (more sources plug in here).
-  const custom: { package: string; code: string }[] = [];
+  // Custom functions: a screen-targeted action's screen script, else the app's stored custom functions
+  // (those a device may run; server-only ones too for studio tokens, whose developers debug them here).
+  const custom: { package: string; code: string; environment?: string }[] = [];
   if (definition.pageId) {
     const page = await getPage(ctx.db, app.id, definition.pageId);
     const script = environment === 'live' ? page?.publishedScript : page?.script;
     if (script != null) custom.push(screenFunction(definition.pageId, script));
+  } else {
+    const studio = c.get('auth')?.kind === 'studio';
+    for (const f of await listCustomFunctions(ctx.db, app.id)) if (studio || f.environment !== 'server') custom.push(f);
   }
   const functions = definition.pageId && custom.length ? [{ functionPackage: custom[0]!.package }] : definition.functions;
   const env = { taskPipeline: functions, taskId: action.id, taskName: action.name, appId: app.id, environment };
 
+  // One named script per function (DevTools lists it under custom-functions/); registering it on the
+  // page's client makes Pipeline.run() use it. Package names are [A-Za-z0-9._-] only (PACKAGE_PATTERN).
   const customScripts = custom
     .map(
       (f) => `<script>
-// Custom function ${f.package}: set breakpoints here in DevTools.
-Client.Functions.register(${scriptJson(f.package)}, (${scriptText(f.code)}));
+// Custom function ${f.package}${f.environment ? ` (environment ${f.environment})` : ''}: set breakpoints here in DevTools.
+Client.Functions.register(${scriptJson(f.package)}, (${scriptText(f.code)}
+));
 //# sourceURL=custom-functions/${f.package}.js
 </script>`,
     )
