@@ -202,6 +202,28 @@ describe('hostile JSON bodies', () => {
   });
 });
 
+describe('multipart entries', () => {
+  it('parts named constructor, toString or __proto__ are stored as ordinary columns', async () => {
+    const form = new FormData();
+    form.append('constructor', 'c');
+    form.append('toString', 't');
+    form.append('__proto__', 'p');
+    form.append('tags', 'a');
+    form.append('tags', 'b');
+    form.append('__proto__', new Blob(['file'], { type: 'text/plain' }), 'p.txt');
+    const res = await fetch(`${b.url}/v1/data-sources/${ids.ds}/data`, { method: 'PUT', headers: { 'Auth-token': x.apiToken }, body: form });
+    const text = await res.text();
+    expect(res.status, text).toBe(201);
+    const data = JSON.parse(text).data;
+    expect(Object.keys(data).sort()).toEqual(['__proto__', '__proto__MediaFileId', 'constructor', 'tags', 'toString']);
+    expect(data.constructor).toBe('c');
+    expect(data.toString).toBe('t');
+    expect(data.tags).toEqual(['a', 'b']);
+    expect(data.__proto__).toMatch(/\/files\/\d+$/);
+    expect(polluted().polluted).toBeUndefined();
+  });
+});
+
 describe('hostile query strings and path parameters', () => {
   it('limits, offsets and ids: negative, NaN, huge, fractional → 4xx, never a 500', async () => {
     const a = `/v1/apps/${x.appId}`;

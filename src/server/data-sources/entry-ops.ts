@@ -2,6 +2,7 @@ import { HttpError } from '../http/errors.js';
 import { authorize, filterColumns, type Caller } from './access.js';
 import { bumpDataVersion, emitLogs, resolveDataSource, toView, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
 import { checkFileName } from './files.js';
+import { setOwn } from './query/values.js';
 import { pendingWebHooks, runOperationHooks } from './hooks.js';
 import { deleteEntryRow, findEntry, insertEntryRow, updateEntryRow } from './store/entries.js';
 import { findFile, insertFileRow } from './store/files.js';
@@ -80,7 +81,7 @@ export async function insertEntry(
         urls.set(s.file.field, slot);
       }
       for (const [field, slot] of urls) {
-        fields[field] = slot.url.length === 1 ? slot.url[0] : slot.url;
+        setOwn(fields, field, slot.url.length === 1 ? slot.url[0] : slot.url);
         fields[`${field}MediaFileId`] = slot.id.length === 1 ? slot.id[0] : slot.id;
       }
       const data = runOperationHooks(ds, 'insert', fields, core.matcher);

@@ -3,6 +3,7 @@ import type { App, AppEnv, ServerContext } from '../../context.js';
 import { readJson, readJsonObject } from '../../http/body.js';
 import { HttpError } from '../../http/errors.js';
 import type { DataSourceService, UploadedFile } from '../service.js';
+import { setOwn } from '../query/values.js';
 import { parseBooleanFlag, isPlainObject } from '../validate.js';
 import { callerOf, dataSourceRef, idParam } from './http.js';
 
@@ -18,8 +19,9 @@ async function readMultipart(c: Context<AppEnv>): Promise<{ fields: Record<strin
   const files: UploadedFile[] = [];
   for (const [name, value] of form.entries()) {
     if (typeof value === 'string') {
-      const previous = fields[name];
-      fields[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+      // Own keys only: a part named `constructor` or `__proto__` is an ordinary column.
+      const previous = Object.prototype.hasOwnProperty.call(fields, name) ? fields[name] : undefined;
+      setOwn(fields, name, previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value]);
     } else {
       files.push({ field: name, name: value.name || name, type: value.type, bytes: new Uint8Array(await value.arrayBuffer()) });
     }
