@@ -10,7 +10,7 @@ describe('debug compile page in Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
     if (!existsSync('dist/client.js')) throw new Error('dist/client.js is missing: run npm run build first');
-    b = await startTestBackend({ static: { mounts: { '/dist/': 'dist' } } });
+    b = await startTestBackend({ static: { mounts: { '/dist/': 'dist', '/cdn/': 'dist' } } });
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -81,8 +81,9 @@ describe('debug compile page in Chromium', () => {
       const payload = encodeURIComponent(JSON.stringify({ n: 7 }));
       await page.goto(`${b.url}/v1/apps/${appId}/tasks/${action.id}/compile?html&token=${b.server.bootstrap.apiToken}&payload=${payload}`);
       // The function is its own script, named by its sourceURL, holding the stored code.
+      // (DevTools protocol events may arrive after the load event.)
+      await expect.poll(() => parsed.map((p) => p.url), { timeout: 5000 }).toContain('custom-functions/com.acme.function.scale.js');
       const script = parsed.find((p) => p.url === 'custom-functions/com.acme.function.scale.js');
-      expect(script).toBeDefined();
       const { scriptSource } = await cdp.send('Debugger.getScriptSource', { scriptId: script!.scriptId });
       expect(scriptSource).toContain(code);
       expect(await page.evaluate(() => (window as any).Client.Functions.list().map((f: { package: string }) => f.package))).toEqual(['com.acme.function.scale']);
@@ -102,6 +103,34 @@ describe('debug compile page in Chromium', () => {
       throw error;
     } finally {
       await cdp.detach().catch(() => undefined);
+      await page.close();
+    }
+  });
+
+  it('device runs load the engine and the wasm from the configured assetsUrl', async () => {
+    const action = await b.client.App.Actions.create({ name: 'assets-url', environment: 'client', functions: [{ functionPackage: 'com.client.function.return', settings: { value: '{{ n + 1 }}' } }] });
+    const page = await browser.newPage();
+    const requested: string[] = [];
+    page.on('request', (r) => requested.push(new URL(r.url()).pathname));
+    try {
+      await page.goto(`${b.url}/v1/apps/${b.server.bootstrap.appId}/tasks/${action.id}/compile?html&token=${b.server.bootstrap.apiToken}`);
+      const result = await page.evaluate(
+        ({ appId, token }) => {
+          const w = window as any;
+          const client = w.Client.createClient({ baseUrl: location.origin, appId, authToken: token, environment: 'viewer', assetsUrl: `${location.origin}/cdn/` });
+          return client.App.Actions.runWithResult('assets-url', { n: 41 });
+        },
+        { appId: b.server.bootstrap.appId, token: b.server.bootstrap.apiToken },
+      );
+      expect(result).toBe(42);
+      expect(requested).toContain('/cdn/engine.mjs');
+      expect(requested).toContain('/cdn/quickjs.wasm');
+      expect(requested).not.toContain('/dist/engine.mjs');
+      expect(page.workers().map((w) => new URL(w.url()).pathname)).toContain('/cdn/engine.mjs');
+    } catch (error) {
+      await screenshot(page, 'device-assets-url');
+      throw error;
+    } finally {
       await page.close();
     }
   });
