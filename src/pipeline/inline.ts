@@ -43,12 +43,19 @@ export interface InlineNode {
 export type Step = { segment: number; start: number; end: number } | { host: number };
 
 export interface Plan {
-  /** Guest source of a function of `(api, _)` adding the `run`, `flush` and `unwind` helpers; empty when nothing is inline. */
+  /**
+   * Guest statements adding the `run` and `unwind` helpers, written for the scope of the base script
+   * (src/sandbox/guest.ts: `J`, `ctx`, `scope`, `fns`, `st`, `_`, `api`); empty when nothing is inline.
+   * `asExtension` turns them into a function of `(api, _)` to install into an open session.
+   */
   source: string;
   nodes: InlineNode[];
   /** The steps of each node list, by the list's base path (`functions`, `functions[2].functions`…). */
   lists: Map<string, Step[]>;
 }
+
+/** The program as an extension of an open session (a function of `(api, _)`). */
+export const asExtension = (source: string) => `(function(api,_){var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st;${source}})`;
 
 /** Event codes recorded by the guest (see `decodeEvent` in runner.ts). */
 export const EVENT = { ok: 0, skipped: 1, matched: 2, else: 3, none: 4, iterations: 5, noItems: 6, log: 7 } as const;
@@ -104,24 +111,30 @@ export function planPipeline(functions: PipelineNode[], compiled: (source: strin
   const nodes: InlineNode[] = [];
   const lists = new Map<string, Step[]>();
   const segments: string[] = [];
-  const keys: string[] = [];
   const loopVars: string[] = [];
   let usesLoops = false;
 
-  const expr = (source: string): string => {
-    const index = compiled(source);
-    if (index === undefined) throw new NotInline();
-    return `F[${index}](c,s)`;
+  const used = new Set<string>();
+  const call = (helper: string, args: string) => {
+    used.add(helper);
+    return `${helper}(${args})`;
   };
+  const index = (source: string): number => {
+    const i = compiled(source);
+    if (i === undefined) throw new NotInline();
+    return i;
+  };
+  const expr = (source: string) => call('x', String(index(source)));
   const specJs = (spec: Spec): string => {
     switch (spec.k) {
       case 'x':
-        return `F[${spec.i}](c,s)`;
+        return call('x', String(spec.i));
       case 't':
-        return `(""${spec.p.map((p) => (typeof p === 'number' ? `+T(F[${p}](c,s))` : `+${lit(p)}`)).join('')})`;
+        return `(""${spec.p.map((p) => (typeof p === 'number' ? `+${call('T', call('x', String(p)))}` : `+${lit(p)}`)).join('')})`;
       case 'o':
-        keys.push(lit(spec.n));
-        return `O(N${keys.length - 1},[${spec.v.map(specJs).join(',')}])`;
+        // An object literal defines own properties in order, like the walker's defineProperty; only a
+        // literal "__proto__" key would set the prototype instead, so that one is written computed.
+        return `{${spec.n.map((k, i) => `${k === '__proto__' ? `[${lit(k)}]` : lit(k)}:${specJs(spec.v[i]!)}`).join(',')}}`;
       case 'a':
         return `[${spec.v.map(specJs).join(',')}]`;
       default:
@@ -131,9 +144,17 @@ export function planPipeline(functions: PipelineNode[], compiled: (source: strin
   const noPolicies = (node: PipelineNode) =>
     node.timeout === undefined && !node.continueOnError && (!('retry' in node) || node.retry === undefined || node.retry.attempts <= 1);
 
-  /** Code of a list of inline nodes (throws NotInline when one is not). */
-  const genList = (list: PipelineNode[] | undefined, base: string, parent: number, loop: number): string =>
-    (list ?? []).map((node, i) => gen(node, `${base}[${i}]`, parent, loop)).join('');
+  /** Code of a list of inline nodes (throws NotInline when one is not); nodes after one that may end the run are guarded. */
+  const genList = (list: PipelineNode[] | undefined, base: string, parent: number, loop: number): string => {
+    let code = '';
+    let guard = false;
+    (list ?? []).forEach((node, i) => {
+      const one = gen(node, `${base}[${i}]`, parent, loop);
+      code += guard ? `if(!E){${one}}` : one;
+      guard ||= mayEnd(node);
+    });
+    return code;
+  };
 
   const gen = (node: PipelineNode, path: string, parent: number, loop: number): string => {
     if (!noPolicies(node)) throw new NotInline();
@@ -141,62 +162,56 @@ export function planPipeline(functions: PipelineNode[], compiled: (source: strin
     if (node.type === 'if') {
       nodes.push({ path, pkg: 'if', kind: 'if', parent, loop });
       const tests = node.conditions.map((c) => expr(expressionOf(c.condition)));
-      let code = `${genList(node.elseFunctions, `${path}.elseFunctions`, id, loop)}V(${id},${node.elseFunctions ? EVENT.else : EVENT.none},0,0)`;
+      let code = `${genList(node.elseFunctions, `${path}.elseFunctions`, id, loop)}${call('V', `${id},${node.elseFunctions ? EVENT.else : EVENT.none}`)}`;
       for (let i = node.conditions.length - 1; i >= 0; i--) {
         const body = genList(node.conditions[i]!.functions, `${path}.conditions[${i}].functions`, id, loop);
-        code = `R.c=${i};if(${tests[i]}){${body}V(${id},${EVENT.matched},${i},0)}else{${code}}`;
+        code = `C=${i};if(${tests[i]}){${body}${call('V', `${id},${EVENT.matched},${i}`)}}else{${code}}`;
       }
-      return `if(!E){R.n=${id};${code}}`;
+      return `N=${id};${code};`;
     }
     if (node.type === 'loop') return genLoop(node, path, parent, loop, id);
     const name = builtinName(node.functionPackage);
     if (!name || !INLINE_BUILTINS.has(name)) throw new NotInline();
     nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop });
-    const spec = specJs(settingsOf(node, (e) => {
-      const index = compiled(e);
-      if (index === undefined) throw new NotInline();
-      return index;
-    }));
-    const children = () => genList(node.functions, `${path}.functions`, id, loop);
-    const ok = `V(${id},${EVENT.ok},0,0);`;
-    let action: string;
-    if (name === 'set') action = `M(S);st.last=S;${ok}${children()}`;
-    else if (name === 'return') action = `st.result=S.value;st.ended=true;E=1;${ok}`;
-    else if (name === 'log') action = `MS.push(T(S.message));V(${id},${EVENT.log},MS.length-1,0);${ok}${children()}`;
-    else action = `${ok}${children()}`;
-    return `if(!E){R.n=${id};S=${spec};if('condition'in S&&!S.condition)V(${id},${EVENT.skipped},0,0);else{${action}}}`;
+    const settings = specJs(settingsOf(node, index));
+    const children = genList(node.functions, `${path}.functions`, id, loop);
+    // D: set, Q: return, L: log, V: if (the settings are evaluated, then the node is recorded as ok).
+    const helper = name === 'set' ? 'D' : name === 'return' ? 'Q' : name === 'log' ? 'L' : 'V';
+    const action = (value: string) => call(helper, helper === 'V' ? `${id},${EVENT.ok},0,0,${value}` : `${id},${value}`);
+    if (!node.settings || !('condition' in node.settings)) return `N=${id};${action(settings)};${name === 'return' ? '' : children}`;
+    return `N=${id};S=${settings};if(!S.condition)${call('V', `${id},${EVENT.skipped}`)};else{${action('S')};${name === 'return' ? '' : children}}`;
   };
 
   const genLoop = (node: LoopNode, path: string, parent: number, loop: number, id: number): string => {
     nodes.push({ path, pkg: 'loop', kind: 'loop', parent, loop });
     usesLoops = true;
-    const v = (name: string) => `${name}${id}`;
-    loopVars.push(...['a', 'n', 'f', 'd', 'o', 'h', 'i', 'x', 'k'].map(v));
+    const [a, n, f, o, k] = ['a', 'n', 'f', 'o', 'k'].map((name) => `${name}${id}`);
+    loopVars.push(a!, n!, f!, o!, k!);
     let head: string;
     if (node.items !== undefined) {
       const notArray = lit(`loop items ${JSON.stringify(node.items)} is not an array`);
-      head = `${v('a')}=${expr(itemsExpression(node.items))};if(${v('a')}==null)V(${id},${EVENT.noItems},0,0);else{if(!isArr(${v('a')}))X(${id},"EXPRESSION_FAILED","TypeError",${notArray});${v('n')}=${v('a')}.length;${v('f')}=0;`;
+      head = `${a}=${expr(itemsExpression(node.items))};if(${a}==null)${call('V', `${id},${EVENT.noItems}`)};else{if(!isArr(${a}))X(${id},"EXPRESSION_FAILED","TypeError",${notArray});${n}=${a}.length;${f}=0;`;
     } else {
-      const bound = (b: number | string, key: string) => `B(${typeof b === 'number' ? lit(b) : expr(expressionOf(b))},"${key}")`;
-      head = `${v('f')}=${bound(node.range!.from, 'from')};${v('n')}=${bound(node.range!.to, 'to')}-${v('f')}+1;if(${v('n')}<0)${v('n')}=0;${v('a')}=null;{`;
+      const bound = (b: number | string, key: string) => call('B', `${typeof b === 'number' ? lit(b) : expr(expressionOf(b))},"${key}"`);
+      head = `${f}=${bound(node.range!.from, 'from')};${n}=${bound(node.range!.to, 'to')}-${f}+1;${a}=null;{`;
     }
     const body = genList(node.functions, `${path}.functions`, id, id);
-    const [a, n, f, d, o, h, i, x, k] = ['a', 'n', 'f', 'd', 'o', 'h', 'i', 'x', 'k'].map(v);
-    return (
-      `if(!E){R.n=${id};${head}` +
-      `if(${n}>${maxLoopIterations})X(${id},"LOOP_LIMIT","LimitError","The loop has "+${n}+" iterations; the limit is ${maxLoopIterations}");` +
-      `${d}=Date.now();${o}=I;${h}='currentItem'in s;${i}=s.currentItem;${x}=s.currentIndex;` +
-      `for(${k}=0;${k}<${n}&&!E;${k}++){R.n=${id};K[${id}]=${k};I=${k};s.currentIndex=${k};s.currentItem=${a}?${a}[${k}]:${f}+${k};${body}}` +
-      `if(${h}){s.currentItem=${i};s.currentIndex=${x}}else{delete s.currentItem;delete s.currentIndex}` +
-      `I=${o};V(${id},${EVENT.iterations},${n},Date.now()-${d})}}`
-    );
+    // P: limit check and saved scope; Y: next item; Z: scope restored and the loop recorded.
+    return `N=${id};${head}${o}=P(${id},${n});for(${k}=0;${k}<${n}&&!E;${k}++){Y(${id},${k},${a},${f});${body}}Z(${id},${o},${n})}`;
+  };
+
+  /** Whether a node may end the run (a `return` anywhere inside it). */
+  const mayEnd = (node: PipelineNode): boolean => {
+    if (node.type === 'loop') return (node.functions ?? []).some(mayEnd);
+    if (node.type === 'if') return node.conditions.some((c) => (c.functions ?? []).some(mayEnd)) || (node.elseFunctions ?? []).some(mayEnd);
+    return builtinName(node.functionPackage) === 'return' || (node.functions ?? []).some(mayEnd);
   };
 
   /** Splits a node list into segments and host-run nodes; recurses into the lists of host-run nodes. */
   const planList = (list: PipelineNode[] | undefined, base: string) => {
     if (!list) return;
     const steps: Step[] = [];
-    let open: { start: number; code: string[] } | undefined;
+    let open: { start: number; code: string[]; guard: boolean } | undefined;
     const close = (end: number) => {
       if (!open) return;
       segments.push(open.code.join(''));
@@ -205,20 +220,22 @@ export function planPipeline(functions: PipelineNode[], compiled: (source: strin
     };
     list.forEach((node, i) => {
       const path = `${base}[${i}]`;
-      const mark = { nodes: nodes.length, keys: keys.length, vars: loopVars.length, loops: usesLoops };
+      const mark = { nodes: nodes.length, vars: loopVars.length, loops: usesLoops, used: new Set(used) };
       let code: string | undefined;
       try {
         code = gen(node, path, -1, -1);
       } catch (error) {
         if (!(error instanceof NotInline)) throw error;
         nodes.length = mark.nodes;
-        keys.length = mark.keys;
         loopVars.length = mark.vars;
         usesLoops = mark.loops;
+        used.clear();
+        for (const h of mark.used) used.add(h);
       }
       if (code !== undefined) {
-        open ??= { start: i, code: [] };
-        open.code.push(code);
+        open ??= { start: i, code: [], guard: false };
+        open.code.push(open.guard ? `if(!E){${code}}` : code);
+        open.guard ||= mayEnd(node);
         return;
       }
       close(i);
@@ -235,20 +252,37 @@ export function planPipeline(functions: PipelineNode[], compiled: (source: strin
   planList(functions, 'functions');
 
   if (segments.length === 0) return { source: '', nodes, lists };
+  const helpers: Record<string, string> = {
+    x: 'function x(i){return fns[i](ctx,scope)}',
+    T: 'function T(v){return _.text(v)}',
+    D: 'function D(id,S){_.merge(S);st.last=S;V(id,0)}',
+    Q: 'function Q(id,S){st.result=S.value;st.ended=true;E=1;V(id,0)}',
+    L: `function L(id,S){MS.push(_.text(S.message));V(id,${EVENT.log},MS.length-1);V(id,0)}`,
+    B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v))X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(J.stringify(v)||"null"));return v}`,
+  };
   const source =
-    `(function(api,_){var J=JSON,c=_.ctx,s=_.scope,F=_.fns,st=_.st,R=_,M=_.merge,T=_.text,E=0,I=-1,S,EV,MS,AG,EC,RM,RI` +
-    (usesLoops ? `,isArr=Array.isArray,K=_.K=[]${loopVars.map((name) => `,${name}`).join('')}` : '') +
-    keys.map((k, i) => `,N${i}=${k}`).join('') +
-    `;function O(n,v){var o={};for(var i=0;i<n.length;i++)_.put(o,n[i],v[i]);return o}` +
-    `function V(id,k,x,d){if(EC<(k===7?RI:RM)){EV.push(id,I,k,x,d);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d}}` +
+    `var E=0,I=-1,N=-1,C=0,FL='',S,EV,MS,AG,EC,RM,RI,SC` +
+    (usesLoops ? `,K=[],isArr=Array.isArray${loopVars.map((name) => `,${name}`).join('')}` : '') +
+    ';' +
+    Object.entries(helpers)
+      .filter(([name]) => used.has(name))
+      .map(([, code]) => code)
+      .join('') +
+    // V records an event while the trace has room (logs have more), then counts per node.
+    `function V(id,k,q,d){q=q||0;d=d||0;if(EC<(k===7?RI:RM)){EV.push(id,I,k,q,d);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d}}` +
     (usesLoops
-      ? `function X(id,code,type,m){R.n=id;R.f=J.stringify([code,type,m]);throw new Error(m)}` +
-        `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v))X(R.n,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(J.stringify(v)||"null"));return v}` +
-        `api.unwind=function(){if(R.h){s.currentItem=R.i;s.currentIndex=R.x}else{delete s.currentItem;delete s.currentIndex}};`
+      ? `function X(id,code,type,m){N=id;FL=J.stringify([code,type,m]);throw new Error(m)}` +
+        `function P(id,n){if(n<0)n=0;if(n>${maxLoopIterations})X(id,"LOOP_LIMIT","LimitError","The loop has "+n+" iterations; the limit is ${maxLoopIterations}");return{d:Date.now(),o:I,h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex}}` +
+        `function Y(id,k,a,f){N=id;K[id]=k;I=k;scope.currentIndex=k;scope.currentItem=a?a[k]:f+k}` +
+        `function R(o){if(o.h){scope.currentItem=o.i;scope.currentIndex=o.x}else{delete scope.currentItem;delete scope.currentIndex}}` +
+        `function Z(id,o,n){R(o);I=o.o;V(id,${EVENT.iterations},n<0?0:n,Date.now()-o.d)}` +
+        `api.unwind=function(){R(SC)};`
       : '') +
     `var G=[${segments.map((code) => `function(){${code}}`).join(',')}];` +
-    `api.run=function(k,it,rm,ri){EV=[];MS=[];AG={};EC=0;RM=rm;RI=ri;R.f='';R.n=-1;I=it;E=0;` +
-    (usesLoops ? `R.h='currentItem'in s;R.i=s.currentItem;R.x=s.currentIndex;` : '') +
-    `G[k]();return api.flush()};api.flush=function(){return J.stringify([E,EV,MS,AG])}})`;
+    // run(k, …) runs segment k; run(-1) only reports (after a failure): [ended, events, log messages,
+    // counts per node, failing node, failing condition, engine failure, active loop indexes].
+    `api.run=function(k,it,rm,ri){if(k>=0){EV=[];MS=[];AG={};EC=0;RM=rm;RI=ri;FL='';N=-1;I=it;E=0;` +
+    (usesLoops ? `SC={h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex};` : '') +
+    `G[k]()}return J.stringify([E,EV,MS,AG,N,C,FL${usesLoops ? ',K' : ''}])};`;
   return { source, nodes, lists };
 }

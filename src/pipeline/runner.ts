@@ -5,7 +5,7 @@ import type { SandboxModule } from '../sandbox/pool.js';
 import { openSession, type Session } from '../sandbox/session.js';
 import { PipelineFailure, toFailure } from './failure.js';
 import { resolveLimits, type ResolvedLimits } from './limits.js';
-import { collectExpressions, EVENT, planPipeline, type Plan } from './inline.js';
+import { asExtension, collectExpressions, EVENT, planPipeline, type Plan } from './inline.js';
 import { expressionOf, itemsExpression, settingsSpec } from './templates.js';
 import { createTrace, ms, type TraceRecorder } from './trace.js';
 import type { FunctionNode, FunctionPackageSource, IfNode, LoopNode, PipelineNode, RunOutcome, RunPipelineOptions, TraceEntry } from './types.js';
@@ -115,6 +115,10 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       plan: { source: '', nodes: [], lists: new Map() },
       at: { path: '', pkg: '', iteration: undefined },
     };
+    // Planned as if every expression compiles (the usual case): the program is then part of the base script.
+    const sources = collectExpressions(options.functions);
+    const optimistic = new Map(sources.map((source, i) => [source, i]));
+    run.plan = planPipeline(options.functions, (source) => optimistic.get(source), limits.maxLoopIterations);
     session = openSession({
       module,
       runDeadline,
@@ -122,15 +126,23 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       stackBytes: hooks.stackBytes,
       signal: options.signal,
       bridge: createBridge(options.services),
+      context: initial,
+      expressions: sources,
+      program: run.plan.source,
       onConsole: (level, message) =>
         run.trace.add({ path: run.at.path, package: run.at.pkg, durationMs: 0, outcome: 'log', message: level === 'log' ? message : `[${level}] ${message}`, ...iter(run.at.iteration) }),
     });
     run.session = session;
-    session.void('init', initial);
+    const bad = new Set(session.badExpressions);
+    sources.forEach((source, i) => {
+      if (!bad.has(i)) run.expressions.set(source, i);
+    });
+    if (bad.size > 0) {
+      // Nodes using an expression that does not compile run in the host walker, which reports the error where it is reached.
+      run.plan = planPipeline(options.functions, (source) => run.expressions.get(source), limits.maxLoopIterations);
+      if (run.plan.source) session.installProgram(asExtension(run.plan.source));
+    }
     if (shape.usesUserCode) session.installCode();
-    compileAll(run);
-    run.plan = planPipeline(options.functions, (source) => run.expressions.get(source), limits.maxLoopIterations);
-    if (run.plan.source) session.installProgram(run.plan.source);
     await runNodes(run, options.functions, 'functions', runDeadline, undefined);
     session.setDeadline(runDeadline);
     const text = session.string('finish', limits.resultBytes);
@@ -147,16 +159,6 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
 }
 
 const iter = (iteration: number | undefined) => (iteration === undefined ? {} : { iteration });
-
-/** Compiles every expression of the pipeline in one guest call; one that does not compile is left to fail where it is used. */
-function compileAll(run: Run): void {
-  const sources = collectExpressions(run.options.functions);
-  if (sources.length === 0) return;
-  const indexes = JSON.parse(run.session.string('fns', JSON.stringify(sources))) as number[];
-  sources.forEach((source, i) => {
-    if (indexes[i]! >= 0) run.expressions.set(source, indexes[i]!);
-  });
-}
 
 async function runNodes(run: Run, nodes: PipelineNode[] | undefined, base: string, deadline: number, iteration: number | undefined): Promise<void> {
   if (!nodes) return;
@@ -237,33 +239,35 @@ function recordEvents(run: Run, text: string): boolean {
   return ended === 1;
 }
 
-/** The failure of an inline segment: the failing node and its inline ancestors are traced as the host walker would. */
+/** The failure of an inline segment: what ran before it, then the failing node and its inline ancestors, traced as the host walker would. */
 function segmentFailure(run: Run, error: unknown, deadline: number, iteration: number | undefined): PipelineFailure {
   const s = run.session;
-  const id = s.peek('n');
-  const node = typeof id === 'number' ? run.plan.nodes[id] : undefined;
-  if (!node) return toFailure(error);
-  // What ran before the failure: the guest's events, collected under a short deadline of their own.
+  // The guest's report, collected under a short deadline of its own (also after an interrupt).
+  let report: unknown[] = [];
   if (!s.closed) {
     try {
-      recordEvents(run, s.grace(20, () => s.string('flush')));
+      const text = s.grace(20, () => s.string('run', -1));
+      recordEvents(run, text);
+      report = JSON.parse(text) as unknown[];
     } catch {
-      /* a crashed or exhausted sandbox: only the failure is traced */
+      /* a crashed, exhausted or cancelled sandbox: only the error is reported */
     }
   }
+  const [, , , , id, condition, engine, indexes] = report;
+  const node = typeof id === 'number' ? run.plan.nodes[id] : undefined;
+  if (!node) return toFailure(error);
   let f = toFailure(error, node.kind === 'function' ? 'FUNCTION_FAILED' : 'EXPRESSION_FAILED');
-  const engine = s.peek('f');
   if (!f.fatal && typeof engine === 'string' && engine !== '') {
     const [code, type, message] = JSON.parse(engine) as [string, string, string];
-    f = new PipelineFailure(code, type, message);
+    f = new PipelineFailure(String(code), String(type), String(message));
   } else if (node.kind === 'if' && !f.fatal && f.code === 'EXPRESSION_FAILED') {
-    f = new PipelineFailure(f.code, f.errorType, `conditions[${s.peek('c')}].condition: ${f.message}`);
+    f = new PipelineFailure(f.code, f.errorType, `conditions[${Number(condition)}].condition: ${f.message}`);
   }
   let inLoop = false;
-  for (let at: number = id as number; at >= 0; at = run.plan.nodes[at]!.parent) {
+  for (let at = id as number; at >= 0; at = run.plan.nodes[at]!.parent) {
     const n = run.plan.nodes[at]!;
     inLoop ||= n.kind === 'loop';
-    const k = n.loop >= 0 ? s.peek('K', n.loop) : iteration;
+    const k = n.loop >= 0 && Array.isArray(indexes) ? indexes[n.loop] : iteration;
     run.trace.add({ path: n.path, package: n.pkg, durationMs: 0, outcome: 'failed', message: `${f.errorType}: ${f.message}`, ...iter(typeof k === 'number' ? k : undefined) });
   }
   if (inLoop && !f.fatal && !s.closed) {

@@ -1,16 +1,21 @@
 /**
  * JavaScript evaluated inside every fresh QuickJS context. Parsing costs more
- * than anything else in a fresh run (QuickJS compiles every function eagerly),
- * so the script is split: BASE always, and each extension only when the run
- * first calls one of its helpers (see `EXTENSION_OF` and session.ts). The
+ * than anything else in a fresh run (QuickJS compiles every function eagerly,
+ * at about half a microsecond per token in the wasm build), so the script is
+ * small and split: the base script (with the run's compiled program, see
+ * src/pipeline/inline.ts, embedded) always, and each extension only when the
+ * run first calls one of its helpers (see `EXTENSION_OF` in session.ts). The
  * run's context object stays in the guest; expressions are compiled once per
  * run into guest functions and called without copying the context across the
  * boundary. Only JSON text crosses the boundary in either direction.
  *
- * BASE is a function of `(host, note)` (the two host functions) returning the
- * helper object the host calls by name; `_` on it is the private state the
- * extensions (functions of `(api, _, host, note)`) and the run's compiled
- * program (src/pipeline/inline.ts) build on.
+ * The base script is a function of `(host, note, init, exprs)` (the two host
+ * functions, the JSON of the initial context and of the expression sources)
+ * returning the helper object the host calls by name. It compiles every
+ * expression into `fns` (same index; `api.bad` lists the ones that did not
+ * compile). `_` on it is the private state the extensions (functions of
+ * `(api, _, host, note)`) build on. The program embedded in it sees the base's
+ * names: `J`, `ctx`, `scope`, `fns`, `st`, `_`, `api`.
  *
  * Spec format (built by src/pipeline/templates.ts) for settings values, used by WALK:
  *   {k:'x',i}      exact template: the value of expression i
@@ -18,24 +23,23 @@
  *   {k:'o',n:[keys],v:[specs]} / {k:'a',v:[specs]} objects and arrays holding templates
  *   {k:'l',v} / {k:'l',j} a literal (j: JSON text parsed afresh for each use)
  */
-export const BASE = `(function(host,note){
-var J=JSON,O=Object,S=String,isArr=Array.isArray,def=O.defineProperty,
-ctx={},scope=O.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,put:put,merge:merge,text:text,out:out};
+export function baseSource(program = ''): string {
+  return `(function(host,note,init,exprs){
+var J=JSON,Obj=Object,def=Obj.defineProperty,ctx=J.parse(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,
+put:function(o,k,v){def(o,k,{value:v,writable:true,enumerable:true,configurable:true})},
+merge:function(v){if(v!==null&&typeof v==='object'&&!Array.isArray(v))for(var k=Obj.keys(v),i=0;i<k.length;i++)_.put(ctx,k[i],v[k[i]])},
+text:function(v){return v==null?'':typeof v==='object'?J.stringify(v):String(v)},
+out:function(v,max){var t=v===undefined?'':J.stringify(v),n,i,c;if(t===undefined)return'';if(t.length>max)return'!';if(t.length*3>max){for(n=t.length,i=0;i<t.length;i++){c=t.charCodeAt(i);if(c>127)n+=c>2047&&(c<55296||c>57343)?2:1}if(n>max)return'!'}return t}},
+api={_:_,
+finish:function(max){return _.out(st.ended?st.result:st.last,max)},
+describe:function(e){try{return J.stringify(e instanceof Error?{n:String(e.name),m:String(e.message)}:{n:'Error',m:_.text(e)})}catch(x){return'{"n":"Error","m":"(an error that cannot be described)"}'}}},
+bad=[];
 scope.context=ctx;
-function put(o,k,v){def(o,k,{value:v,writable:true,enumerable:true,configurable:true})}
-function merge(v){if(v!==null&&typeof v==='object'&&!isArr(v)){var ks=O.keys(v);for(var i=0;i<ks.length;i++)put(ctx,ks[i],v[ks[i]])}}
-function text(v){return v==null?'':typeof v==='object'?J.stringify(v):S(v)}
-function bytes(t){var n=t.length,i,c;for(i=0;i<t.length;i++){c=t.charCodeAt(i);if(c>127)n+=c>2047&&(c<55296||c>57343)?2:1}return n}
-function out(v,max){if(v===undefined)return'';var t=J.stringify(v);if(t===undefined)return'';return(t.length>max||(t.length*3>max&&bytes(t)>max))?'!':t}
-function mk(src){fns.push(new Function('$$c','$$s','with($$c)with($$s)return('+src+'\\n)'));return fns.length-1}
-_.done=function(v){merge(v);if(v!==undefined)st.last=v};
-return{_:_,
-init:function(t){merge(J.parse(t))},
-fn:mk,
-fns:function(t){var a=J.parse(t),r=[];for(var i=0;i<a.length;i++){try{r.push(mk(a[i]))}catch(e){r.push(-1)}}return J.stringify(r)},
-finish:function(max){return out(st.ended?st.result:st.last,max)},
-describe:function(e){try{return J.stringify(e instanceof Error?{n:S(e.name),m:S(e.message)}:{n:'Error',m:text(e)})}catch(x){return'{"n":"Error","m":"(an error that cannot be described)"}'}}
-}})`;
+for(var src=J.parse(exprs),ix=0;ix<src.length;ix++){try{fns.push(new Function('$$c','$$s','with($$c)with($$s)return('+src[ix]+'\\n)'))}catch(e){fns.push(null);bad.push(ix)}}
+api.bad=bad.join(',');
+${program}
+return api})`;
+}
 
 /**
  * Helpers of the host-side node walker: settings specs evaluated in one call,
@@ -43,6 +47,7 @@ describe:function(e){try{return J.stringify(e instanceof Error?{n:S(e.name),m:S(
  */
 export const WALK = `(function(api,_){
 var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st,put=_.put,text=_.text,out=_.out,specs=[];
+api.fn=function(src){fns.push(new Function('$$c','$$s','with($$c)with($$s)return('+src+'\\n)'));return fns.length-1};
 function ev(s){var k=s.k,i,o;
 if(k==='x')return fns[s.i](ctx,scope);
 if(k==='t'){o='';for(i=0;i<s.p.length;i++)o+=typeof s.p[i]==='number'?text(fns[s.p[i]](ctx,scope)):s.p[i];return o}
@@ -59,7 +64,7 @@ api.set=function(i){if(!prep(i))return 0;_.merge(st.cur);st.last=st.cur;return 1
 api.ret=function(i){if(!prep(i))return 0;st.result=st.cur.value;st.ended=true;return 1};
 api.message=function(){return text(st.cur.message)};
 api.settings=function(max){return out(st.cur,max)};
-api.absorb=function(t){_.done(t===''?undefined:J.parse(t))};
+api.absorb=function(t){t=t===''?undefined:J.parse(t);_.merge(t);if(t!==undefined)st.last=t};
 })`;
 
 /** Loop helpers: a stack of loops; `next` advances the innermost one and sets currentItem/currentIndex. */
@@ -82,7 +87,7 @@ var J=JSON,O=Object,fr=O.freeze,sl=Array.prototype.slice,fns=_.fns,scope=_.scope
 AF=O.getPrototypeOf(async function(){}).constructor;
 api.script=function(src){fns.push(new AF('settings','context','Client','currentItem','currentIndex',src));return fns.length-1};
 api.custom=function(src){var f=new Function('return('+src+'\\n)')();if(typeof f!=='function')throw new TypeError('The code of a custom function must evaluate to a function');fns.push(f);return fns.length-1};
-api.call=function(i,isScript){var f=fns[i],c=_.st.cur;return Promise.resolve(isScript?f(c,_.ctx,G.Client,scope.currentItem,scope.currentIndex):f(c,_.ctx)).then(_.done)};
+api.call=function(i,isScript){var f=fns[i],c=_.st.cur;return Promise.resolve(isScript?f(c,_.ctx,G.Client,scope.currentItem,scope.currentIndex):f(c,_.ctx)).then(function(v){_.merge(v);if(v!==undefined)_.st.last=v})};
 function call(op,args){return host(op,J.stringify(args)).then(function(t){return t===undefined?undefined:J.parse(t)})}
 function connect(id){var c={};['find','findOne','findById','insert','update','removeById','query','commit'].forEach(function(n){c[n]=function(){return call('dataSources.'+n,[id].concat(sl.call(arguments)))}});return fr(c)}
 function say(level){return function(){var p=[];for(var i=0;i<arguments.length;i++){var a=arguments[i];try{p.push(typeof a==='string'?a:J.stringify(a))}catch(e){p.push(String(a))}}note(level,p.join(' '))}}

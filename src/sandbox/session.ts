@@ -1,6 +1,6 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { SandboxError } from './errors.js';
-import { BASE, EXTENSIONS, type Extension } from './guest.js';
+import { baseSource, EXTENSIONS, type Extension } from './guest.js';
 import type { SandboxModule } from './pool.js';
 
 /** Host functions the guest may call through its bridged `Client` (src/functions/bridge.ts answers them). */
@@ -19,21 +19,27 @@ export interface SessionOptions {
   bridge?: BridgeHandler;
   /** `console.*` inside the guest. */
   onConsole?: (level: string, message: string) => void;
+  /** JSON text of the run's initial context object (default `{}`). */
+  context?: string;
+  /** Expression sources compiled into guest functions at open, index by index (see `badExpressions`). */
+  expressions?: string[];
+  /** The run's program (src/pipeline/inline.ts), embedded in the base script. */
+  program?: string;
 }
 
 type Arg = string | number;
 
 /** Names of the guest helpers of guest.ts. */
 export type Helper =
-  | 'init' | 'fn' | 'fns' | 'finish' | 'describe'
-  | 'put' | 'spec' | 'test' | 'value' | 'prep' | 'set' | 'ret' | 'message' | 'settings' | 'absorb'
+  | 'finish' | 'describe'
+  | 'fn' | 'put' | 'spec' | 'test' | 'value' | 'prep' | 'set' | 'ret' | 'message' | 'settings' | 'absorb'
   | 'loop' | 'range' | 'next' | 'end'
   | 'script' | 'custom' | 'call'
-  | 'run' | 'flush' | 'unwind';
+  | 'run' | 'unwind';
 
 /** The extension of guest.ts that defines a helper (installed the first time the helper is called). */
 const EXTENSION_OF: Partial<Record<Helper, Extension>> = {
-  put: 'walk', spec: 'walk', test: 'walk', value: 'walk', prep: 'walk', set: 'walk', ret: 'walk', message: 'walk', settings: 'walk', absorb: 'walk',
+  fn: 'walk', put: 'walk', spec: 'walk', test: 'walk', value: 'walk', prep: 'walk', set: 'walk', ret: 'walk', message: 'walk', settings: 'walk', absorb: 'walk',
   loop: 'loops', range: 'loops', next: 'loops', end: 'loops',
   script: 'code', custom: 'code', call: 'code',
 };
@@ -56,12 +62,6 @@ export interface Session {
    * the `run` and `unwind` helpers (src/pipeline/inline.ts). Once per session.
    */
   installProgram(source: string): void;
-  /**
-   * Reads a number or string property of the guest's private state `_` (or an element of
-   * one of its arrays) without running guest code, so it works after an interrupt.
-   * Undefined when the session is closed or the value is neither.
-   */
-  peek(key: string, index?: number): number | string | undefined;
   /** Moves the deadline of what runs next (a node's own timeout), never past the run's deadline. */
   setDeadline(deadline: number): void;
   /**
@@ -71,6 +71,8 @@ export interface Session {
   grace<T>(ms: number, fn: () => T): T;
   /** Host calls still in flight. */
   pendingHostCalls(): number;
+  /** Indexes of `options.expressions` that did not compile (their guest function slot is empty). */
+  readonly badExpressions: number[];
   /** Ends the session: in-flight host calls are dropped, later calls refused, the runtime disposed. */
   close(): void;
   readonly closed: boolean;
@@ -99,6 +101,7 @@ export function openSession(options: SessionOptions): Session {
   let seq = 0;
   let wakers: (() => void)[] = [];
   const owned: QuickJSHandle[] = [];
+  let badExpressions: number[] = [];
 
   const aborted = () => options.signal?.aborted === true;
   const wake = () => {
@@ -308,11 +311,17 @@ export function openSession(options: SessionOptions): Session {
       options.onConsole?.(ctx.getString(levelH), ctx.getString(textH).slice(0, MAX_ERROR_TEXT));
     });
     owned.push(hostFn, noteFn);
-    const factory = ctx.unwrapResult(ctx.evalCode(BASE, 'engine.js'));
-    const made = ctx.callFunction(factory, ctx.undefined, hostFn, noteFn);
+    const factory = ctx.unwrapResult(ctx.evalCode(baseSource(options.program), 'engine.js'));
+    const init = ctx.newString(options.context ?? '{}');
+    const exprs = ctx.newString(JSON.stringify(options.expressions ?? []));
+    const made = ctx.callFunction(factory, ctx.undefined, hostFn, noteFn, init, exprs);
+    init.dispose();
+    exprs.dispose();
     factory.dispose();
     api = ctx.unwrapResult(made);
     internals = ctx.getProp(api, '_');
+    const bad = ctx.getProp(api, 'bad').consume((h) => ctx.getString(h));
+    badExpressions = bad === '' ? [] : bad.split(',').map(Number);
   } catch (error) {
     if (interrupted) {
       closeSession();
@@ -340,26 +349,6 @@ export function openSession(options: SessionOptions): Session {
       throw interrupted ? timeoutError() : crash(error);
     } finally {
       if (factory?.alive && !module.broken) factory.dispose();
-    }
-  }
-
-  function peek(key: string, index?: number): number | string | undefined {
-    if (closed || module.broken || !internals) return undefined;
-    try {
-      let h = ctx.getProp(internals, key);
-      if (index !== undefined) {
-        const container = h;
-        h = ctx.getProp(container, index);
-        container.dispose();
-      }
-      try {
-        const type = ctx.typeof(h);
-        return type === 'number' ? ctx.getNumber(h) : type === 'string' ? ctx.getString(h) : undefined;
-      } finally {
-        h.dispose();
-      }
-    } catch {
-      return undefined;
     }
   }
 
@@ -436,7 +425,6 @@ export function openSession(options: SessionOptions): Session {
     installLoops: () => install('loops', EXTENSIONS.loops),
     installCode: () => install('code', EXTENSIONS.code),
     installProgram: (source) => install('program', source),
-    peek,
     setDeadline(next) {
       deadline = Math.min(next, options.runDeadline);
       if (now() <= deadline) interrupted = false;
@@ -454,6 +442,7 @@ export function openSession(options: SessionOptions): Session {
       }
     },
     pendingHostCalls: () => pending.size,
+    badExpressions,
     close: closeSession,
     get closed() {
       return closed;

@@ -67,8 +67,7 @@ test('pipeline engine', async () => {
   const expr = 'a * 2 + b.length > 3 && c.x';
   {
     const m = await acquireModule(128 * 1024 * 1024);
-    const session = openSession({ module: m, runDeadline: performance.now() + 60_000, memoryBytes: 100 * 1024 * 1024 });
-    session.void('init', JSON.stringify({ a: 2, b: [1, 2], c: { x: true } }));
+    const session = openSession({ module: m, runDeadline: performance.now() + 60_000, memoryBytes: 100 * 1024 * 1024, context: JSON.stringify({ a: 2, b: [1, 2], c: { x: true } }) });
     const index = session.number('fn', expr);
     const N = 20_000;
     const engineMs = await timeIt(() => {
