@@ -1,4 +1,8 @@
+import { PipelineFailure } from '../pipeline/failure.js';
 import type { HostServices, HttpRequestLike } from '../pipeline/types.js';
+
+/** Error codes of the host's outbound HTTP service that a failed `http-request` run reports as its own. */
+const OUTBOUND_CODES = new Set(['HTTP_INVALID_URL', 'HTTP_TIMEOUT', 'HTTP_FAILED', 'RESPONSE_TOO_LARGE']);
 
 /** Thrown by a built-in for bad settings: the message names the setting. */
 export class SettingsError extends Error {
@@ -83,7 +87,14 @@ export const HOST_BUILTINS: Readonly<Record<string, HostBuiltin>> = {
       signal: call.signal,
       maxResponseBytes: call.maxBytes,
     }) as HttpRequestLike;
-    const response = await call.services.http(request);
-    return { response };
+    try {
+      return { response: await call.services.http(request) };
+    } catch (error) {
+      // The host's outbound failures name their cause (RESPONSE_TOO_LARGE, HTTP_TIMEOUT, …): the run reports that code.
+      const e = error as { code?: unknown; name?: unknown; message?: unknown };
+      if (typeof e?.code === 'string' && OUTBOUND_CODES.has(e.code))
+        throw new PipelineFailure(e.code, typeof e.name === 'string' && e.name !== 'Error' ? e.name : 'HttpRequestError', String(e.message));
+      throw error;
+    }
   },
 };

@@ -26,6 +26,10 @@ export interface ServerLimits {
    * and similar addresses: `allow` (default; the reference server runs locally) or `deny` (src/server/http/outbound-guard.ts).
    */
   outboundPrivateNetworks?: 'allow' | 'deny';
+  /** Time limit of one `http-request` call, ms (default 30 s; the node's and the run's time limits also apply). */
+  outboundTimeoutMs?: number;
+  /** Largest response body an `http-request` call reads, bytes (default 5 MB; never more than resultBytes). */
+  outboundResponseBytes?: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {

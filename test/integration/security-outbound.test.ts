@@ -68,10 +68,7 @@ describe('http-request (outboundRequest)', () => {
 });
 
 describe('http-request in a server run', () => {
-  // PENDING (src/server/actions/host-services.ts, owned by another engineer): serverHostServices builds the
-  // limits from DEFAULT_OUTBOUND only; it must add `privateNetworks: ctx.limits.outboundPrivateNetworks`.
-  // `it.fails` keeps the suite green and turns red once that one-liner lands: then make it a plain `it`.
-  it.fails('deny: a run calling a local address fails and sends nothing', async () => {
+  it('deny: a run calling a local address fails and sends nothing', async () => {
     const b = await startTestBackend({ limits: { outboundPrivateNetworks: 'deny', runTimeoutMs: 5000 } });
     try {
       received.length = 0;

@@ -3,7 +3,7 @@ import type { HostServices } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
 import { dataSourceService } from '../data-sources/service.js';
 import { getNotificationService } from '../notifications/index.js';
-import { DEFAULT_OUTBOUND, outboundRequest } from './outbound-http.js';
+import { DEFAULT_OUTBOUND, outboundRequest, type OutboundLimits } from './outbound-http.js';
 
 export interface RunScope {
   appId: number;
@@ -18,8 +18,14 @@ export function serverHostServices(ctx: ServerContext, scope: RunScope): HostSer
     dataSources: { connect: (idOrName) => dataSourceService(ctx).connect(caller, idOrName) },
     notifications: { create: (input) => getNotificationService(ctx).create(scope.appId, input) },
     http: (request) => {
+      // Cancelled when the run ends (scope.signal) or the node's time is up (request.signal).
       const signals = [scope.signal, request.signal].filter((s): s is AbortSignal => s !== undefined);
-      const limits = { ...DEFAULT_OUTBOUND, maxResponseBytes: request.maxResponseBytes ?? DEFAULT_OUTBOUND.maxResponseBytes };
+      const cap = ctx.limits.outboundResponseBytes ?? DEFAULT_OUTBOUND.maxResponseBytes;
+      const limits: OutboundLimits = {
+        timeoutMs: ctx.limits.outboundTimeoutMs ?? DEFAULT_OUTBOUND.timeoutMs,
+        maxResponseBytes: Math.min(cap, request.maxResponseBytes ?? cap),
+        privateNetworks: ctx.limits.outboundPrivateNetworks,
+      };
       return outboundRequest(request, limits, signals.length ? AbortSignal.any(signals) : undefined);
     },
   };

@@ -1,4 +1,8 @@
-/** Outbound HTTP for the `http-request` built-in on the server: timeout and response size cap. */
+/**
+ * Outbound HTTP for the `http-request` built-in on the server: timeout, cancellation (the caller's signal:
+ * the node's or the run's time is up) and a response size cap enforced while reading. Failures carry a
+ * `code` the run reports: HTTP_INVALID_URL, HTTP_TIMEOUT, HTTP_FAILED, RESPONSE_TOO_LARGE.
+ */
 import type { HttpRequestLike, HttpResponseLike } from '../../pipeline/types.js';
 import { checkOutboundUrl, type PrivateNetworkPolicy } from '../http/outbound-guard.js';
 
@@ -11,6 +15,17 @@ export interface OutboundLimits {
 
 const MAX_REDIRECTS = 10;
 
+/** An outbound call that failed; `code` becomes the run's error code (src/functions/builtins.ts). */
+export class OutboundError extends Error {
+  constructor(
+    readonly code: 'HTTP_INVALID_URL' | 'HTTP_TIMEOUT' | 'HTTP_FAILED' | 'RESPONSE_TOO_LARGE',
+    message: string,
+  ) {
+    super(message);
+    this.name = code === 'HTTP_TIMEOUT' ? 'TimeoutError' : code === 'RESPONSE_TOO_LARGE' ? 'ResponseTooLargeError' : 'HttpRequestError';
+  }
+}
+
 export const DEFAULT_OUTBOUND: OutboundLimits = { timeoutMs: 30_000, maxResponseBytes: 5 * 1024 * 1024 };
 
 export async function outboundRequest(request: HttpRequestLike, limits: OutboundLimits = DEFAULT_OUTBOUND, signal?: AbortSignal): Promise<HttpResponseLike> {
@@ -18,9 +33,9 @@ export async function outboundRequest(request: HttpRequestLike, limits: Outbound
   try {
     url = new URL(request.url);
   } catch {
-    throw new Error(`http-request: "${request.url}" is not an absolute URL`);
+    throw new OutboundError('HTTP_INVALID_URL', `http-request: "${request.url}" is not an absolute URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`http-request: only http and https URLs, got ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('HTTP_INVALID_URL', `http-request: only http and https URLs, got ${url.protocol}`);
   const method = (request.method ?? 'GET').toUpperCase();
   const headers = new Headers(request.headers ?? {});
   let body: string | undefined;
@@ -60,22 +75,34 @@ export async function outboundRequest(request: HttpRequestLike, limits: Outbound
       }
     }
   } catch (error) {
-    if (timeout.aborted) throw new Error(`http-request: ${method} ${url} timed out after ${limits.timeoutMs} ms`);
-    throw new Error(`http-request: ${method} ${url} failed: ${(error as Error).message}`);
+    if (timeout.aborted) throw new OutboundError('HTTP_TIMEOUT', `http-request: ${method} ${url} timed out after ${limits.timeoutMs} ms`);
+    throw new OutboundError('HTTP_FAILED', `http-request: ${method} ${url} failed: ${(error as Error).message}`);
+  }
+  const tooLarge = () => new OutboundError('RESPONSE_TOO_LARGE', `http-request: the response of ${method} ${url} is larger than ${limits.maxResponseBytes} bytes`);
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limits.maxResponseBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge();
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (response.body) {
     const reader = response.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limits.maxResponseBytes) {
-        await reader.cancel();
-        throw new Error(`http-request: the response of ${method} ${url} is larger than ${limits.maxResponseBytes} bytes`);
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > limits.maxResponseBytes) {
+          await reader.cancel().catch(() => undefined);
+          throw tooLarge();
+        }
+        chunks.push(value);
       }
-      chunks.push(value);
+    } catch (error) {
+      if (error instanceof OutboundError) throw error;
+      if (timeout.aborted) throw new OutboundError('HTTP_TIMEOUT', `http-request: ${method} ${url} timed out after ${limits.timeoutMs} ms while reading the response`);
+      throw new OutboundError('HTTP_FAILED', `http-request: reading the response of ${method} ${url} failed: ${(error as Error).message}`);
     }
   }
   const text = Buffer.concat(chunks).toString('utf8');
