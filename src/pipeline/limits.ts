@@ -25,3 +25,15 @@ export function resolveLimits(limits: Partial<PipelineLimits> | undefined): Reso
   out.memoryBytes = Math.max(out.memoryBytes, 24 * 1024 * 1024);
   return out;
 }
+
+/** UTF-8 size of a text, counted only when it could exceed `max` (the guest already refused texts longer than `max` characters). */
+export function exceedsBytes(text: string, max: number): boolean {
+  if (text.length > max) return true;
+  if (text.length * 3 <= max) return false;
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 127) bytes += c > 2047 && (c < 0xd800 || c > 0xdfff) ? 2 : 1;
+  }
+  return bytes > max;
+}

@@ -4,7 +4,7 @@ import { builtinName } from '../functions/catalog.js';
 import type { SandboxModule } from '../sandbox/pool.js';
 import { openSession, type Session } from '../sandbox/session.js';
 import { PipelineFailure, toFailure } from './failure.js';
-import { resolveLimits, type ResolvedLimits } from './limits.js';
+import { exceedsBytes, resolveLimits, type ResolvedLimits } from './limits.js';
 import { asExtension, collectExpressions, EVENT, planPipeline, type Plan } from './inline.js';
 import { expressionOf, itemsExpression, settingsSpec } from './templates.js';
 import { createTrace, ms, type TraceRecorder } from './trace.js';
@@ -146,7 +146,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
     await runNodes(run, options.functions, 'functions', runDeadline, undefined);
     session.setDeadline(runDeadline);
     const text = session.string('finish', limits.resultBytes);
-    if (text === '!')
+    if (text === '!' || exceedsBytes(text, limits.resultBytes))
       throw new PipelineFailure('RESULT_TOO_LARGE', 'ResultTooLargeError', `The result is larger than ${limits.resultBytes} bytes of JSON`);
     const result: unknown = text === '' ? undefined : JSON.parse(text);
     return { ok: true, result, trace: trace.entries(), durationMs: ms(now() - started) };
@@ -424,7 +424,7 @@ async function runFunction(run: Run, node: FunctionNode, path: string, parentDea
       }
       default: {
         const text = s.string('settings', run.limits.resultBytes);
-        if (text === '!') throw new PipelineFailure('FUNCTION_FAILED', 'ValidationError', `The settings are larger than ${run.limits.resultBytes} bytes`);
+        if (text === '!' || exceedsBytes(text, run.limits.resultBytes)) throw new PipelineFailure('FUNCTION_FAILED', 'ValidationError', `The settings are larger than ${run.limits.resultBytes} bytes`);
         const settings = (text === '' ? {} : JSON.parse(text)) as Record<string, unknown>;
         const value = await awaitHost(run, deadline, (signal) =>
           HOST_BUILTINS[name]!({ settings, services: run.options.services, environment: run.options.environment, signal, maxBytes: run.limits.resultBytes }),

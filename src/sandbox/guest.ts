@@ -17,6 +17,9 @@
  * `(api, _, host, note)`) build on. The program embedded in it sees the base's
  * names: `J`, `ctx`, `scope`, `fns`, `st`, `_`, `api`.
  *
+ * Texts copied out (`out`) are refused ('!') past `max` characters; the host
+ * checks their UTF-8 size.
+ *
  * Spec format (built by src/pipeline/templates.ts) for settings values, used by WALK:
  *   {k:'x',i}      exact template: the value of expression i
  *   {k:'t',p:[..]} interpolated text: strings and expression indexes
@@ -29,10 +32,8 @@ var J=JSON,Obj=Object,def=Obj.defineProperty,ctx=J.parse(init),scope=Obj.create(
 put:function(o,k,v){def(o,k,{value:v,writable:true,enumerable:true,configurable:true})},
 merge:function(v){if(v!==null&&typeof v==='object'&&!Array.isArray(v))for(var k=Obj.keys(v),i=0;i<k.length;i++)_.put(ctx,k[i],v[k[i]])},
 text:function(v){return v==null?'':typeof v==='object'?J.stringify(v):String(v)},
-out:function(v,max){var t=v===undefined?'':J.stringify(v),n,i,c;if(t===undefined)return'';if(t.length>max)return'!';if(t.length*3>max){for(n=t.length,i=0;i<t.length;i++){c=t.charCodeAt(i);if(c>127)n+=c>2047&&(c<55296||c>57343)?2:1}if(n>max)return'!'}return t}},
-api={_:_,
-finish:function(max){return _.out(st.ended?st.result:st.last,max)},
-describe:function(e){try{return J.stringify(e instanceof Error?{n:String(e.name),m:String(e.message)}:{n:'Error',m:_.text(e)})}catch(x){return'{"n":"Error","m":"(an error that cannot be described)"}'}}},
+out:function(v,max){var t=v===undefined?'':J.stringify(v);return t===undefined?'':t.length>max?'!':t}},
+api={_:_,finish:function(max){return _.out(st.ended?st.result:st.last,max)}},
 bad=[];
 scope.context=ctx;
 for(var src=J.parse(exprs),ix=0;ix<src.length;ix++){try{fns.push(new Function('$$c','$$s','with($$c)with($$s)return('+src[ix]+'\\n)'))}catch(e){fns.push(null);bad.push(ix)}}
@@ -40,6 +41,11 @@ api.bad=bad.join(',');
 ${program}
 return api})`;
 }
+
+/** Describes a thrown value as JSON `{n: name, m: message}` (installed on the first error). */
+export const ERRORS = `(function(api,_){
+api.describe=function(e){try{return JSON.stringify(e instanceof Error?{n:String(e.name),m:String(e.message)}:{n:'Error',m:_.text(e)})}catch(x){return'{"n":"Error","m":"(an error that cannot be described)"}'}};
+})`;
 
 /**
  * Helpers of the host-side node walker: settings specs evaluated in one call,
@@ -95,5 +101,5 @@ G.Client=fr({DataSources:fr({connect:connect}),Notifications:fr({create:function
 G.console=fr({log:say('log'),info:say('info'),warn:say('warn'),error:say('error'),debug:say('debug')});
 })`;
 
-export type Extension = 'walk' | 'loops' | 'code';
-export const EXTENSIONS: Record<Extension, string> = { walk: WALK, loops: LOOPS, code: CODE };
+export type Extension = 'errors' | 'walk' | 'loops' | 'code';
+export const EXTENSIONS: Record<Extension, string> = { errors: ERRORS, walk: WALK, loops: LOOPS, code: CODE };

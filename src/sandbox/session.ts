@@ -134,11 +134,10 @@ export function openSession(options: SessionOptions): Session {
     let described = '';
     if (!interrupted) {
       try {
-        const describe = helpers.get('describe') ?? ctx.getProp(api!, 'describe');
-        helpers.set('describe', describe);
-        const r = ctx.callFunction(describe, ctx.undefined, errorHandle);
-        if (r.error) r.error.dispose();
-        else {
+        const describe = describer();
+        const r = describe && ctx.callFunction(describe, ctx.undefined, errorHandle);
+        if (r?.error) r.error.dispose();
+        else if (r) {
           described = ctx.getString(r.value);
           r.value.dispose();
         }
@@ -166,6 +165,30 @@ export function openSession(options: SessionOptions): Session {
     if (name === 'InternalError' && /stack overflow/i.test(message))
       return new SandboxError('STACK_OVERFLOW', 'RangeError', 'Maximum call stack size exceeded (recursion too deep)', false);
     return new SandboxError('GUEST_ERROR', name, message, false);
+  };
+
+  /** The guest's `describe` helper, installed on the first error (undefined when that fails, e.g. out of memory). */
+  let describing = false;
+  const describer = (): QuickJSHandle | undefined => {
+    let fn = helpers.get('describe');
+    if (fn) return fn;
+    if (!installed.has('errors')) {
+      if (describing) return undefined;
+      describing = true;
+      const saved = deadline;
+      deadline = Math.max(deadline, now() + 50);
+      try {
+        install('errors', EXTENSIONS.errors);
+      } catch {
+        return undefined;
+      } finally {
+        describing = false;
+        deadline = saved;
+      }
+    }
+    fn = ctx.getProp(api!, 'describe');
+    helpers.set('describe', fn);
+    return fn;
   };
 
   const check = () => {

@@ -187,3 +187,14 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
     ]);
   });
 });
+
+describe('result size', () => {
+  test('the result limit counts UTF-8 bytes: fewer characters than the limit can still be too large', async () => {
+    const run = (n: number) =>
+      runPipeline({ environment: 'client', services, limits: { resultBytes: 100 }, functions: [{ functionPackage: F('return'), settings: { value: `{{ 'é'.repeat(${n}) }}` } }] });
+    const fits = await run(49); // 98 bytes + 2 quotes
+    expect(fits.ok && fits.result).toBe('é'.repeat(49));
+    const over = await run(60); // 62 characters of JSON, 122 bytes
+    expect(!over.ok && over.error.code).toBe('RESULT_TOO_LARGE');
+  });
+});
