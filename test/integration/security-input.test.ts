@@ -87,6 +87,8 @@ const HOSTILE_VALUES = [
   '{"__proto__":{"polluted":1}}',
   '{"constructor":{"prototype":{"polluted":1}}}',
   '"../../etc/passwd"',
+  '"nul\\u0000byte"',
+  '["nul\\u0000byte"]',
   '"<script>alert(1)</script>"',
 ];
 

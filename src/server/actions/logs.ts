@@ -21,7 +21,7 @@ export function parseLogQuery(raw: Record<string, unknown>): LogQuery {
   const query: LogQuery = {};
   const int = (name: string, value: unknown, max?: number): number => {
     const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
-    if (typeof n !== 'number' || !Number.isInteger(n) || n <= 0 || (max !== undefined && n > max))
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n <= 0 || (max !== undefined && n > max))
       throw new HttpError(400, 'INVALID_FIELD', `Field "${name}" must be a positive integer${max ? ` up to ${max}` : ''}`);
     return n;
   };

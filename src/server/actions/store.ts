@@ -76,7 +76,9 @@ export async function getActionByName(db: Queryable, appId: number, name: string
 
 /** By id when the text is all digits (names never are), else by name. */
 export async function findAction(db: Queryable, appId: number, idOrName: string): Promise<ActionRow | undefined> {
-  return /^\d+$/.test(idOrName) ? getActionById(db, appId, Number(idOrName)) : getActionByName(db, appId, idOrName);
+  if (!/^\d+$/.test(idOrName)) return getActionByName(db, appId, idOrName);
+  const id = Number(idOrName);
+  return Number.isSafeInteger(id) ? getActionById(db, appId, id) : undefined;
 }
 
 export async function insertAction(

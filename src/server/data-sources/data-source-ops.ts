@@ -38,7 +38,8 @@ async function resolveScope(core: Core, caller: Caller, scope: DataSourceScope):
     throw new HttpError(400, 'INVALID_PARAMETER', 'Give exactly one of the query parameters "appId" and "organizationId"');
   const key = given(scope.appId) ? 'appId' : 'organizationId';
   const raw = String(scope[key]);
-  if (!/^\d+$/.test(raw) || Number(raw) <= 0) throw new HttpError(400, 'INVALID_PARAMETER', `Query parameter "${key}" must be a positive integer`);
+  if (!/^\d+$/.test(raw) || Number(raw) <= 0 || !Number.isSafeInteger(Number(raw)))
+    throw new HttpError(400, 'INVALID_PARAMETER', `Query parameter "${key}" must be a positive integer`);
   const id = Number(raw);
   if (caller.kind === 'system') {
     if (key === 'organizationId') return { organizationId: id, appId: null };

@@ -29,6 +29,11 @@ export function sendError(c: Context, error: unknown): Response {
     const code = status === 413 ? 'PAYLOAD_TOO_LARGE' : `HTTP_${status}`;
     return c.json(errorBody(code, (error as Error).message || 'Request refused'), status as 400);
   }
+  // PostgreSQL "data exception" (SQLSTATE class 22): a value the database cannot hold, e.g. a NUL character in
+  // text or a number past bigint. Input that slipped past validation: the caller's fault, nothing was written.
+  const sqlState = (error as { code?: unknown; severity?: unknown })?.code;
+  if (typeof sqlState === 'string' && /^22[0-9A-Z]{3}$/.test(sqlState) && (error as { severity?: unknown }).severity !== undefined)
+    return c.json(errorBody('INVALID_REQUEST', `A value of the request cannot be stored: ${(error as Error).message}`), 400);
   console.error('[in-app-runtime server] unexpected error', error);
   return c.json(errorBody('INTERNAL', 'Internal server error'), 500);
 }
