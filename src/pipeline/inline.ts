@@ -269,7 +269,7 @@ export function planPipeline(functions: PipelineNode[], compiled: (source: strin
       .map(([, code]) => code)
       .join('') +
     // V records an event while the trace has room (logs have more), then counts per node.
-    `function V(id,k,q,d){q=q||0;d=d||0;if(EC<(k===7?RI:RM)){EV.push(id,I,k,q,d);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d}}` +
+    `function V(id,k,q,d){if(EC<(k===7?RI:RM)){EV.push(id,I,k,q|0,d|0);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d|0}}` +
     (usesLoops
       ? `function X(id,code,type,m){N=id;FL=J.stringify([code,type,m]);throw new Error(m)}` +
         `function P(id,n){if(n<0)n=0;if(n>${maxLoopIterations})X(id,"LOOP_LIMIT","LimitError","The loop has "+n+" iterations; the limit is ${maxLoopIterations}");return{d:Date.now(),o:I,h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex}}` +

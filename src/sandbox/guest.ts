@@ -9,8 +9,8 @@
  * run into guest functions and called without copying the context across the
  * boundary. Only JSON text crosses the boundary in either direction.
  *
- * The base script is a function of `(host, note, init, exprs)` (the two host
- * functions, the JSON of the initial context and of the expression sources)
+ * The base script is a function of `(init, exprs)` (the JSON of the initial
+ * context and of the expression sources)
  * returning the helper object the host calls by name. It compiles every
  * expression into `fns` (same index; `api.bad` lists the ones that did not
  * compile). `_` on it is the private state the extensions (functions of
@@ -27,7 +27,7 @@
  *   {k:'l',v} / {k:'l',j} a literal (j: JSON text parsed afresh for each use)
  */
 export function baseSource(program = ''): string {
-  return `(function(host,note,init,exprs){
+  return `(function(init,exprs){
 var J=JSON,Obj=Object,def=Obj.defineProperty,ctx=J.parse(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,
 put:function(o,k,v){def(o,k,{value:v,writable:true,enumerable:true,configurable:true})},
 merge:function(v){if(v!==null&&typeof v==='object'&&!Array.isArray(v))for(var k=Obj.keys(v),i=0;i<k.length;i++)_.put(ctx,k[i],v[k[i]])},

@@ -337,7 +337,7 @@ export function openSession(options: SessionOptions): Session {
     const factory = ctx.unwrapResult(ctx.evalCode(baseSource(options.program), 'engine.js'));
     const init = ctx.newString(options.context ?? '{}');
     const exprs = ctx.newString(JSON.stringify(options.expressions ?? []));
-    const made = ctx.callFunction(factory, ctx.undefined, hostFn, noteFn, init, exprs);
+    const made = ctx.callFunction(factory, ctx.undefined, init, exprs);
     init.dispose();
     exprs.dispose();
     factory.dispose();

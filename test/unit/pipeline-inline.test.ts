@@ -1,5 +1,8 @@
+import debugVariant from '@jitl/quickjs-wasmfile-debug-sync';
+import { newQuickJSWASMModuleFromVariant, TestQuickJSWASMModule } from 'quickjs-emscripten-core';
 import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
+import { runWith } from '../../src/pipeline/runner.js';
 import { collectExpressions, planPipeline } from '../../src/pipeline/inline.js';
 import type { HostServices, PipelineNode, RunOutcome, RunPipelineOptions } from '../../src/pipeline/types.js';
 
@@ -197,4 +200,24 @@ describe('result size', () => {
     const over = await run(60); // 62 characters of JSON, 122 bytes
     expect(!over.ok && over.error.code).toBe('RESULT_TOO_LARGE');
   });
+});
+
+test('inline segments, their failures and the host walker around them leave no handle alive (debug build)', async () => {
+  const quickjs = new TestQuickJSWASMModule(await newQuickJSWASMModuleFromVariant(debugVariant));
+  const sandbox = { quickjs: quickjs as never, memory: quickjs.getWasmMemory(), maxBytes: 2 ** 31, broken: false };
+  const loop = (functions: PipelineNode[], extra: Partial<PipelineNode> = {}): PipelineNode => ({ type: 'loop', range: { from: 0, to: 3 }, functions, ...extra }) as PipelineNode;
+  const pipelines: PipelineNode[][] = [
+    [loop([{ functionPackage: F('set'), settings: { x: '{{ currentItem }}' } }]), { functionPackage: F('return'), settings: { value: '{{ x }}' } }],
+    [loop([{ functionPackage: F('set'), settings: { x: '{{ nope.x }}' } }])],
+    [loop([loop([{ type: 'if', conditions: [{ condition: 'nope', functions: [] }] }], { continueOnError: true })])],
+    [{ functionPackage: F('set'), settings: { x: '{{ 1 + }}' } }],
+    [loop([{ functionPackage: F('log'), settings: { message: 'at {{ currentItem }}' } }], { timeout: 10_000 })],
+  ];
+  for (const functions of pipelines) {
+    const outcome = await runWith({ environment: 'client', services, functions, limits: { maxTraceEntries: 3 } }, { acquire: async () => sandbox, release: () => {} });
+    expect(outcome.trace.length).toBeGreaterThan(0);
+    expect(sandbox.broken).toBe(false);
+  }
+  expect(quickjs.getFFI().QTS_RecoverableLeakCheck()).toBe(0);
+  expect([...quickjs.runtimes].filter((rt) => rt.alive)).toHaveLength(0);
 });
