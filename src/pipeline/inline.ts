@@ -22,6 +22,7 @@
  * them (`Session.peek`) to trace a failure, even after an interrupt.
  */
 import { builtinName } from '../functions/catalog.js';
+import { LIB } from '../sandbox/guest.js';
 import { expressionOf, itemsExpression, settingsSpec, type Spec } from './templates.js';
 import type { FunctionNode, IfNode, LoopNode, PipelineNode } from './types.js';
 
@@ -254,12 +255,13 @@ export function planPipeline(functions: PipelineNode[], compiled: (source: strin
   if (segments.length === 0) return { source: '', nodes, lists };
   const helpers: Record<string, string> = {
     x: 'function x(i){return fns[i](ctx,scope)}',
-    T: 'function T(v){return _.text(v)}',
-    D: 'function D(id,S){_.merge(S);st.last=S;V(id,0)}',
+    T: LIB.text.replace('function text', 'function T'),
+    D: `${LIB.put}${LIB.merge}function D(id,S){merge(S);st.last=S;V(id,0)}`,
     Q: 'function Q(id,S){st.result=S.value;st.ended=true;E=1;V(id,0)}',
-    L: `function L(id,S){MS.push(_.text(S.message));V(id,${EVENT.log},MS.length-1);V(id,0)}`,
+    L: `function L(id,S){MS.push(T(S.message));V(id,${EVENT.log},MS.length-1);V(id,0)}`,
     B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v))X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(J.stringify(v)||"null"));return v}`,
   };
+  if (used.has('L')) used.add('T');
   const source =
     `var E=0,I=-1,N=-1,C=0,FL='',S,EV,MS,AG,EC,RM,RI,SC` +
     (usesLoops ? `,K=[],isArr=Array.isArray${loopVars.map((name) => `,${name}`).join('')}` : '') +

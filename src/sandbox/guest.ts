@@ -28,13 +28,8 @@
  */
 export function baseSource(program = ''): string {
   return `(function(init,exprs){
-var J=JSON,Obj=Object,def=Obj.defineProperty,ctx=J.parse(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,
-put:function(o,k,v){def(o,k,{value:v,writable:true,enumerable:true,configurable:true})},
-merge:function(v){if(v!==null&&typeof v==='object'&&!Array.isArray(v))for(var k=Obj.keys(v),i=0;i<k.length;i++)_.put(ctx,k[i],v[k[i]])},
-text:function(v){return v==null?'':typeof v==='object'?J.stringify(v):String(v)},
-out:function(v,max){var t=v===undefined?'':J.stringify(v);return t===undefined?'':t.length>max?'!':t}},
-api={_:_,finish:function(max){return _.out(st.ended?st.result:st.last,max)}},
-bad=[];
+var J=JSON,Obj=Object,ctx=J.parse(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,J:J,def:Obj.defineProperty,keys:Obj.keys,isArr:Array.isArray,String:String},
+api={_:_,finish:function(max){var v=st.ended?st.result:st.last,t=v===undefined?'':J.stringify(v);return t===undefined?'':t.length>max?'!':t}},bad=[];
 scope.context=ctx;
 for(var src=J.parse(exprs),ix=0;ix<src.length;ix++){try{fns.push(new Function('$$c','$$s','with($$c)with($$s)return('+src[ix]+'\\n)'))}catch(e){fns.push(null);bad.push(ix)}}
 api.bad=bad.join(',');
@@ -42,17 +37,31 @@ ${program}
 return api})`;
 }
 
+/**
+ * Shared guest functions, included in the extensions (and the program) that use them; they
+ * use the built-ins captured by the base script before any user code ran (`_.J`, `_.def`…).
+ * `put` defines an own property (a "__proto__" key stays data); `merge` merges a returned
+ * plain object into the context; `text` is a value as interpolated text; `out` is a value's
+ * JSON, '!' past `max` characters (the host checks the UTF-8 size).
+ */
+export const LIB = {
+  put: 'function put(o,k,v){_.def(o,k,{value:v,writable:true,enumerable:true,configurable:true})}',
+  merge: "function merge(v){if(v!==null&&typeof v==='object'&&!_.isArr(v))for(var k=_.keys(v),i=0;i<k.length;i++)put(_.ctx,k[i],v[k[i]])}",
+  text: "function text(v){return v==null?'':typeof v==='object'?_.J.stringify(v):_.String(v)}",
+  out: "function out(v,max){var t=v===undefined?'':_.J.stringify(v);return t===undefined?'':t.length>max?'!':t}",
+};
+
 /** Describes a thrown value as JSON `{n: name, m: message}` (installed on the first error). */
-export const ERRORS = `(function(api,_){
-api.describe=function(e){try{return JSON.stringify(e instanceof Error?{n:String(e.name),m:String(e.message)}:{n:'Error',m:_.text(e)})}catch(x){return'{"n":"Error","m":"(an error that cannot be described)"}'}};
+export const ERRORS = `(function(api,_){${LIB.text}
+api.describe=function(e){try{return _.J.stringify(e instanceof Error?{n:_.String(e.name),m:_.String(e.message)}:{n:'Error',m:text(e)})}catch(x){return'{"n":"Error","m":"(an error that cannot be described)"}'}};
 })`;
 
 /**
  * Helpers of the host-side node walker: settings specs evaluated in one call,
  * conditions, values, the built-ins' effects and host results absorbed into the context.
  */
-export const WALK = `(function(api,_){
-var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st,put=_.put,text=_.text,out=_.out,specs=[];
+export const WALK = `(function(api,_){${LIB.put}${LIB.merge}${LIB.text}${LIB.out}
+var J=_.J,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st,specs=[];
 api.fn=function(src){fns.push(new Function('$$c','$$s','with($$c)with($$s)return('+src+'\\n)'));return fns.length-1};
 function ev(s){var k=s.k,i,o;
 if(k==='x')return fns[s.i](ctx,scope);
@@ -66,11 +75,11 @@ api.spec=function(t){specs.push(J.parse(t));return specs.length-1};
 api.test=function(i){return fns[i](ctx,scope)?1:0};
 api.value=function(i,max){return out(fns[i](ctx,scope),max)};
 api.prep=prep;
-api.set=function(i){if(!prep(i))return 0;_.merge(st.cur);st.last=st.cur;return 1};
+api.set=function(i){if(!prep(i))return 0;merge(st.cur);st.last=st.cur;return 1};
 api.ret=function(i){if(!prep(i))return 0;st.result=st.cur.value;st.ended=true;return 1};
 api.message=function(){return text(st.cur.message)};
 api.settings=function(max){return out(st.cur,max)};
-api.absorb=function(t){t=t===''?undefined:J.parse(t);_.merge(t);if(t!==undefined)st.last=t};
+api.absorb=function(t){t=t===''?undefined:J.parse(t);merge(t);if(t!==undefined)st.last=t};
 })`;
 
 /** Loop helpers: a stack of loops; `next` advances the innermost one and sets currentItem/currentIndex. */
@@ -88,12 +97,12 @@ api.end=function(){var l=loops.pop();if(l.h){scope.currentItem=l.i;scope.current
  * Client, currentItem, currentIndex) and custom functions (`(settings, context) => result`),
  * plus the guest's `Client` and `console`, bridged to the host through `host(op, json)`.
  */
-export const CODE = `(function(api,_,host,note){
+export const CODE = `(function(api,_,host,note){${LIB.put}${LIB.merge}
 var J=JSON,O=Object,fr=O.freeze,sl=Array.prototype.slice,fns=_.fns,scope=_.scope,G=globalThis,
 AF=O.getPrototypeOf(async function(){}).constructor;
 api.script=function(src){fns.push(new AF('settings','context','Client','currentItem','currentIndex',src));return fns.length-1};
 api.custom=function(src){var f=new Function('return('+src+'\\n)')();if(typeof f!=='function')throw new TypeError('The code of a custom function must evaluate to a function');fns.push(f);return fns.length-1};
-api.call=function(i,isScript){var f=fns[i],c=_.st.cur;return Promise.resolve(isScript?f(c,_.ctx,G.Client,scope.currentItem,scope.currentIndex):f(c,_.ctx)).then(function(v){_.merge(v);if(v!==undefined)_.st.last=v})};
+api.call=function(i,isScript){var f=fns[i],c=_.st.cur;return Promise.resolve(isScript?f(c,_.ctx,G.Client,scope.currentItem,scope.currentIndex):f(c,_.ctx)).then(function(v){merge(v);if(v!==undefined)_.st.last=v})};
 function call(op,args){return host(op,J.stringify(args)).then(function(t){return t===undefined?undefined:J.parse(t)})}
 function connect(id){var c={};['find','findOne','findById','insert','update','removeById','query','commit'].forEach(function(n){c[n]=function(){return call('dataSources.'+n,[id].concat(sl.call(arguments)))}});return fr(c)}
 function say(level){return function(){var p=[];for(var i=0;i<arguments.length;i++){var a=arguments[i];try{p.push(typeof a==='string'?a:J.stringify(a))}catch(e){p.push(String(a))}}note(level,p.join(' '))}}
