@@ -1,6 +1,7 @@
 /** Client.App.Actions.{create, update, remove, get, publish}: validated here first, then by the backend. */
 import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
+import { actionsChanged } from '../storage/actions-cache.js';
 import type { Action, ActionInput, ActionUpdate } from './types.js';
 import { describeIssues, validateActionInput } from './validate.js';
 
@@ -23,6 +24,7 @@ export function createCrud(ctx: ClientContext) {
     async create(definition: ActionInput): Promise<Action> {
       assertValid(definition, false);
       const { action } = await ctx.http.request<{ action: Action }>('POST', tasksPath(ctx), { json: definition });
+      await actionsChanged(ctx);
       return action;
     },
     /** Changes the working copy (and `name`, `active`); the published snapshot changes only on publish. */
@@ -30,10 +32,12 @@ export function createCrud(ctx: ClientContext) {
       const target = checkIdOrName(idOrName);
       assertValid(props, true);
       const { action } = await ctx.http.request<{ action: Action }>('PUT', tasksPath(ctx, `/${target}`), { json: props });
+      await actionsChanged(ctx);
       return action;
     },
     async remove(idOrName: number | string): Promise<void> {
       await ctx.http.request('DELETE', tasksPath(ctx, `/${checkIdOrName(idOrName)}`));
+      await actionsChanged(ctx);
     },
     /** Every action of the app (working copies), each with `lastRunAt` and `nextRunAt`. */
     async get(): Promise<Action[]> {
@@ -45,6 +49,7 @@ export function createCrud(ctx: ClientContext) {
       if (!Number.isInteger(actionId) || actionId <= 0) throw new ClientError('INVALID_ARGUMENT', 'actionId must be a positive integer');
       if (typeof isPublish !== 'boolean') throw new ClientError('INVALID_ARGUMENT', 'isPublish must be a boolean');
       const { action } = await ctx.http.request<{ action: Action }>('POST', tasksPath(ctx, `/${actionId}/publish`), { json: { publish: isPublish } });
+      await actionsChanged(ctx);
       return action;
     },
   };

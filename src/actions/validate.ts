@@ -192,15 +192,17 @@ export function validateActionInput(input: unknown, options: ValidateOptions = {
   if (input.functions !== undefined) validateNodes(input.functions, 'functions', 0, issues);
   if (issues.length) return issues;
 
-  // Cross-field rules (design §5), on the merged result.
+  // Cross-field rules (design §5), on the merged result. A partial update checked without the stored action (on
+  // the client) checks only the rules whose fields it carries; the backend checks the rest on the merged action.
   const merged = { ...(existing ?? {}), ...input } as ActionInput;
-  const environment = merged.environment ?? 'server';
+  const knows = (key: 'environment' | 'frequency') => !partial || existing !== undefined || key in input;
+  const environment = knows('environment') ? (merged.environment ?? 'server') : undefined;
   (merged.triggers ?? []).forEach((t, i) => {
     if ((t.trigger === 'log' || t.trigger === 'schedule') && environment === 'client')
       issues.push({ path: `triggers[${i}].trigger`, message: `a ${t.trigger} trigger runs on the server: environment must be server or any, not client`, kind: 'meaning' });
     if (t.trigger === 'analytics' && environment === 'server')
       issues.push({ path: `triggers[${i}].trigger`, message: 'an analytics trigger runs on the device: environment must be client or any, not server', kind: 'meaning' });
-    if (t.trigger === 'schedule' && (merged.frequency === undefined || merged.frequency === null))
+    if (t.trigger === 'schedule' && knows('frequency') && (merged.frequency === undefined || merged.frequency === null))
       issues.push({ path: 'frequency', message: 'a schedule trigger needs a frequency (five-field cron)', kind: 'meaning' });
   });
   return issues;

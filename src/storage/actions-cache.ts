@@ -1,6 +1,6 @@
 import type { Action } from '../actions/types.js';
 import type { ClientContext } from '../core/context.js';
-import { clientStore, perClient } from './client-store.js';
+import { clientStore, existingPerClient, perClient } from './client-store.js';
 import { isOnline, onOnline } from './connectivity.js';
 
 /**
@@ -24,6 +24,8 @@ export interface ActionsCache {
   invalidate(): void;
   /** Starts a background refresh when the list is loaded and stale and the device is online (synchronous, cheap). */
   refreshIfStale(): void;
+  /** Whether anyone listens (the analytics dispatcher), so a changed list should be fetched right away. */
+  inUse(): boolean;
   /** Called with every list loaded or fetched. Returns a function that stops it. */
   subscribe(listener: (actions: Action[]) => void): () => void;
 }
@@ -48,10 +50,30 @@ export function setActionsFetcher(fetcher: ActionsFetcher): void {
 
 export const ACTIONS_MAX_AGE_MS = 5 * 60_000;
 
+const cacheKey = (ctx: ClientContext) => `actionsCache:${ctx.appId()}:${ctx.config().environment}`;
+
 export function actionsCache(ctx: ClientContext, options: { maxAgeMs?: number; fetch?: ActionsFetcher } = {}): ActionsCache {
-  const appId = ctx.appId();
   const environment = ctx.config().environment;
-  return perClient(ctx, `actionsCache:${appId}:${environment}`, () => createActionsCache(ctx, environment, options));
+  return perClient(ctx, cacheKey(ctx), () => createActionsCache(ctx, environment, options));
+}
+
+/**
+ * This client created, changed, published or removed an action: its cached list is stale now. When the list is
+ * in use (analytics triggers listen) and the device is online, the new list is fetched before this resolves, so
+ * the screen's next event already matches the changed triggers; otherwise the next `get()` fetches it. Never
+ * rejects (a failed fetch is logged; the list stays stale and is fetched again later). Other devices and tabs
+ * pick the change up at their next refresh (`ACTIONS_MAX_AGE_MS`).
+ */
+export async function actionsChanged(ctx: ClientContext): Promise<void> {
+  const cache = existingPerClient<ActionsCache>(ctx, cacheKey(ctx));
+  if (!cache) return;
+  cache.invalidate();
+  if (!cache.inUse() || !isOnline()) return;
+  try {
+    await cache.refresh();
+  } catch (error) {
+    ctx.logger.warn(`Could not refresh the cached actions: ${(error as Error)?.message ?? error}`);
+  }
 }
 
 function createActionsCache(
@@ -63,8 +85,13 @@ function createActionsCache(
   const listeners = new Set<(actions: Action[]) => void>();
   let current: Action[] | undefined;
   let fetchedAtMs = -Infinity;
+  /** Set by invalidate() until a fetch started after it succeeds, so a list read from the local store meanwhile counts as stale. */
+  let invalidated = false;
+  /** Counts invalidations: a fetch that was under way when one happened may hold the old list and stays stale. */
+  let generation = 0;
   let loading: Promise<Action[]> | undefined;
   let refreshing: Promise<Action[]> | undefined;
+  let refreshingGeneration = 0;
 
   const tell = (actions: Action[]) => {
     for (const l of listeners) {
@@ -82,7 +109,7 @@ function createActionsCache(
     if (current) return current; // a refresh won the race
     if (cached && Array.isArray(cached.actions)) {
       current = cached.actions;
-      fetchedAtMs = Date.parse(cached.fetchedAt) || -Infinity;
+      fetchedAtMs = invalidated ? -Infinity : Date.parse(cached.fetchedAt) || -Infinity;
       tell(current);
       return current;
     }
@@ -107,15 +134,24 @@ function createActionsCache(
       return actions;
     },
     refresh() {
+      // A fetch under way from before the last invalidation may hold the old list: wait for it, then fetch again.
+      if (refreshing && refreshingGeneration !== generation) return refreshing.catch(() => undefined).then(() => cache.refresh());
+      refreshingGeneration = generation;
       refreshing ??= (async () => {
         try {
+          const startedAt = generation;
           const actions = await (options.fetch ?? fetcherOverride ?? fetchActionsFromBackend)(ctx);
           const fetchedAt = new Date(ctx.now()).toISOString();
           current = actions;
-          fetchedAtMs = ctx.now();
+          if (startedAt === generation) {
+            fetchedAtMs = ctx.now();
+            invalidated = false;
+          }
           const store = await clientStore(ctx);
           await store.put<CachedActions>('actions', environment, { actions, fetchedAt });
           tell(actions);
+          // Changed while this fetch was under way: fetch again once this one is done.
+          if (startedAt !== generation) queueMicrotask(() => cache.refreshIfStale());
           return actions;
         } finally {
           refreshing = undefined;
@@ -125,11 +161,14 @@ function createActionsCache(
     },
     invalidate() {
       fetchedAtMs = -Infinity;
+      invalidated = true;
+      generation++;
     },
     refreshIfStale() {
       if (current && !refreshing && ctx.now() - fetchedAtMs >= maxAge && isOnline())
         cache.refresh().catch((error) => ctx.logger.warn(`Could not refresh the cached actions: ${(error as Error)?.message ?? error}`));
     },
+    inUse: () => listeners.size > 0,
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -33,3 +33,8 @@ export function perClient<T>(ctx: ClientContext, name: string, create: () => T):
   if (!map.has(name)) map.set(name, create());
   return map.get(name) as T;
 }
+
+/** The singleton `perClient` made under this name, if any (never creates one). */
+export function existingPerClient<T>(ctx: ClientContext, name: string): T | undefined {
+  return singletons.get(ctx)?.get(name) as T | undefined;
+}

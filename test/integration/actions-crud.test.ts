@@ -115,6 +115,16 @@ describe('actions CRUD', () => {
     expect(later.body.error.message).toContain('frequency');
     const ok = await b.api('PUT', `/v1/apps/${appId}/tasks/later-schedule`, { json: { triggers: [{ trigger: 'schedule' }], frequency: '*/5 * * * *', timezone: 'Europe/Dublin' } });
     expect(ok.status).toBe(200);
+    // The client checks an update against what it carries; the backend checks it against the stored environment.
+    const device = await b.client.App.Actions.create({ name: 'device-only', environment: 'client' });
+    const retriggered = await b.client.App.Actions.update('device-only', { triggers: [{ trigger: 'analytics', where: { type: 'analytics.event' } }] });
+    expect(retriggered).toMatchObject({ id: device.id, environment: 'client', triggers: [{ trigger: 'analytics' }] });
+    const onServer = await rejection(b.client.App.Actions.update('device-only', { triggers: [{ trigger: 'log' }] }));
+    expect(isApiError(onServer) && onServer.status).toBe(422);
+    expect(onServer.message).toContain('environment must be server or any');
+    const clientSide = await rejection(b.client.App.Actions.update('device-only', { environment: 'server', triggers: [{ trigger: 'analytics' }] }));
+    expect(isClientError(clientSide) && clientSide.code).toBe('INVALID_ACTION');
+    expect((await b.client.App.Actions.get()).find((a) => a.id === device.id)?.triggers).toEqual([{ trigger: 'analytics', where: { type: 'analytics.event' } }]);
     const bad = await b.api('POST', `/v1/apps/${appId}/tasks`, { body: '{"name":', headers: { 'Content-Type': 'application/json' } });
     expect(bad.status).toBe(400);
     const noToken = await b.api('GET', `/v1/apps/${appId}/tasks`, { token: null });
