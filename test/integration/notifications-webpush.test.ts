@@ -80,24 +80,46 @@ describe('Web Push sender against a local push service', () => {
     expect(JSON.parse(decrypt(push!.body, ua, auth))).toEqual({ title: 'Hello', body: 'World', url: '/inbox', badge: 1, notificationId: n.id });
   });
 
-  it('a 410 from the push service fails the delivery at once; a non-web token fails permanently', async () => {
+  it('a 410 from the push service fails the delivery at once and removes the subscription; a non-web token fails permanently', async () => {
     status = 410;
     const ua = createECDH('prime256v1');
     ua.generateKeys();
     const token = JSON.stringify({ endpoint: `${pushUrl}/push/gone`, keys: { p256dh: ua.getPublicKey('base64url'), auth: randomBytes(16).toString('base64url') } });
     const gone = await b.client.Notifications.subscribe({ token, uuid: '00000000-0000-4000-8000-000000000002' });
     const native = await b.client.Notifications.subscribe({ token: 'apns-device-token', platform: 'ios', uuid: '00000000-0000-4000-8000-000000000003' });
+    const appId = b.server.bootstrap.appId;
+    const studio = { token: b.server.bootstrap.studioToken };
+    const deliveries = async (id: number) => {
+      const res = await b.api('GET', `/v1/apps/${appId}/notifications/${id}/deliveries`, studio);
+      return Object.fromEntries(res.body.deliveries.map((d: { subscriptionId: number }) => [d.subscriptionId, d]));
+    };
+    // A push for later is waiting for the same subscription when the push service says it is gone.
+    const later = await b.studio.Notifications.create({
+      data: {},
+      status: 'published',
+      pushNotification: { payload: { title: 'later', body: 'b' }, subscriptions: [gone.id], delayUntilTimestamp: Math.floor(Date.now() / 1000) + 3600 },
+    });
     const n = await b.studio.Notifications.create({
       data: {},
       status: 'published',
       pushNotification: { payload: { title: 't', body: 'b' }, subscriptions: [gone.id, native.id] },
     });
+    const sentBefore = received.length;
     await b.server.tick();
-    const res = await b.api('GET', `/v1/apps/${b.server.bootstrap.appId}/notifications/${n.id}/deliveries`, { token: b.server.bootstrap.studioToken });
-    const bySub = Object.fromEntries(res.body.deliveries.map((d: { subscriptionId: number }) => [d.subscriptionId, d]));
+    expect(received.length - sentBefore).toBe(1);
+    const bySub = await deliveries(n.id);
     expect(bySub[gone.id]).toMatchObject({ state: 'failed', attempts: 1 });
     expect(bySub[gone.id].lastError).toContain('410');
     expect(bySub[native.id]).toMatchObject({ state: 'failed', attempts: 1 });
     expect(bySub[native.id].lastError).toContain('no Web Push token');
+
+    // The gone subscription is removed with its waiting push; the native one (not refused by a push service) stays.
+    const ids = (await b.api('GET', `/v1/apps/${appId}/subscriptions`, studio)).body.subscriptions.map((s: { id: number }) => s.id);
+    expect(ids).not.toContain(gone.id);
+    expect(ids).toContain(native.id);
+    expect((await deliveries(later.id))[gone.id]).toMatchObject({ state: 'cancelled', attempts: 0 });
+    const broadcast = await b.studio.Notifications.create({ data: {}, status: 'published', pushNotification: { payload: { title: 'all', body: 'b' } } });
+    await b.server.tick();
+    expect(Object.keys(await deliveries(broadcast.id)).map(Number)).not.toContain(gone.id);
   });
 });

@@ -44,6 +44,14 @@ export async function enqueueDeliveries(
 }
 
 /** Pending deliveries of a notification will not be sent (it was unpublished or deleted). */
+/** The pending pushes to a subscription that no longer exists are cancelled (their notifications stay as they are). */
+export async function cancelPendingForSubscription(db: Queryable, subscriptionId: number, now: string): Promise<void> {
+  await db.run(
+    "UPDATE push_outbox SET state = 'cancelled', last_error = 'The subscription no longer exists', updated_at = ? WHERE subscription_id = ? AND state = 'pending'",
+    [now, subscriptionId],
+  );
+}
+
 export async function cancelPending(db: Queryable, notificationId: number, now: string): Promise<void> {
   await db.run("UPDATE push_outbox SET state = 'cancelled', updated_at = ? WHERE notification_id = ? AND state = 'pending'", [now, notificationId]);
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerContext } from '../context.js';
-import { claimDelivery, dueDeliveries, finishDelivery, type OutboxRow } from './outbox-store.js';
+import { cancelPendingForSubscription, claimDelivery, dueDeliveries, finishDelivery, type OutboxRow } from './outbox-store.js';
 import { getNotificationById } from './store.js';
-import { getSubscription } from './subscriptions-store.js';
+import { deleteSubscription, getSubscription } from './subscriptions-store.js';
 import type { JsonObject, PushSender } from './types.js';
 
 /** Retry policy of failed deliveries. */
@@ -63,13 +63,21 @@ export function createOutbox(ctx: ServerContext, sender: PushSender, unreadCount
     } catch (error) {
       const message = (error as Error)?.message ?? String(error);
       const permanent = (error as { permanent?: boolean })?.permanent === true;
-      const giveUp = permanent || attempt >= PUSH_RETRY.maxAttempts;
-      await finish({
-        state: giveUp ? 'failed' : 'pending',
+      const gone = (error as { subscriptionGone?: boolean })?.subscriptionGone === true;
+      const giveUp = permanent || gone || attempt >= PUSH_RETRY.maxAttempts;
+      const failure = {
+        state: giveUp ? ('failed' as const) : ('pending' as const),
         badge,
         error: message,
         nextAttemptAt: giveUp ? undefined : new Date(ctx.clock() + retryDelayMs(attempt)).toISOString(),
         attempted: true,
+      };
+      if (!gone) return void (await finish(failure));
+      // The push service dropped the subscription: forget it, so no later notification targets it.
+      await ctx.db.transaction(async (tx) => {
+        await finishDelivery(tx, { id: row.id, claimId, attempt, now: ctx.nowIso(), ...failure });
+        await cancelPendingForSubscription(tx, subscription.id, ctx.nowIso());
+        await deleteSubscription(tx, subscription.id);
       });
       return;
     }

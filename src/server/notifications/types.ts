@@ -107,7 +107,8 @@ export interface PushMessage {
 /**
  * Delivers pushes. Resolve when the push service accepted the message; throw
  * to fail the attempt (retried with backoff). An error with `permanent: true`
- * (e.g. the subscription is gone) is not retried.
+ * (e.g. the subscription is gone) is not retried; one with `subscriptionGone: true` also removes the
+ * subscription, so later notifications stop targeting it.
  */
 export interface PushSender {
   send(message: PushMessage): Promise<void>;
@@ -119,6 +120,8 @@ export class PushSendError extends Error {
   constructor(
     message: string,
     readonly permanent = false,
+    /** The push service says the subscription no longer exists (Web Push 404/410): it is removed, with its other pending pushes. */
+    readonly subscriptionGone = false,
   ) {
     super(message);
     this.name = 'PushSendError';

@@ -40,8 +40,9 @@ export function createWebPushSender(keys: () => Promise<VapidKeys>, options: Web
         });
       } catch (error) {
         const status = (error as { statusCode?: number }).statusCode;
-        // 404/410: the subscription expired or was removed by the user.
-        throw new PushSendError(`Web Push failed${status ? ` with ${status}` : ''}: ${(error as Error).message}`, status === 404 || status === 410);
+        // 404/410: the subscription expired or was removed by the user (RFC 8030 §7.3).
+        const gone = status === 404 || status === 410;
+        throw new PushSendError(`Web Push failed${status ? ` with ${status}` : ''}: ${(error as Error).message}`, gone, gone);
       }
     },
   };
