@@ -30,6 +30,8 @@ export interface ServerLimits {
   outboundTimeoutMs?: number;
   /** Largest response body an `http-request` call reads, bytes (default 5 MB; never more than resultBytes). */
   outboundResponseBytes?: number;
+  /** Days the backend remembers an analytics batch id, so a re-sent batch is stored once (default 30). */
+  analyticsBatchIdDays?: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {

@@ -50,6 +50,30 @@ describe('POST/GET v1/apps/:appId/analytics', () => {
     expect(list.body.events.filter((e: any) => e.data.n === 2)).toHaveLength(1);
   });
 
+  it('remembers batch ids for analyticsBatchIdDays, then forgets them; batches without an id are stored as they come', async () => {
+    let now = Date.parse('2030-03-01T00:00:00.000Z');
+    const day = 86_400_000;
+    const b = await startTestBackend({ clock: () => now, limits: { analyticsBatchIdDays: 10 } });
+    try {
+      const url = `/v1/apps/${b.server.bootstrap.appId}/analytics`;
+      const send = async (batchId: string | undefined) =>
+        (await b.api('POST', url, { json: { batchId, events: [{ type: 'analytics.event', data: { category: 'c', action: batchId ?? 'none' } }] } })).body;
+      expect(await send('early')).toEqual({ accepted: 1, duplicate: false });
+      now += 6 * day;
+      expect(await send('late')).toEqual({ accepted: 1, duplicate: false });
+      now += 5 * day; // 'early' is 11 days old, 'late' 5
+      await b.server.tick();
+      expect(await send('late')).toEqual({ accepted: 0, duplicate: true });
+      expect(await send('early')).toEqual({ accepted: 1, duplicate: false });
+      expect(await send(undefined)).toEqual({ accepted: 1, duplicate: false });
+      expect(await send(undefined)).toEqual({ accepted: 1, duplicate: false });
+      const actions = (await b.api('GET', `${url}?type=event`)).body.events.map((e: any) => e.data.action).sort();
+      expect(actions).toEqual(['early', 'early', 'late', 'none', 'none']);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('refuses malformed batches naming the field, and stores nothing of them', async () => {
     const before = (await backend.api('GET', path())).body.pagination.total;
     const cases: [unknown, number, string][] = [

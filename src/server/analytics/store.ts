@@ -18,18 +18,20 @@ export interface AnalyticsRecord extends AnalyticsRecordInit {
 
 /**
  * Stores the events of a batch as log records, in one transaction; a batch id already received for the app
- * stores nothing (`duplicate: true`).
+ * stores nothing (`duplicate: true`). A batch without an id is stored as it comes.
  */
 export async function insertAnalyticsBatch(
   db: Database,
-  batch: { appId: number; organizationId: number; batchId: string; events: AnalyticsRecordInit[]; receivedAt: string },
+  batch: { appId: number; organizationId: number; batchId: string | undefined; events: AnalyticsRecordInit[]; receivedAt: string },
 ): Promise<{ duplicate: boolean; ids: number[] }> {
   return db.transaction(async (tx) => {
-    const claimed = await tx.run(
-      'INSERT INTO analytics_batches (app_id, batch_id, event_count, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (app_id, batch_id) DO NOTHING',
-      [batch.appId, batch.batchId, batch.events.length, batch.receivedAt],
-    );
-    if (claimed.changes === 0) return { duplicate: true, ids: [] };
+    if (batch.batchId !== undefined) {
+      const claimed = await tx.run(
+        'INSERT INTO analytics_batches (app_id, batch_id, event_count, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (app_id, batch_id) DO NOTHING',
+        [batch.appId, batch.batchId, batch.events.length, batch.receivedAt],
+      );
+      if (claimed.changes === 0) return { duplicate: true, ids: [] };
+    }
     const ids: number[] = [];
     for (const event of batch.events) {
       const row = await tx.get<{ id: number }>(
@@ -60,4 +62,9 @@ export async function listAnalytics(
     total: Number(total?.n ?? 0),
     records: rows.map((r) => ({ id: r.id, appId: filter.appId, type: r.type, data: JSON.parse(r.data) as Record<string, unknown>, createdAt: r.created_at })),
   };
+}
+
+/** Forgets the batch ids received before `before` (ISO): a re-send of such a batch would be stored again. */
+export async function pruneAnalyticsBatches(db: Database, before: string): Promise<number> {
+  return (await db.run('DELETE FROM analytics_batches WHERE created_at < ?', [before])).changes;
 }

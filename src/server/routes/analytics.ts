@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { App, ServerContext } from '../context.js';
-import { insertAnalyticsBatch, listAnalytics, type AnalyticsLogType, type AnalyticsRecordInit } from '../analytics/store.js';
+import { insertAnalyticsBatch, listAnalytics, pruneAnalyticsBatches, type AnalyticsLogType, type AnalyticsRecordInit } from '../analytics/store.js';
 import { readJsonObject } from '../http/body.js';
 import { HttpError } from '../http/errors.js';
 import { loadApp } from './apps.js';
 
+/** Days a received batch id is remembered (a re-send within them is stored once). */
+export const DEFAULT_BATCH_ID_DAYS = 30;
 /** Most events in one batch. */
 export const MAX_ANALYTICS_BATCH = 1000;
 /** Largest `data` of one event, characters of JSON (the client refuses larger ones first). */
@@ -55,6 +56,16 @@ function readEvents(body: Record<string, unknown>, now: string): AnalyticsRecord
  * `GET v1/apps/:appId/analytics?type=&limit=&offset=`: the stored events, newest first.
  */
 export function registerAnalyticsRoutes(app: App, ctx: ServerContext): void {
+  // Received batch ids are kept `limits.analyticsBatchIdDays` (default 30 days), then forgotten (hourly).
+  const prune = async () => {
+    const days = ctx.limits.analyticsBatchIdDays ?? DEFAULT_BATCH_ID_DAYS;
+    await pruneAnalyticsBatches(ctx.db, new Date(ctx.clock() - days * 86_400_000).toISOString());
+  };
+  ctx.onTick(prune);
+  const timer = setInterval(() => prune().catch((error) => console.error('[in-app-runtime server] pruning analytics batch ids failed', error)), 3_600_000);
+  timer.unref?.();
+  ctx.onClose(() => clearInterval(timer));
+
   app.post('/v1/apps/:appId/analytics', async (c) => {
     const record = await loadApp(ctx, c);
     const body = await readJsonObject(c);
@@ -66,7 +77,7 @@ export function registerAnalyticsRoutes(app: App, ctx: ServerContext): void {
     const { duplicate, ids } = await insertAnalyticsBatch(ctx.db, {
       appId: record.id,
       organizationId: record.organizationId,
-      batchId: batchId ?? `server:${randomUUID()}`,
+      batchId,
       events,
       receivedAt: now,
     });
