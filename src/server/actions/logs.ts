@@ -50,14 +50,16 @@ export function parseLogQuery(raw: Record<string, unknown>): LogQuery {
 /** Newest first; `count` is the number of matching records before `limit`. */
 export async function readLogs(ctx: ServerContext, appId: number, query: LogQuery): Promise<LogsPage> {
   const limit = query.limit ?? DEFAULT_LOG_LIMIT;
-  if (!query.where) {
-    const logs: ActionLog[] = [];
-    for await (const log of iterateLogs(ctx.db, appId, { actionId: query.id, pageSize: Math.min(limit, 500) })) {
-      logs.push(log);
-      if (logs.length >= limit) break;
-    }
-    return { count: await countLogs(ctx.db, appId, { actionId: query.id }), logs };
-  }
+  if (!query.where)
+    // One transaction: the count and the page see the same records, even while runs are logging.
+    return ctx.db.transaction(async (tx) => {
+      const logs: ActionLog[] = [];
+      for await (const log of iterateLogs(tx, appId, { actionId: query.id, pageSize: Math.min(limit, 500) })) {
+        logs.push(log);
+        if (logs.length >= limit) break;
+      }
+      return { count: await countLogs(tx, appId, { actionId: query.id }), logs };
+    });
   const test = safeTester(query.where) as (log: ActionLog) => boolean;
   const logs: ActionLog[] = [];
   let count = 0;

@@ -48,7 +48,9 @@ export async function queueManualRun(ctx: ServerContext, action: ActionRow, requ
   const definition = definitionFor(action, request.environment);
   if (definition.environment === 'client')
     throw new HttpError(422, 'WRONG_ENVIRONMENT', `Action "${action.name}" has environment client: it runs on the device, not on the server`);
-  return ctx.db.transaction(async (tx) => {
+  // One app's enqueues queue on a lock (any instance): the rate-limit count and the idempotency lookup are
+  // exact, and concurrent requests wait their turn instead of failing to serialize and retrying.
+  return ctx.db.lockedTransaction(`manual-runs:${action.appId}`, async (tx) => {
     if (request.idempotencyKey) {
       const existing = await findRunByKey(tx, action.appId, request.idempotencyKey);
       if (existing) {

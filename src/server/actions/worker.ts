@@ -65,9 +65,11 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
         data: { mode: run.mode, duration, actionId: run.actionId, result: logResultOf(outcome), runId: run.id, trigger: run.trigger, source: 'server' },
       });
       await setRunLog(tx, run.id, logId);
-      await touchLastRun(tx, run.actionId, startedAt);
       return logId;
     });
+    // Outside the transaction: every run of an action writes this one row, and concurrent SERIALIZABLE
+    // transactions writing the same row fail and retry (PostgreSQL); autocommitted, they only queue on its lock.
+    if (logId !== undefined) await touchLastRun(ctx.db, run.actionId, startedAt);
     if (logId !== undefined) options.onFinished?.({ runId: run.id, outcome, logId, duration });
   }
 

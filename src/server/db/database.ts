@@ -29,5 +29,14 @@ export interface Database extends Queryable {
    * database writes (events, files, HTTP) out of `fn`.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one transaction that holds the exclusive lock named `key` until it ends: transactions taking
+   * the same key (on any instance) run one after the other, each seeing what the previous one committed. For
+   * a read-then-write that many requests make at once on the same data (a count checked before an insert):
+   * they queue instead of failing to serialize and retrying. Reads of data written without this key see only
+   * what was committed before each statement (on PostgreSQL: READ COMMITTED with `pg_advisory_xact_lock`;
+   * on SQLite the single writer serializes every transaction anyway). `fn` runs once.
+   */
+  lockedTransaction<T>(key: string, fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

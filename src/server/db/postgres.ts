@@ -13,6 +13,8 @@ import { identitySequenceSql, syncIdentitySql, translateToPostgres, type Transla
  *   the result is that of some serial order, as with SQLite's single writer.
  *   A serialization failure or deadlock rolls back and runs `fn` again (with
  *   backoff): keep side effects that are not database writes out of `fn`.
+ * - `lockedTransaction(key, fn)` runs at READ COMMITTED after `pg_advisory_xact_lock(key)`: holders of
+ *   one key queue instead of failing to serialize.
  * - Plain statements outside a transaction are autocommitted (READ COMMITTED);
  *   a deadlock there is retried too.
  */
@@ -191,6 +193,30 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
         } finally {
           client.release(broken || dead);
         }
+      }
+    },
+    async lockedTransaction<T>(key: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      alive();
+      const client = await pool.connect();
+      let failure: unknown;
+      let broken = false;
+      try {
+        // READ COMMITTED: each statement after the lock sees what the previous holder committed.
+        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [key]);
+        const result = await fn(queryable(client, (error) => (failure ??= error)));
+        if (failure !== undefined) throw failure;
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        throw error;
+      } finally {
+        client.release(broken || dead);
       }
     },
     async withAdvisoryLock<T>(key: string, fn: () => Promise<T>): Promise<T> {

@@ -76,6 +76,9 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
     all: outside('all'),
     get: outside('get'),
     run: outside('run'),
+    lockedTransaction<T>(_key: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      return this.transaction(fn);
+    },
     transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       return withLock(async () => {
         db.exec('BEGIN IMMEDIATE');
