@@ -186,4 +186,29 @@ describe('rate limit of manual runs', () => {
       await rb.close();
     }
   });
+
+  it('keeps the rate limit and Idempotency-Key exact under concurrent requests', async () => {
+    const rb = await startTestBackend({ limits: { runsPerMinute: 10 } });
+    try {
+      const { appId: app, apiToken } = rb.server.bootstrap;
+      const action = await rb.client.App.Actions.create({ name: 'burst', functions: [fn('return', { value: 1 })] });
+      await rb.client.App.Actions.publish(action.id, true);
+      const post = (key?: string) =>
+        fetch(`${rb.url}/v1/apps/${app}/tasks/burst/run`, {
+          method: 'POST',
+          headers: { 'Auth-token': apiToken, 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) },
+          body: '{}',
+        }).then(async (r) => ({ status: r.status, body: (await r.json()) as { runId?: number; error?: { code: string } } }));
+      // Six requests with one key, all at once: one run, the same id for all.
+      const keyed = await Promise.all(Array.from({ length: 6 }, () => post('same-key')));
+      expect(keyed.map((r) => r.status)).toEqual(Array(6).fill(202));
+      expect(new Set(keyed.map((r) => r.body.runId)).size).toBe(1);
+      // 20 more at once: exactly 9 fit in the minute's 10.
+      const burst = await Promise.all(Array.from({ length: 20 }, () => post()));
+      expect(burst.filter((r) => r.status === 202)).toHaveLength(9);
+      expect(burst.filter((r) => r.status === 429 && r.body.error?.code === 'RATE_LIMITED')).toHaveLength(11);
+    } finally {
+      await rb.close();
+    }
+  });
 });
