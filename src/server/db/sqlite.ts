@@ -71,27 +71,28 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
     ((...args: Parameters<Queryable[K]>) =>
       locked ? withLock(() => (direct[key] as (...a: unknown[]) => Promise<unknown>)(...args)) : (direct[key] as (...a: unknown[]) => Promise<unknown>)(...args)) as Queryable[K];
 
+  function transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return withLock(async () => {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await fn(direct);
+        db.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw error;
+      }
+    });
+  }
+
   return {
     dialect: 'sqlite',
     all: outside('all'),
     get: outside('get'),
     run: outside('run'),
-    lockedTransaction<T>(_key: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      return this.transaction(fn);
-    },
-    transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      return withLock(async () => {
-        db.exec('BEGIN IMMEDIATE');
-        try {
-          const result = await fn(direct);
-          db.exec('COMMIT');
-          return result;
-        } catch (error) {
-          if (db.inTransaction) db.exec('ROLLBACK');
-          throw error;
-        }
-      });
-    },
+    // The single writer already runs every transaction alone: the key adds nothing.
+    lockedTransaction: (_key, fn) => transaction(fn),
+    transaction,
     async close() {
       await withLock(async () => db.close());
     },
