@@ -159,6 +159,32 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
   };
   const direct = queryable(pool);
 
+  /** One attempt of a transaction on its own pooled client: the opening statements, `fn`, COMMIT; ROLLBACK on any error. */
+  async function inTransaction<T>(opening: readonly (readonly [string, unknown[]?])[], fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    alive();
+    const client = await pool.connect();
+    // A failed statement aborts a PostgreSQL transaction: remember it, so a
+    // caller that caught the error cannot commit (COMMIT would silently roll back).
+    let failure: unknown;
+    let broken = false;
+    try {
+      for (const [sql, params] of opening) await client.query(sql, params);
+      const result = await fn(queryable(client, (error) => (failure ??= error)));
+      if (failure !== undefined) throw failure;
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true;
+      }
+      throw error;
+    } finally {
+      client.release(broken || dead);
+    }
+  }
+
   return {
     dialect: 'postgres',
     all: (sql, params) => withRetry(() => direct.all(sql, params)),
@@ -170,54 +196,17 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       for (let attempt = 1; ; attempt++) {
-        alive();
-        const client = await pool.connect();
-        // A failed statement aborts a PostgreSQL transaction: remember it, so a
-        // caller that caught the error cannot commit (COMMIT would silently roll back).
-        let failure: unknown;
-        let broken = false;
         try {
-          await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
-          const result = await fn(queryable(client, (error) => (failure ??= error)));
-          if (failure !== undefined) throw failure;
-          await client.query('COMMIT');
-          return result;
+          return await inTransaction([['BEGIN ISOLATION LEVEL SERIALIZABLE']], fn);
         } catch (error) {
-          try {
-            await client.query('ROLLBACK');
-          } catch {
-            broken = true;
-          }
           if (!isRetryablePgError(error) || attempt >= maxAttempts || dead) throw error;
           await sleep(Math.min(250, 2 ** attempt) * Math.random());
-        } finally {
-          client.release(broken || dead);
         }
       }
     },
-    async lockedTransaction<T>(key: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      alive();
-      const client = await pool.connect();
-      let failure: unknown;
-      let broken = false;
-      try {
-        // READ COMMITTED: each statement after the lock sees what the previous holder committed.
-        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [key]);
-        const result = await fn(queryable(client, (error) => (failure ??= error)));
-        if (failure !== undefined) throw failure;
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        try {
-          await client.query('ROLLBACK');
-        } catch {
-          broken = true;
-        }
-        throw error;
-      } finally {
-        client.release(broken || dead);
-      }
+    lockedTransaction<T>(key: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      // READ COMMITTED: each statement after the lock sees what the previous holder committed.
+      return inTransaction([['BEGIN ISOLATION LEVEL READ COMMITTED'], ['SELECT pg_advisory_xact_lock(hashtext($1))', [key]]], fn);
     },
     async withAdvisoryLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
       alive();
