@@ -8,7 +8,7 @@ import type { RunOutcome } from '../pipeline/types.js';
 import { saveRunLog } from '../storage/run-logs.js';
 import { deviceHostServices } from './device-services.js';
 import { loadEngine } from './engine.js';
-import { uploadDeviceLogs } from './logs.js';
+import { scheduleLogUpload } from './logs.js';
 import type { Action, ActionLog, LogMode } from './types.js';
 
 const failure = (errorType: string, code: string, errorMessage: string): RunOutcome => ({
@@ -102,7 +102,7 @@ export async function runOnDevice(
   };
   try {
     await saveRunLog(ctx, log);
-    void uploadDeviceLogs(ctx).catch(() => undefined);
+    scheduleLogUpload(ctx);
   } catch (error) {
     ctx.logger.warn('Could not store the log of a device run', error);
   }

@@ -2,6 +2,8 @@
 import { safeTester } from '../core/safe-query.js';
 import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
+import { perClient } from '../storage/client-store.js';
+import { onOnline } from '../storage/connectivity.js';
 import { pendingRunLogs, uploadRunLogs } from '../storage/run-logs.js';
 import { tasksPath } from './crud.js';
 import { DEFAULT_LOG_LIMIT, LOG_TYPES, MAX_LOG_LIMIT, type ActionLog, type GetLogsOptions, type LogsPage } from './types.js';
@@ -15,6 +17,39 @@ export async function uploadDeviceLogs(ctx: ClientContext): Promise<{ uploaded: 
       json: { logs: logs.map((l) => ({ deviceKey: l.deviceKey, type: l.type, createdAt: l.createdAt, data: l.data })) },
     });
   });
+}
+
+/** Wait before an upload after a device run, so the runs of a burst (analytics triggers) share one request. */
+export const LOG_UPLOAD_DELAY_MS = 250;
+
+/**
+ * Uploads the pending device run logs soon: at most one upload at a time per client, and runs in a burst
+ * share one request instead of one each. A failed upload keeps the logs for the next run, `getLogs()`, the
+ * next page load or the network coming back.
+ */
+export function scheduleLogUpload(ctx: ClientContext, delayMs = LOG_UPLOAD_DELAY_MS): void {
+  const state = perClient(ctx, `runLogUpload:${ctx.appId()}`, () => {
+    const s = { timer: undefined as ReturnType<typeof setTimeout> | undefined, running: false, again: false };
+    onOnline(() => scheduleLogUpload(ctx, 0));
+    return s;
+  });
+  if (state.running) return void (state.again = true);
+  if (state.timer !== undefined) return;
+  state.timer = setTimeout(async () => {
+    state.timer = undefined;
+    state.running = true;
+    try {
+      await uploadDeviceLogs(ctx);
+    } catch (error) {
+      ctx.logger.info(`Device run logs will be uploaded later: ${(error as Error)?.message ?? error}`);
+    } finally {
+      state.running = false;
+      if (state.again) {
+        state.again = false;
+        scheduleLogUpload(ctx, delayMs);
+      }
+    }
+  }, delayMs);
 }
 
 function checkOptions(options: GetLogsOptions | undefined): GetLogsOptions {

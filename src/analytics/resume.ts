@@ -1,10 +1,11 @@
 import type { ClientContext } from '../core/context.js';
+import { scheduleLogUpload } from '../actions/logs.js';
 import { flushQueuedRequests } from '../storage/run-queue.js';
 import { flushAnalyticsQueue } from './delivery.js';
 
 /**
  * Work left queued on this device by an earlier page load (server runs made offline, analytics batches not
- * delivered) is picked up when the client starts: sent at once when online, else when the network is back.
+ * delivered, device run logs not uploaded) is picked up when the client starts: sent at once when online, else when the network is back.
  * Only where a persistent local store exists (IndexedDB) and an app is configured; nothing happens otherwise.
  */
 export function resumeQueuedWork(ctx: ClientContext): void {
@@ -15,5 +16,6 @@ export function resumeQueuedWork(ctx: ClientContext): void {
     // Creating the queues registers their "back online" listeners; flushing sends what is there (when online).
     flushQueuedRequests(ctx).catch(warn('Queued server runs'));
     flushAnalyticsQueue(ctx).catch(warn('Queued analytics'));
+    scheduleLogUpload(ctx, 0);
   }, 0);
 }
