@@ -90,6 +90,36 @@ describe('device runs', () => {
     expect(again.count).toBe(1);
   });
 
+  it('a burst of device runs shares one log upload, and every record arrives once', async () => {
+    const uploads: number[] = [];
+    // An app of its own: clients of one app share the device's store, and any of them may upload its logs.
+    const tenant = await b.server.createOrganization('burst');
+    const counting = createClient({
+      baseUrl: b.url,
+      appId: tenant.appId,
+      authToken: tenant.apiToken,
+      fetch: async (input, init) => {
+        const request = input instanceof Request ? input : new Request(input, init);
+        if (request.method === 'POST' && request.url.endsWith('/tasks/logs')) {
+          const body = (await request.clone().json()) as { logs?: unknown[] };
+          if (body.logs) uploads.push(body.logs.length);
+        }
+        return fetch(request);
+      },
+    });
+    const action = await counting.App.Actions.create({ name: 'burst-device', environment: 'client', functions: [fn('return', { value: '{{ n }}' })] });
+    await counting.App.Actions.publish(action.id, true);
+    const results = await Promise.all(Array.from({ length: 8 }, (_, n) => counting.App.Actions.runWithResult('burst-device', { n })));
+    expect(results.sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    const uploaded = await eventually(async () => {
+      const raw = await b.api('POST', `/v1/apps/${tenant.appId}/tasks/logs`, { json: { id: action.id }, token: tenant.apiToken });
+      return raw.body.count === 8 && raw.body;
+    });
+    expect(uploaded.logs.map((l: { data: { result: number } }) => l.data.result).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(uploads.reduce((a, n) => a + n, 0)).toBe(8);
+    expect(uploads.length).toBeLessThanOrEqual(2);
+  });
+
   it('uploads are idempotent by deviceKey and validated', async () => {
     const action = await b.client.App.Actions.create({ name: 'upload-target', environment: 'client' });
     const record = { deviceKey: 'dev-abcdef123', type: 'app.action.completed', createdAt: '2025-01-01T00:00:00.000Z', data: { mode: 'on-demand', duration: 5, actionId: action.id, result: 1 } };
