@@ -159,4 +159,47 @@ describe('data sources: tokens, public flag and security rules', () => {
     expect((await b.api('POST', `/v1/data-sources/${app2.body.dataSource.id}/data/query`, { json: {} })).status).toBe(200);
     expect((await b.api('POST', `/v1/data-sources/${app2.body.dataSource.id}/data/query`, { token: otherAppToken.token, json: {} })).status).toBe(200);
   });
+
+  it('an append of no entries still needs the insert right', async () => {
+    const own = await b.client.DataSources.create({ name: 'AppendNothing' });
+    const path = `/v1/data-sources/${own.id}/data`;
+    expect((await b.api('POST', path, { token: null, json: { entries: [], append: true } })).status).toBe(401);
+    expect((await b.api('POST', path, { token: otherAppToken.token, json: { entries: [], append: true } })).status).toBe(403);
+    expect((await b.api('POST', path, { json: { entries: [], append: true } })).status).toBe(200);
+  });
+
+  it('writes answer only what the caller may read; a query delete cannot filter on hidden columns', async () => {
+    const ds = await b.client.DataSources.create({ name: 'Hidden' });
+    const rules = [
+      { type: ['select', 'update', 'delete'], allow: { tokens: [secondToken.id] }, exclude: ['secret'] },
+      { type: ['update', 'insert'], allow: 'loggedIn' },
+    ];
+    expect((await b.api('PUT', `/v1/data-sources/${ds.id}`, { token: studioToken, json: { accessRules: rules } })).status).toBe(200);
+    const created = await b.api('PUT', `/v1/data-sources/${ds.id}/data`, { token: studioToken, json: { name: 'a', secret: 's3cr3t' } });
+    const id = created.body.entry?.id ?? created.body.id;
+    expect(id).toEqual(expect.any(Number));
+    const as = (token: string) => ({ token });
+    // A reader with a column filter: the update's answer hides the column like a read does.
+    const read = await b.api('GET', `/v1/data-sources/${ds.id}/data/${id}`, as(secondToken.token));
+    expect(read.status).toBe(200);
+    const updated = await b.api('PUT', `/v1/data-sources/${ds.id}/data/${id}`, { ...as(secondToken.token), json: {} });
+    expect(updated.status).toBe(201); // the spec's status for an entry update
+    expect(JSON.stringify(updated.body)).not.toContain('s3cr3t');
+    // An update-only (and insert-only) caller gets back the columns it sent, nothing else.
+    const apiToken = b.server.bootstrap.apiToken;
+    expect((await b.api('GET', `/v1/data-sources/${ds.id}/data/${id}`, as(apiToken))).status).toBe(403);
+    const blind = await b.api('PUT', `/v1/data-sources/${ds.id}/data/${id}`, { ...as(apiToken), json: { name: 'b' } });
+    expect(blind.status).toBe(201);
+    expect(JSON.stringify(blind.body)).not.toContain('s3cr3t');
+    expect(JSON.stringify(blind.body)).toContain('"name":"b"');
+    const inserted = await b.api('PUT', `/v1/data-sources/${ds.id}/data`, { ...as(apiToken), json: { note: 'x' } });
+    expect(inserted.status).toBe(201);
+    expect(JSON.stringify(inserted.body)).toContain('"note":"x"');
+    // The delete's where sees the same columns: filtering on the hidden one matches nothing and deletes nothing.
+    const probe = await b.api('POST', `/v1/data-sources/${ds.id}/data/query`, { ...as(secondToken.token), json: { type: 'delete', where: { secret: 's3cr3t' } } });
+    expect(probe.status).toBe(200);
+    expect(probe.body).toEqual({ deletedCount: 0 });
+    const all = await b.api('POST', `/v1/data-sources/${ds.id}/data/query`, { token: studioToken, json: {} });
+    expect(all.body.entries.map((e: any) => e.data.secret).filter(Boolean)).toEqual(['s3cr3t']);
+  });
 });

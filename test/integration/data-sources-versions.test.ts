@@ -26,7 +26,10 @@ describe('data sources: versions', () => {
     expect(raw.body.entries).toHaveLength(1);
     const filtered = await conn.versionEntries(commitVersion.id, { where: { n: 2 } });
     expect(filtered.map((e) => e.data)).toEqual([{ n: 2 }]);
-    // where only with POST; a GET ignores nothing silently: it has no where parameter at all
+    // where only with POST: a GET with one is refused, not answered unfiltered
+    const getWhere = await b.api('GET', `/v1/data-sources/${ds.id}/versions/${commitVersion.id}/data?where=${encodeURIComponent('{"n":2}')}`);
+    expect(getWhere.status).toBe(400);
+    expect(getWhere.body.error.code).toBe('UNSUPPORTED_PARAMETER');
     const badWhere = await b.api('POST', `/v1/data-sources/${ds.id}/versions/${commitVersion.id}/data`, { json: { where: { $where: 'x' } } });
     expect(badWhere.status).toBe(400);
 

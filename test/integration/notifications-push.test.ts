@@ -191,6 +191,44 @@ describe('push outbox', () => {
     expect((await env.deliveries(c.id)).map((d) => d.state)).toEqual(['cancelled']);
   });
 
+  it('removing or replacing the push of a published notification cancels its delayed send', async () => {
+    const { b, sender } = env;
+    await env.subscribe(1);
+    const later = (title: string) => ({ payload: { title, body: '' }, delayUntilTimestamp: T0 / 1000 + 60 });
+    const removed = await b.studio.Notifications.create({ data: {}, status: 'published', pushNotification: later('removed') });
+    const replaced = await b.studio.Notifications.create({ data: {}, status: 'published', pushNotification: later('old') });
+    await b.studio.Notifications.update(removed.id, { pushNotification: null });
+    await b.studio.Notifications.update(replaced.id, { pushNotification: later('new') });
+    env.setNow(T0 + 120_000);
+    await b.server.tick();
+    expect(sender.sent.map((m) => m.payload.title)).toEqual(['new']);
+    expect((await env.deliveries(removed.id)).map((d) => d.state)).toEqual(['cancelled']);
+    expect((await env.deliveries(replaced.id)).map((d) => d.state).sort()).toEqual(['cancelled', 'sent']);
+  });
+
+  it('a delayUntilTimestamp past year 9999 is a 400; a notification that cannot be published stops no other push', async () => {
+    const { b, sender } = env;
+    await env.subscribe(1);
+    const appId = b.server.bootstrap.appId;
+    const studio = { token: b.server.bootstrap.studioToken };
+    const huge = { payload, delayUntilTimestamp: 1e13 };
+    for (const [method, path, json] of [
+      ['PUT', `/v1/apps/${appId}/notifications`, { data: {}, status: 'published', pushNotification: huge }],
+      ['PUT', `/v1/apps/${appId}/notifications`, { data: {}, status: 'scheduled', orderAt: T0 / 1000 + 10, pushNotification: huge }],
+    ] as const) {
+      const res = await b.api(method, path, { ...studio, json });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'INVALID_FIELD', field: 'pushNotification.delayUntilTimestamp' });
+    }
+    const draft = await b.studio.Notifications.create({ data: {} });
+    const moved = await b.api('PUT', `/v1/apps/${appId}/notifications/${draft.id}`, { ...studio, json: { status: 'published', pushNotification: huge } });
+    expect(moved.status).toBe(400);
+    expect((await b.studio.Notifications.list({ includeDeleted: true })).find((n) => n.id === draft.id)).toMatchObject({ status: 'draft' });
+    const ok = await b.studio.Notifications.create({ data: {}, status: 'published', pushNotification: { payload } });
+    await b.server.tick();
+    expect(sender.sent.map((m) => m.notificationId)).toEqual([ok.id]);
+  });
+
   it('the automatic badge is each recipient’s unread count at sending time; a fixed badge wins', async () => {
     const { b, sender } = env;
     await env.subscribe(1, { email: 'ann@x.io' });

@@ -92,3 +92,19 @@ export function filterColumns(data: Record<string, unknown>, grant: Grant): Reco
 }
 
 export const hasColumnFilter = (grant: Grant) => grant.include !== undefined || grant.exclude !== undefined;
+
+/**
+ * The data of an entry the caller just wrote, as it may see it in the answer: filtered by its read grant;
+ * without a read right, only the columns it sent (so a write can never read what the rules hide).
+ */
+export function writtenData(ds: DataSourceRecord, caller: Caller, data: Record<string, unknown>, sent: readonly string[]): Record<string, unknown> {
+  let grant: Grant;
+  try {
+    grant = authorize(ds, 'select', caller);
+  } catch {
+    const out: Record<string, unknown> = {};
+    for (const key of sent) if (Object.prototype.hasOwnProperty.call(data, key)) setOwn(out, key, data[key]);
+    return out;
+  }
+  return filterColumns(data, grant);
+}

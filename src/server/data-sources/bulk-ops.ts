@@ -47,7 +47,8 @@ export async function importEntries(core: Core, caller: Caller, ref: DataSourceR
   const ds = await resolveDataSource(ctx.db, ref, caller);
   if (!Array.isArray(input)) throw new HttpError(400, 'INVALID_FIELD', 'Field "entries" must be an array of objects');
   const rows = input.map((e, i) => checkEntryData(e, `entries[${i}]`));
-  if (rows.length > 0) authorize(ds, 'insert', caller);
+  // Appending nothing still needs the insert right (else it would tell anyone which data sources exist).
+  if (rows.length > 0 || append) authorize(ds, 'insert', caller);
   if (!append) authorize(ds, 'delete', caller);
   if (append && rows.length === 0) return;
   const result = await ctx.db.transaction(async (tx) => {
@@ -178,11 +179,13 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
   const ds = await resolveDataSource(ctx.db, ref, caller);
   const body = validateQuery(input ?? {});
   if (body.type === 'delete') {
-    authorize(ds, 'delete', caller);
+    // The where sees only the columns the delete rule shows (it cannot probe hidden ones).
+    const grant = authorize(ds, 'delete', caller);
     const test = compileWhere(body.where ?? {});
     const result = await ctx.db.transaction(async (tx) => {
       const state = await core.cache.entriesIn(tx, ds.id);
-      const matches = state.entries.filter((e) => test(e));
+      const visible = withGrant(state.entries, grant);
+      const matches = state.entries.filter((_, i) => test(visible[i]!));
       if (matches.length === 0) return undefined;
       await takeSnapshot(core, tx, ds, state.entries, 'delete', caller);
       const ids = new Set(matches.map((e) => e.id));

@@ -1,5 +1,5 @@
 import { HttpError } from '../http/errors.js';
-import { authorize, filterColumns, type Caller } from './access.js';
+import { authorize, filterColumns, writtenData, type Caller } from './access.js';
 import { bumpDataVersion, emitLogs, resolveDataSource, toView, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
 import { checkFileName } from './files.js';
 import { setOwn } from './query/values.js';
@@ -47,6 +47,7 @@ export async function insertEntry(
   const ds = await resolveDataSource(ctx.db, ref, caller);
   authorize(ds, 'insert', caller);
   const fields = { ...checkEntryData(input, 'body') };
+  let sent = Object.keys(fields);
   for (const file of files) {
     checkFileName(file.name, file.field);
     if (file.bytes.byteLength > ctx.limits.fileBytes)
@@ -82,8 +83,9 @@ export async function insertEntry(
       }
       for (const [field, slot] of urls) {
         setOwn(fields, field, slot.url.length === 1 ? slot.url[0] : slot.url);
-        fields[`${field}MediaFileId`] = slot.id.length === 1 ? slot.id[0] : slot.id;
+        setOwn(fields, `${field}MediaFileId`, slot.id.length === 1 ? slot.id[0] : slot.id);
       }
+      sent = Object.keys(fields);
       const data = runOperationHooks(ds, 'insert', fields, core.matcher);
       const id = await insertEntryRow(tx, ds.id, { data: JSON.stringify(data), order: 0, now });
       const version = await bumpDataVersion(tx, ds.id);
@@ -94,7 +96,7 @@ export async function insertEntry(
     patchCache(core, ds.id, result.version, (prev) => [...prev, result.entry]);
     emitLogs(core, result.logs);
     core.webhooks.fire(ds, pendingWebHooks(ds, 'insert', result.entry, core.matcher));
-    return toView(result.entry);
+    return toView({ ...result.entry, data: writtenData(ds, caller, result.entry.data, sent) });
   } catch (error) {
     await Promise.all(stored.map((s) => core.files.remove(s.path).catch(() => undefined)));
     throw error;
@@ -119,7 +121,7 @@ export async function updateEntry(core: Core, caller: Caller, ref: DataSourceRef
   patchCache(core, ds.id, result.version, (prev) => prev.map((e) => (e.id === id ? result.entry : e)));
   emitLogs(core, result.logs);
   core.webhooks.fire(ds, pendingWebHooks(ds, 'update', result.entry, core.matcher));
-  return toView(result.entry);
+  return toView({ ...result.entry, data: writtenData(ds, caller, result.entry.data, Object.keys(changes)) });
 }
 
 export async function deleteEntry(core: Core, caller: Caller, ref: DataSourceRef, id: number): Promise<void> {

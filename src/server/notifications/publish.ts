@@ -45,17 +45,24 @@ export function createPublisher(ctx: ServerContext) {
     for (;;) {
       const now = ctx.nowIso();
       const due = await dueScheduled(ctx.db, now, BATCH);
+      let failed = 0;
       for (const { id } of due) {
         if (stopped) return published;
-        const won = await ctx.db.transaction(async (tx) => {
-          if (!(await claimScheduled(tx, id, now))) return false;
-          const notification = await getNotificationById(tx, id);
-          if (notification?.pushNotification) await enqueuePush(tx, notification, now);
-          return true;
-        });
-        if (won) published++;
+        try {
+          const won = await ctx.db.transaction(async (tx) => {
+            if (!(await claimScheduled(tx, id, now))) return false;
+            const notification = await getNotificationById(tx, id);
+            if (notification?.pushNotification) await enqueuePush(tx, notification, now);
+            return true;
+          });
+          if (won) published++;
+        } catch (error) {
+          // One notification that cannot be published (rolled back, tried again next tick) stops no other.
+          failed++;
+          console.error('[in-app-runtime server] scheduled notification %d could not be published', id, error);
+        }
       }
-      if (due.length < BATCH) return published;
+      if (due.length < BATCH || failed === due.length) return published;
     }
   }
 

@@ -169,7 +169,8 @@ export function createNotificationService(ctx: ServerContext, options: Notificat
         };
         if (!(await writeNotification(tx, id, row, now, current.status)))
           throw new HttpError(409, 'CONFLICT', `Notification ${id} changed while it was being updated; retry`);
-        if (current.status === 'published' && next !== 'published') await cancelPending(tx, id, now);
+        // Unpublished, or its push replaced or removed: pushes not sent yet (e.g. delayed) are cancelled.
+        if (current.status === 'published' && (next !== 'published' || update.pushNotification !== undefined)) await cancelPending(tx, id, now);
         const updated = (await getNotification(tx, appId, id))!;
         const becamePublished = next === 'published' && current.status !== 'published';
         const newPush = next === 'published' && update.pushNotification != null;
@@ -238,8 +239,11 @@ export function createNotificationService(ctx: ServerContext, options: Notificat
     publicKey: async () => (options.publicKey ? options.publicKey() : options.sender.publicKey?.()),
 
     tick: () => serial(async () => {
-      await publisher.publishDue();
-      await outbox.deliverDue();
+      // Deliveries go on even when publishing failed (and the other way round); the first error is reported.
+      let failure: unknown;
+      await publisher.publishDue().catch((error) => (failure ??= error));
+      await outbox.deliverDue().catch((error) => (failure ??= error));
+      if (failure !== undefined) throw failure;
     }),
 
     async stop() {

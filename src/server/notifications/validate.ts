@@ -35,6 +35,9 @@ function refuseUnknown(body: JsonObject, allowed: readonly string[], prefix: str
       });
 }
 
+/** 9999-12-31T23:59:59.999Z: the last instant an ISO 8601 string with a four-digit year holds. */
+const MAX_TIME_MS = 253402300799999;
+
 /** Unix seconds or an ISO 8601 string → ISO string (ms precision). */
 export function parseTime(value: unknown, field: string): string {
   let ms: number;
@@ -44,7 +47,7 @@ export function parseTime(value: unknown, field: string): string {
   } else if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value)) {
     ms = Date.parse(value);
   } else throw invalid(field, 'must be a Unix time in seconds or an ISO 8601 string');
-  if (!Number.isFinite(ms) || ms > 253402300799999) throw invalid(field, `is not a valid time: ${JSON.stringify(value)}`);
+  if (!Number.isFinite(ms) || ms > MAX_TIME_MS) throw invalid(field, `is not a valid time: ${JSON.stringify(value)}`);
   return new Date(Math.round(ms)).toISOString();
 }
 
@@ -91,8 +94,8 @@ function parsePush(value: unknown, field: string): PushNotificationSpec {
   }
   if (value.delayUntilTimestamp !== undefined) {
     const t = value.delayUntilTimestamp;
-    if (typeof t !== 'number' || !Number.isFinite(t) || t < 0)
-      throw invalid(`${field}.delayUntilTimestamp`, 'must be a Unix time in seconds (a non-negative number)');
+    if (typeof t !== 'number' || !Number.isFinite(t) || t < 0 || t * 1000 > MAX_TIME_MS)
+      throw invalid(`${field}.delayUntilTimestamp`, 'must be a Unix time in seconds (a non-negative number, at most year 9999)');
     spec.delayUntilTimestamp = t;
   }
   return spec;

@@ -1,5 +1,6 @@
 import type { App, ServerContext } from '../../context.js';
 import { readJsonObject } from '../../http/body.js';
+import { HttpError } from '../../http/errors.js';
 import type { DataSourceService } from '../service.js';
 import { callerOf, dataSourceRef, idParam } from './http.js';
 
@@ -7,9 +8,12 @@ import { callerOf, dataSourceRef, idParam } from './http.js';
 export function registerVersionRoutes(app: App, _ctx: ServerContext, service: DataSourceService): void {
   app.get('/v1/data-sources/:ds/versions', async (c) => c.json({ versions: await service.versions(callerOf(c), dataSourceRef(c)) }));
 
-  app.get('/v1/data-sources/:ds/versions/:versionId/data', async (c) =>
-    c.json(await service.versionEntries(callerOf(c), dataSourceRef(c), idParam(c, 'versionId'), { limit: c.req.query('limit') })),
-  );
+  app.get('/v1/data-sources/:ds/versions/:versionId/data', async (c) => {
+    // The spec takes `where` only with POST: refused here rather than silently ignored.
+    if (c.req.query('where') !== undefined)
+      throw new HttpError(400, 'UNSUPPORTED_PARAMETER', 'Parameter "where" is only accepted in the body of POST …/versions/:versionId/data', { field: 'where' });
+    return c.json(await service.versionEntries(callerOf(c), dataSourceRef(c), idParam(c, 'versionId'), { limit: c.req.query('limit') }));
+  });
 
   app.post('/v1/data-sources/:ds/versions/:versionId/data', async (c) => {
     const ref = dataSourceRef(c);
