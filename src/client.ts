@@ -1,5 +1,6 @@
 import { createActionsApi, createTasksApi, type ActionsApi, type TasksApi } from './actions/api.js';
 import { createAnalyticsApi, type AnalyticsApi } from './analytics/api.js';
+import { resumeQueuedWork } from './analytics/resume.js';
 import { getAppInfo, type AppInfo } from './core/app-info.js';
 import { resolveConfig, type ClientConfig, type ResolvedConfig } from './core/config.js';
 import { requireAppId, type ClientContext } from './core/context.js';
@@ -41,8 +42,9 @@ export function createClient(config: ClientConfig = {}): Client {
   const http = createTransport({
     baseUrl,
     authToken: () => current.authToken,
-    fetch: config.fetch ? (input, init) => (current.fetch ?? config.fetch)!(input, init) : undefined,
-    timeout: current.timeout,
+    // Read at every request, so configure({ fetch, timeout }) applies to later calls.
+    resolveFetch: () => current.fetch,
+    timeout: () => current.timeout,
   });
   const ctx: ClientContext = {
     http,
@@ -55,6 +57,8 @@ export function createClient(config: ClientConfig = {}): Client {
   const client: Client = {
     configure(next: ClientConfig) {
       current = resolveConfig({ ...current, ...next, limits: { ...current.limits, ...(next.limits ?? {}) } });
+      // An app set (or changed) now: what an earlier visit left queued for it is sent as at start-up.
+      if (next.appId !== undefined) resumeQueuedWork(ctx);
       return client;
     },
     get config() {

@@ -8,6 +8,8 @@ export interface PrefStore {
 }
 
 const memory = new Map<string, string>();
+/** Keys whose last write localStorage refused (quota, private mode): memory holds their newest value. */
+const memoryOnly = new Set<string>();
 
 function storage(): Storage | undefined {
   try {
@@ -24,7 +26,7 @@ export function prefStore(prefix: string): PrefStore {
       let raw: string | null | undefined;
       const ls = storage();
       try {
-        raw = ls ? ls.getItem(prefix + key) : memory.get(prefix + key);
+        raw = ls && !memoryOnly.has(prefix + key) ? ls.getItem(prefix + key) : memory.get(prefix + key);
       } catch {
         raw = memory.get(prefix + key);
       }
@@ -40,8 +42,9 @@ export function prefStore(prefix: string): PrefStore {
       memory.set(prefix + key, raw);
       try {
         storage()?.setItem(prefix + key, raw);
+        memoryOnly.delete(prefix + key);
       } catch {
-        /* quota or access: memory keeps it for this page */
+        memoryOnly.add(prefix + key); // quota or access: memory keeps it for this page, and reads come from there
       }
     },
   };

@@ -3,6 +3,8 @@ import { scheduleLogUpload } from '../actions/logs.js';
 import { flushQueuedRequests } from '../storage/run-queue.js';
 import { flushAnalyticsQueue } from './delivery.js';
 
+const resumed = new WeakMap<ClientContext, Set<number>>();
+
 /**
  * Work left queued on this device by an earlier page load (server runs made offline, analytics batches not
  * delivered, device run logs not uploaded) is picked up when the client starts: sent at once when online, else when the network is back.
@@ -11,7 +13,13 @@ import { flushAnalyticsQueue } from './delivery.js';
 export function resumeQueuedWork(ctx: ClientContext): void {
   if (!(globalThis as { indexedDB?: unknown }).indexedDB) return;
   setTimeout(() => {
-    if (ctx.config().appId === undefined) return;
+    const appId = ctx.config().appId;
+    if (appId === undefined) return;
+    // Once per client and app: called again by configure() when the app is set or changed later.
+    let done = resumed.get(ctx);
+    if (!done) resumed.set(ctx, (done = new Set()));
+    if (done.has(appId)) return;
+    done.add(appId);
     const warn = (what: string) => (error: unknown) => ctx.logger.warn(`${what} could not be resumed: ${(error as Error)?.message ?? error}`);
     // Creating the queues registers their "back online" listeners; flushing sends what is there (when online).
     flushQueuedRequests(ctx).catch(warn('Queued server runs'));

@@ -19,8 +19,10 @@ export interface TransportConfig {
   baseUrl: () => string;
   authToken: () => string | undefined;
   fetch?: typeof fetch;
-  /** Default timeout for every request, ms (default 30 000). */
-  timeout?: number;
+  /** Read before every request (a client's current `fetch` after `configure()`); wins over `fetch` when it gives one. */
+  resolveFetch?: () => typeof fetch | undefined;
+  /** Default timeout for every request, ms (default 30 000); a function is read before every request. */
+  timeout?: number | (() => number | undefined);
   hooks?: {
     beforeRequest?: ((request: Request) => Request | void | Promise<Request | void>)[];
     afterResponse?: ((request: Request, response: Response) => Response | void | Promise<Response | void>)[];
@@ -71,13 +73,13 @@ function toApiError(status: number, body: unknown, method: string, url: string, 
 
 /** The one fetch wrapper shared by every sub-client. */
 export function createTransport(config: TransportConfig): Transport {
-  const defaultTimeout = config.timeout ?? 30_000;
+  const defaultTimeout = () => (typeof config.timeout === 'function' ? config.timeout() : config.timeout) ?? 30_000;
 
   return {
     url: (path, query) => buildUrl(config.baseUrl(), path, query),
 
     async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-      const doFetch = config.fetch ?? globalThis.fetch;
+      const doFetch = config.resolveFetch?.() ?? config.fetch ?? globalThis.fetch;
       if (typeof doFetch !== 'function') throw new ClientError('NO_FETCH', 'No fetch implementation: pass `fetch` in the client config');
       const url = buildUrl(config.baseUrl(), path, options.query);
       const headers = new Headers(options.headers);
@@ -90,7 +92,7 @@ export function createTransport(config: TransportConfig): Transport {
         headers.set('Content-Type', 'application/json');
       }
 
-      const timeoutMs = options.timeout === false ? undefined : (options.timeout ?? defaultTimeout);
+      const timeoutMs = options.timeout === false ? undefined : (options.timeout ?? defaultTimeout());
       const controller = new AbortController();
       const onAbort = () => controller.abort(options.signal?.reason);
       if (options.signal?.aborted) onAbort();
@@ -121,6 +123,7 @@ export function createTransport(config: TransportConfig): Transport {
           parsed = await readBody(response);
         } catch (error) {
           if (timedOut) throw new TimeoutError(`${method} ${url} timed out after ${timeoutMs} ms`, timeoutMs!);
+          if (options.signal?.aborted) throw options.signal.reason ?? error;
           throw new NetworkError(`${method} ${url}: reading the response failed`, error);
         }
         if (!response.ok) throw toApiError(response.status, parsed, method, url, response.statusText);

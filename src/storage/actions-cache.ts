@@ -26,27 +26,22 @@ export interface ActionsCache {
   refreshIfStale(): void;
   /** Whether anyone listens (the analytics dispatcher), so a changed list should be fetched right away. */
   inUse(): boolean;
-  /** Called with every list loaded or fetched. Returns a function that stops it. */
+  /** Called with the list already loaded (at once) and with every list loaded or fetched later. Returns a function that stops it. */
   subscribe(listener: (actions: Action[]) => void): () => void;
 }
 
-export type ActionsFetcher = (ctx: ClientContext) => Promise<Action[]>;
+/** Fetches the actions list of one app and environment (those the cache was made for, whatever is configured now). */
+export type ActionsFetcher = (ctx: ClientContext, target: { appId: number; environment: string }) => Promise<Action[]>;
 
-/** `GET v1/apps/:appId/tasks?environment=`: the actions of the environment this client runs in. */
-export const fetchActionsFromBackend: ActionsFetcher = async (ctx) => {
-  const body = await ctx.http.request<unknown>('GET', `v1/apps/${ctx.appId()}/tasks`, {
-    query: { environment: ctx.config().environment },
+/** `GET v1/apps/:appId/tasks?environment=`: the actions of that app and environment. */
+export const fetchActionsFromBackend: ActionsFetcher = async (ctx, target) => {
+  const body = await ctx.http.request<unknown>('GET', `v1/apps/${target.appId}/tasks`, {
+    query: { environment: target.environment },
   });
   const list = Array.isArray(body) ? body : ((body as { actions?: unknown; tasks?: unknown }).actions ?? (body as { tasks?: unknown }).tasks);
   if (!Array.isArray(list)) throw new TypeError('The backend answered the actions list with an unexpected shape');
   return list as Action[];
 };
-
-let fetcherOverride: ActionsFetcher | undefined;
-/** Lets the actions module supply its own list call (same answer, its validation). */
-export function setActionsFetcher(fetcher: ActionsFetcher): void {
-  fetcherOverride = fetcher;
-}
 
 export const ACTIONS_MAX_AGE_MS = 5 * 60_000;
 
@@ -54,7 +49,8 @@ const cacheKey = (ctx: ClientContext) => `actionsCache:${ctx.appId()}:${ctx.conf
 
 export function actionsCache(ctx: ClientContext, options: { maxAgeMs?: number; fetch?: ActionsFetcher } = {}): ActionsCache {
   const environment = ctx.config().environment;
-  return perClient(ctx, cacheKey(ctx), () => createActionsCache(ctx, environment, options));
+  const appId = ctx.appId();
+  return perClient(ctx, cacheKey(ctx), () => createActionsCache(ctx, appId, environment, options));
 }
 
 /**
@@ -78,6 +74,7 @@ export async function actionsChanged(ctx: ClientContext): Promise<void> {
 
 function createActionsCache(
   ctx: ClientContext,
+  appId: number,
   environment: string,
   options: { maxAgeMs?: number; fetch?: ActionsFetcher },
 ): ActionsCache {
@@ -140,7 +137,7 @@ function createActionsCache(
       refreshing ??= (async () => {
         try {
           const startedAt = generation;
-          const actions = await (options.fetch ?? fetcherOverride ?? fetchActionsFromBackend)(ctx);
+          const actions = await (options.fetch ?? fetchActionsFromBackend)(ctx, { appId, environment });
           const fetchedAt = new Date(ctx.now()).toISOString();
           current = actions;
           if (startedAt === generation) {
@@ -171,6 +168,14 @@ function createActionsCache(
     inUse: () => listeners.size > 0,
     subscribe(listener) {
       listeners.add(listener);
+      // A list already loaded (e.g. by an offline run()) is told at once: it may not be fetched again for minutes.
+      if (current) {
+        try {
+          listener(current);
+        } catch (error) {
+          ctx.logger.warn(`actions cache listener failed: ${(error as Error)?.message ?? error}`);
+        }
+      }
       return () => listeners.delete(listener);
     },
   };

@@ -12,6 +12,7 @@ import type { ClientContext } from '../../src/core/context.js';
 import { withOnce } from '../../src/core/logger.js';
 import { createTransport } from '../../src/http/transport.js';
 import { clientStore } from '../../src/storage/client-store.js';
+import { findCachedAction } from '../../src/storage/actions-cache.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 
 const pageView = (data: Record<string, unknown>): AnalyticsEvent => ({ type: 'analytics.pageView', data, createdAt: '2030-01-01T00:00:00.000Z' });
@@ -251,5 +252,19 @@ describe('analytics API with triggers from the cached actions', () => {
     await api.idle();
     expect(seen).toEqual([{ name: 'fires', event: first }]);
     expect(seen[0]!.event.data).toMatchObject({ _pageId: 77, extra: 'yes', _platform: 'web' });
+  });
+
+  it('fires when the actions were loaded before the first event (e.g. by an offline run())', async () => {
+    const ctx = context();
+    const store = await clientStore(ctx);
+    const fires = action([analytics({ type: 'analytics.pageView', data: { _pageId: 5 } })], { name: 'early' });
+    await store.put('actions', 'live', { actions: [fires], fetchedAt: new Date().toISOString() });
+    expect((await findCachedAction(ctx, 'early'))?.id).toBe(fires.id); // the cache is loaded now
+    const seen: string[] = [];
+    const api = createAnalyticsApi(ctx, { run: async (a) => void seen.push(a.name) });
+    api.pageView({ _pageId: 5 });
+    const settled = await Promise.race([api.idle().then(() => 'idle'), new Promise((r) => setTimeout(() => r('still waiting'), 2000))]);
+    expect(settled).toBe('idle');
+    expect(seen).toEqual(['early']);
   });
 });

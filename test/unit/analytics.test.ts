@@ -149,6 +149,23 @@ describe('Client.App.Analytics', () => {
     expect(analytics.pageView()).not.toBeNull();
   });
 
+  it('disableTracking() holds where localStorage refuses writes (quota full, private mode)', () => {
+    const setItem = Storage.prototype.setItem;
+    Storage.prototype.setItem = () => {
+      throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+    };
+    try {
+      const analytics = make().App.Analytics;
+      analytics.disableTracking();
+      expect(analytics.isTrackingEnabled()).toBe(false);
+      expect(analytics.pageView()).toBeNull();
+      analytics.enableTracking();
+      expect(analytics.isTrackingEnabled()).toBe(true);
+    } finally {
+      Storage.prototype.setItem = setItem;
+    }
+  });
+
   it('delivers events to the backend in batches', async () => {
     const analytics = make({ pageId: 31 }).App.Analytics;
     const marker = `m-${Math.random()}`;

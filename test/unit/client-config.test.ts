@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createClient, DEFAULT_REGION_URLS, isClientError } from '../../src/index.js';
+import { createClient, DEFAULT_REGION_URLS, isClientError, isTimeoutError } from '../../src/index.js';
 
 describe('createClient configuration', () => {
   it('defaults to the eu region, live environment and the spec limits', () => {
@@ -53,5 +53,29 @@ describe('createClient configuration', () => {
     });
     await expect(client.App.info()).resolves.toEqual({ id: 4, name: 'A', organizationId: 2 });
     expect(urls).toEqual(['http://x.example/v1/apps/4 tok']);
+  });
+
+  it('configure({ fetch, timeout }) applies to later requests', async () => {
+    const seen: string[] = [];
+    const answer = (name: string, delayMs = 0) =>
+      (async (input: RequestInfo | URL, init?: RequestInit) => {
+        seen.push(name);
+        await new Promise((resolve, reject) => {
+          const t = setTimeout(resolve, delayMs);
+          (input as Request).signal?.addEventListener('abort', () => (clearTimeout(t), reject(new DOMException('aborted', 'AbortError'))));
+        });
+        void init;
+        return new Response(JSON.stringify({ app: { id: 4, name, organizationId: 2 } }), { headers: { 'Content-Type': 'application/json' } });
+      }) as typeof fetch;
+    // Created without a fetch: configure() gives one, and it is used.
+    const client = createClient({ baseUrl: 'http://x.example', appId: 4 });
+    client.configure({ fetch: answer('first') });
+    await expect(client.App.info()).resolves.toMatchObject({ name: 'first' });
+    client.configure({ fetch: answer('slow', 300), timeout: 50 });
+    const error = await client.App.info().catch((e: unknown) => e);
+    expect(isTimeoutError(error)).toBe(true);
+    client.configure({ timeout: 1000 });
+    await expect(client.App.info()).resolves.toMatchObject({ name: 'slow' });
+    expect(seen).toEqual(['first', 'slow', 'slow']);
   });
 });
