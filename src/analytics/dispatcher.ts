@@ -59,6 +59,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let count = 0;
   let ready = false;
   const waiting: AnalyticsEvent[] = [];
+  let warnedWaiting = false;
   const queue: { action: Action; event: AnalyticsEvent }[] = [];
   let active = 0;
   let idleWaiters: (() => void)[] = [];
@@ -164,6 +165,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     dispatch(event) {
       if (!ready) {
         if (waiting.length < maxQueued) waiting.push(event);
+        else if (!warnedWaiting) {
+          warnedWaiting = true; // once: every later event would say the same
+          options.logger.warn(`Too many analytics events waiting for the actions list (${maxQueued}); later events run no trigger until it is loaded`);
+        }
         return 0;
       }
       if (count === 0) return 0;

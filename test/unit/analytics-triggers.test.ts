@@ -217,6 +217,17 @@ describe('trigger dispatch', () => {
     expect(started).toBe(3);
     expect(lines.filter((l) => l.includes('Too many'))).toHaveLength(7);
   });
+
+  it('holds at most maxQueued events before the actions are known, and says so once', async () => {
+    const { lines, logger: log } = logger();
+    const runs: number[] = [];
+    const d = createDispatcher({ environment: 'live', logger: log, maxQueued: 3, run: async (_a, c) => void runs.push(c.event.data.n as number) });
+    for (let n = 0; n < 6; n++) d.dispatch(pageView({ n }));
+    d.setActions([action([analytics()])]);
+    await d.idle();
+    expect(runs).toEqual([0, 1, 2]);
+    expect(lines.filter((l) => l.includes('waiting for the actions list'))).toHaveLength(1);
+  });
 });
 
 describe('analytics API with triggers from the cached actions', () => {
