@@ -12,11 +12,18 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** Sends the device's pending run logs (`POST tasks/logs { logs }`); kept for later when offline. */
 export async function uploadDeviceLogs(ctx: ClientContext): Promise<{ uploaded: number; remaining: number }> {
-  return uploadRunLogs(ctx, async (logs) => {
-    await ctx.http.request('POST', tasksPath(ctx, '/logs'), {
-      json: { logs: logs.map((l) => ({ deviceKey: l.deviceKey, type: l.type, createdAt: l.createdAt, data: l.data })) },
-    });
-  });
+  // One app throughout: the logs read from its store go to its route, even if configure({ appId }) comes meanwhile.
+  const appId = ctx.appId();
+  return uploadRunLogs(
+    ctx,
+    async (logs) => {
+      await ctx.http.request('POST', `v1/apps/${appId}/tasks/logs`, {
+        json: { logs: logs.map((l) => ({ deviceKey: l.deviceKey, type: l.type, createdAt: l.createdAt, data: l.data })) },
+      });
+    },
+    undefined,
+    appId,
+  );
 }
 
 /** Wait before an upload after a device run, so the runs of a burst (analytics triggers) share one request. */

@@ -32,6 +32,7 @@ function outboxOf(ctx: ClientContext, appId: number): Outbox<AnalyticsBatch> {
   return perClient(ctx, `analyticsQueue:${appId}`, () =>
     createOutbox<AnalyticsBatch>({
       ctx,
+      appId,
       store: 'analyticsQueue',
       name: 'Analytics',
       describe: (b) => `batch ${b.batchId} of ${b.events.length} event(s)`,

@@ -101,7 +101,7 @@ function createActionsCache(
   };
 
   async function load(): Promise<Action[]> {
-    const store = await clientStore(ctx);
+    const store = await clientStore(ctx, appId);
     const cached = await store.get<CachedActions>('actions', environment);
     if (current) return current; // a refresh won the race
     if (cached && Array.isArray(cached.actions)) {
@@ -144,7 +144,7 @@ function createActionsCache(
             fetchedAtMs = ctx.now();
             invalidated = false;
           }
-          const store = await clientStore(ctx);
+          const store = await clientStore(ctx, appId);
           await store.put<CachedActions>('actions', environment, { actions, fetchedAt });
           tell(actions);
           // Changed while this fetch was under way: fetch again once this one is done.

@@ -1,10 +1,16 @@
 import type { ClientContext } from '../core/context.js';
-import { openLocalStore, type LocalStore } from './local-store.js';
+import { createMemoryStore, openLocalStore, type LocalStore } from './local-store.js';
 
 /**
  * The local store of a client: one IndexedDB database per app (`in-app-runtime:<appId>`), opened once per
  * client context and app, lazily on first use. Every device-side module (analytics, actions cache,
  * queued runs, run logs) shares it through here.
+ *
+ * A store is cached only while it is usable: an open that fails is forgotten (the next call tries again), and
+ * so is a connection closed from outside (another tab deletes the database, or the browser closes it): the
+ * next call opens the database anew. When another tab upgrades the database to a newer layout (a newer
+ * version of the library), this older code cannot use it and must not delete it: the app's store falls back
+ * to memory for the rest of the page, with one warning.
  */
 const opened = new WeakMap<ClientContext, Map<number, Promise<LocalStore>>>();
 
@@ -12,15 +18,35 @@ export function localDbName(appId: number): string {
   return `in-app-runtime:${appId}`;
 }
 
-export function clientStore(ctx: ClientContext): Promise<LocalStore> {
-  const appId = ctx.appId();
+/**
+ * The local store of `appId` (default: the app configured now). Modules that work for one app (a queue made
+ * for it) pass its id, so that they keep to that app's database after `configure({ appId })`.
+ */
+export function clientStore(ctx: ClientContext, appId: number = ctx.appId()): Promise<LocalStore> {
   let perApp = opened.get(ctx);
   if (!perApp) opened.set(ctx, (perApp = new Map()));
-  let store = perApp.get(appId);
-  if (!store) {
-    store = openLocalStore({ name: localDbName(appId), logger: ctx.logger });
-    perApp.set(appId, store);
-  }
+  const cached = perApp.get(appId);
+  if (cached) return cached;
+  const apps = perApp;
+  const name = localDbName(appId);
+  const store: Promise<LocalStore> = openLocalStore({
+    name,
+    logger: ctx.logger,
+    onClose(reason) {
+      if (apps.get(appId) !== store) return;
+      if (reason === 'upgraded') {
+        ctx.logger.warn(`Local database "${name}" was upgraded by a newer version of the library in another tab; this page keeps its local data in memory from now on (reload to use the database again)`);
+        apps.set(appId, Promise.resolve(createMemoryStore()));
+      } else {
+        ctx.logger.info(`Local database "${name}" was ${reason === 'deleted' ? 'deleted by another tab' : 'closed by the browser'}; opening it again`);
+        apps.delete(appId);
+      }
+    },
+  });
+  perApp.set(appId, store);
+  store.catch(() => {
+    if (apps.get(appId) === store) apps.delete(appId);
+  });
   return store;
 }
 

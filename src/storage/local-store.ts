@@ -4,8 +4,8 @@ import type { Logger } from '../core/logger.js';
 /**
  * The device's local stores (design §4 storage/): one IndexedDB database per app, opened through idb,
  * with an in-memory fallback where IndexedDB is missing (Node, happy-dom, some webviews).
- * Values are stored under explicit keys; `getAll` returns them in key order, so time-sortable keys
- * give FIFO queues.
+ * Values are stored under explicit keys; `getAll` returns them in key order, so the increasing keys of
+ * `append` (see `nextTimeKey`) give FIFO queues.
  */
 export const STORE_NAMES = ['actions', 'runLogs', 'analyticsQueue', 'runQueue', 'meta'] as const;
 export type StoreName = (typeof STORE_NAMES)[number];
@@ -19,7 +19,15 @@ export interface LocalStore {
   readonly persistent: boolean;
   get<T>(store: StoreName, key: StoreKey): Promise<T | undefined>;
   getAll<T>(store: StoreName): Promise<{ key: StoreKey; value: T }[]>;
+  /** The keys of a store, in key order (values are not read). */
+  keys(store: StoreName): Promise<StoreKey[]>;
   put<T>(store: StoreName, key: StoreKey, value: T): Promise<void>;
+  /**
+   * Stores `value` at the end of a queue store under a new key (see `nextTimeKey`: after every key already
+   * there, whatever the clock says) and resolves with that key. The last key is read in the same transaction
+   * as the write, so two tabs appending at once still get increasing keys.
+   */
+  append<T>(store: StoreName, value: T, now: number): Promise<string>;
   delete(store: StoreName, key: StoreKey): Promise<void>;
   clear(store: StoreName): Promise<void>;
   close(): void;
@@ -39,8 +47,17 @@ export function createMemoryStore(): LocalStore {
     async getAll<T>(store: StoreName) {
       return [...of(store).entries()].sort((a, b) => order(a[0], b[0])).map(([key, value]) => ({ key, value: clone(value as T) }));
     },
+    async keys(store) {
+      return [...of(store).keys()].sort(order);
+    },
     async put(store, key, value) {
       of(store).set(key, clone(value));
+    },
+    async append(store, value, now) {
+      const last = [...of(store).keys()].sort(order).at(-1);
+      const key = nextTimeKey(now, last);
+      of(store).set(key, clone(value));
+      return key;
     },
     async delete(store, key) {
       of(store).delete(key);
@@ -61,8 +78,16 @@ function wrap(db: IDBPDatabase): LocalStore {
       const [keys, values] = await Promise.all([tx.store.getAllKeys(), tx.store.getAll()]);
       return keys.map((key, i) => ({ key: key as StoreKey, value: values[i] as T }));
     },
+    keys: (store) => db.getAllKeys(store) as Promise<StoreKey[]>,
     async put(store, key, value) {
       await db.put(store, value, key);
+    },
+    async append(store, value, now) {
+      const tx = db.transaction(store, 'readwrite');
+      const last = await tx.store.openKeyCursor(null, 'prev');
+      const key = nextTimeKey(now, last?.key as StoreKey | undefined);
+      await Promise.all([tx.store.put(value, key), tx.done]);
+      return key;
     },
     async delete(store, key) {
       await db.delete(store, key);
@@ -74,14 +99,25 @@ function wrap(db: IDBPDatabase): LocalStore {
   };
 }
 
-async function openIdb(name: string): Promise<IDBPDatabase> {
+/**
+ * Why a connection was closed from outside: another tab deletes the database (`deleted`), opens it with a newer
+ * layout version (`upgraded`: a newer library), or the browser closed it (`closed`: storage cleared, crash).
+ */
+export type CloseReason = 'deleted' | 'upgraded' | 'closed';
+
+async function openIdb(name: string, onClose?: (reason: CloseReason) => void): Promise<IDBPDatabase> {
   const db: IDBPDatabase = await openDB(name, LOCAL_DB_VERSION, {
     upgrade(upgrading) {
       // Version 1 creates every store; later versions add their steps here, keyed on oldVersion.
       for (const store of STORE_NAMES) if (!upgrading.objectStoreNames.contains(store)) upgrading.createObjectStore(store);
     },
-    // A newer version of the library wants to upgrade in another tab: let it.
-    blocking: () => db.close(),
+    // Another tab deletes the database or a newer version of the library upgrades it: let it, and say so,
+    // so that the owner of this connection stops using it (client-store.ts opens a new one).
+    blocking(_current, next) {
+      db.close();
+      onClose?.(next === null ? 'deleted' : 'upgraded');
+    },
+    terminated: () => onClose?.('closed'),
   });
   return db;
 }
@@ -90,14 +126,16 @@ async function openIdb(name: string): Promise<IDBPDatabase> {
  * Opens the local store of an app. A database that cannot be opened, is of a newer or foreign layout,
  * or lacks a store is deleted and created anew (local data is a cache and a queue of not-yet-sent work;
  * losing it beats a crash at load), and the reason is logged. No IndexedDB → in-memory store.
+ * `onClose` is called when the connection is later closed from outside (see CloseReason); the store is
+ * unusable from then on.
  */
-export async function openLocalStore(options: { name: string; logger?: Logger }): Promise<LocalStore> {
+export async function openLocalStore(options: { name: string; logger?: Logger; onClose?: (reason: CloseReason) => void }): Promise<LocalStore> {
   if (!(globalThis as { indexedDB?: IDBFactory }).indexedDB) {
     options.logger?.info('IndexedDB is not available here: local stores are kept in memory for this session');
     return createMemoryStore();
   }
   try {
-    const db = await openIdb(options.name);
+    const db = await openIdb(options.name, options.onClose);
     if (STORE_NAMES.every((s) => db.objectStoreNames.contains(s))) return wrap(db);
     db.close();
     throw new Error('the database lacks some stores (foreign or corrupted layout)');
@@ -105,7 +143,7 @@ export async function openLocalStore(options: { name: string; logger?: Logger })
     options.logger?.warn(`Local database "${options.name}" could not be used (${(error as Error).message}); starting a fresh one`);
     try {
       await deleteDB(options.name);
-      return wrap(await openIdb(options.name));
+      return wrap(await openIdb(options.name, options.onClose));
     } catch (second) {
       options.logger?.error(`Local database "${options.name}" could not be recreated (${(second as Error).message}); using memory`);
       return createMemoryStore();
@@ -113,9 +151,28 @@ export async function openLocalStore(options: { name: string; logger?: Logger })
   }
 }
 
-/** A key that sorts by time, then by a counter: FIFO order for queues, unique within a page. */
+/**
+ * A key that sorts by time, then by a counter: `<ms, 15 digits>-<counter, 6 digits>-<random, 6>`. This is the
+ * layout of every key the queue stores (`analyticsQueue`, `runQueue`, `runLogs`) have held since version 1.
+ */
 let counter = 0;
 export function timeKey(now: number): string {
   counter = (counter + 1) % 1_000_000;
   return `${String(now).padStart(15, '0')}-${String(counter).padStart(6, '0')}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * The key of an item appended to a queue store whose greatest key is `lastKey`: a `timeKey` whose time is
+ * max(now, time of `lastKey` + 1 ms). Queues are sent in key order, and the device clock is not monotonic
+ * (NTP corrections, the user setting it, time zones done wrong): keyed on the clock alone, an item made after
+ * the clock went back would be sent before older ones. Taking the last key into account keeps the keys strictly
+ * increasing in the order the items were made; while the clock is behind, keys step 1 ms per item and meet the
+ * clock again once it passes them. The layout is unchanged, so keys written by earlier versions (same layout,
+ * time from the clock) are read and ordered as they are and seed the next key; no schema change, no migration.
+ * A last key of another shape (none is written by this library) is ignored.
+ */
+export function nextTimeKey(now: number, lastKey: StoreKey | undefined): string {
+  const last = typeof lastKey === 'string' && /^\d{15}-/.test(lastKey) ? Number(lastKey.slice(0, 15)) : -1;
+  const time = Number.isFinite(now) ? Math.max(0, Math.floor(now)) : 0;
+  return timeKey(Math.max(time, last + 1));
 }

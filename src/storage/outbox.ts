@@ -2,7 +2,7 @@ import type { ClientContext } from '../core/context.js';
 import { isApiError, isClientError } from '../http/errors.js';
 import { clientStore } from './client-store.js';
 import { isOnline, onOnline } from './connectivity.js';
-import { timeKey, type StoreName } from './local-store.js';
+import type { StoreName } from './local-store.js';
 
 /**
  * A persistent, ordered outbox of work for the backend (queued analytics batches, queued server runs).
@@ -17,6 +17,8 @@ import { timeKey, type StoreName } from './local-store.js';
  */
 export interface OutboxOptions<T> {
   ctx: ClientContext;
+  /** The app whose queue this is: its items are kept in that app's local store, whatever app is configured later. */
+  appId: number;
   store: Extract<StoreName, 'analyticsQueue' | 'runQueue'>;
   /** For log lines and the cross-tab lock. */
   name: string;
@@ -70,7 +72,7 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
     void flushSafely();
   });
 
-  const storeOf = () => clientStore(ctx);
+  const storeOf = () => clientStore(ctx, options.appId);
 
   function schedule(ms: number) {
     if (timer !== undefined) clearTimeout(timer);
@@ -110,6 +112,7 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
   }
 
   async function runFlush(): Promise<FlushResult> {
+    again = false;
     const total: FlushResult = { sent: 0, dropped: 0, remaining: 0 };
     // Offline: nothing is tried; the "online" listener flushes when the network is back.
     if (!isOnline()) return { ...total, remaining: (await outbox.pending()).length };
@@ -117,7 +120,7 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
       again = false;
       const locks = (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks;
       const result = locks
-        ? await locks.request(`in-app-runtime:${ctx.appId()}:${options.store}`, flushOnce)
+        ? await locks.request(`in-app-runtime:${options.appId}:${options.store}`, flushOnce)
         : await flushOnce();
       total.sent += result.sent;
       total.dropped += result.dropped;
@@ -139,18 +142,38 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
         await store.delete(options.store, entries[i]!.key);
         ctx.logger.warn(`${options.name}: more than ${maxItems} items queued, dropping the oldest (${options.describe(entries[i]!.value)})`);
       }
-      await store.put(options.store, timeKey(ctx.now()), item);
+      await store.append(options.store, item, ctx.now());
       if (isOnline()) void flushSafely();
     },
     flush() {
       if (running) {
+        // Picked up by the run's `while (again)`, or, when it came after that check, by the chained run below.
         again = true;
         return running;
       }
-      running = runFlush().finally(() => {
-        running = undefined;
-      });
-      return running;
+      const run: Promise<FlushResult> = runFlush().then(
+        (result) => {
+          running = undefined;
+          // A flush() that came after the run's last look at `again` (while it was returning) was handed this
+          // run's promise: its items may not have been read. Run again for it and answer with both runs.
+          // (Not after a retryable failure: the retry is scheduled, and later items wait behind the failed one.)
+          if (!again || result.remaining > 0) {
+            again = false;
+            return result;
+          }
+          return outbox.flush().then((next) => ({ sent: result.sent + next.sent, dropped: result.dropped + next.dropped, remaining: next.remaining }));
+        },
+        (error: unknown) => {
+          // The local store failed (e.g. its database was closed by another tab): try again later.
+          running = undefined;
+          again = false;
+          delay = delay ? Math.min(delay * 2, retry.max) : retry.first;
+          schedule(delay);
+          throw error;
+        },
+      );
+      running = run;
+      return run;
     },
     async pending() {
       const store = await storeOf();

@@ -34,6 +34,7 @@ function queueOf(ctx: ClientContext): Outbox<QueuedRequest> {
   return perClient(ctx, `runQueue:${appId}`, () =>
     createOutbox<QueuedRequest>({
       ctx,
+      appId,
       store: 'runQueue',
       name: 'Queued server runs',
       describe: (r) => `${r.label} queued at ${r.queuedAt}`,

@@ -120,6 +120,62 @@ describe('device runs', () => {
     expect(uploads.length).toBeLessThanOrEqual(2);
   });
 
+  it('a pending log of an action removed since it ran is dropped and does not hold back the logs after it', async () => {
+    const tenant = await b.server.createOrganization('removed-action');
+    let offline = true;
+    const uploads: number[] = [];
+    const { lines, logger } = (() => {
+      const lines: string[] = [];
+      const log = (level: string) => (m: string) => void lines.push(`${level}: ${m}`);
+      return { lines, logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') } };
+    })();
+    const device = createClient({
+      baseUrl: b.url,
+      appId: tenant.appId,
+      authToken: tenant.apiToken,
+      logger,
+      fetch: async (input, init) => {
+        const request = input instanceof Request ? input : new Request(input, init);
+        if (request.method === 'POST' && request.url.endsWith('/tasks/logs')) {
+          const body = (await request.clone().json()) as { logs?: unknown[] };
+          if (body.logs) {
+            if (offline) throw new TypeError('network down');
+            uploads.push(body.logs.length);
+          }
+        }
+        return fetch(request);
+      },
+    });
+    const doomed = await device.App.Actions.create({ name: 'doomed', environment: 'client', functions: [fn('return', { value: 'doomed' })] });
+    const kept = await device.App.Actions.create({ name: 'kept', environment: 'client', functions: [fn('return', { value: 'kept' })] });
+    for (const a of [doomed, kept]) await device.App.Actions.publish(a.id, true);
+    expect(await device.App.Actions.runWithResult('doomed')).toBe('doomed');
+    expect(await device.App.Actions.runWithResult('kept')).toBe('kept');
+    expect(await device.App.Actions.runWithResult('kept')).toBe('kept');
+    expect((await device.App.Actions.getLogs()).logs.map((l) => [l.id, l.data.result])).toEqual([
+      [null, 'kept'],
+      [null, 'kept'],
+      [null, 'doomed'],
+    ]);
+    await device.App.Actions.remove(doomed.id);
+    offline = false;
+    // The upload of the three is refused (422 ACTION_NOT_FOUND): the records are sent one by one and the
+    // refused one is dropped; the two others are uploaded.
+    const after = await device.App.Actions.getLogs();
+    expect(after.logs.map((l) => [typeof l.id, l.data.result])).toEqual([
+      ['number', 'kept'],
+      ['number', 'kept'],
+    ]);
+    const server = await b.api('POST', `/v1/apps/${tenant.appId}/tasks/logs`, { json: { id: kept.id }, token: tenant.apiToken });
+    expect(server.body.count).toBe(2);
+    expect(lines.filter((l) => l.startsWith('error:'))).toEqual([expect.stringMatching(new RegExp(`Device run log of action ${doomed.id} .*refused .*for good, dropping it`))]);
+    // Later runs upload as usual, in one request.
+    uploads.length = 0;
+    expect(await device.App.Actions.runWithResult('kept')).toBe('kept');
+    await eventually(async () => (await b.api('POST', `/v1/apps/${tenant.appId}/tasks/logs`, { json: { id: kept.id }, token: tenant.apiToken })).body.count === 3);
+    expect(uploads).toEqual([1]);
+  });
+
   it('uploads are idempotent by deviceKey and validated', async () => {
     const action = await b.client.App.Actions.create({ name: 'upload-target', environment: 'client' });
     const record = { deviceKey: 'dev-abcdef123', type: 'app.action.completed', createdAt: '2025-01-01T00:00:00.000Z', data: { mode: 'on-demand', duration: 5, actionId: action.id, result: 1 } };

@@ -1,7 +1,7 @@
 import 'fake-indexeddb/auto';
 import { openDB } from 'idb';
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore, LOCAL_DB_VERSION, openLocalStore, STORE_NAMES, timeKey, type LocalStore } from '../../src/storage/local-store.js';
+import { createMemoryStore, LOCAL_DB_VERSION, nextTimeKey, openLocalStore, STORE_NAMES, timeKey, type LocalStore } from '../../src/storage/local-store.js';
 
 const logger = () => {
   const lines: string[] = [];
@@ -78,4 +78,41 @@ describe('local store', () => {
       globalThis.indexedDB = saved;
     }
   });
+
+  async function appendsInOrder(store: LocalStore) {
+    // A queue written by an earlier version (keys from the clock alone), then a clock set back by an hour.
+    const t = Date.parse('2031-06-01T12:00:00Z');
+    await store.put('runQueue', timeKey(t), { n: 1 });
+    await store.put('runQueue', timeKey(t + 5), { n: 2 });
+    const k3 = await store.append('runQueue', { n: 3 }, t - 3_600_000);
+    const k4 = await store.append('runQueue', { n: 4 }, t - 3_600_000);
+    const k5 = await store.append('runQueue', { n: 5 }, t + 60_000); // the clock is ahead again: its time is used
+    expect((await store.getAll<{ n: number }>('runQueue')).map((e) => e.value.n)).toEqual([1, 2, 3, 4, 5]);
+    expect([k3, k4, k5].map((k) => Number(k.slice(0, 15)))).toEqual([t + 6, t + 7, t + 60_000]);
+    expect(await store.keys('runQueue')).toHaveLength(5);
+    await store.clear('runQueue');
+  }
+
+  it('append gives increasing keys whatever the clock does, after keys of the old layout (IndexedDB and memory)', async () => {
+    const store = await openLocalStore({ name: 'test-append' });
+    await appendsInOrder(store);
+    store.close();
+    await appendsInOrder(createMemoryStore());
+    expect(nextTimeKey(1000, undefined).slice(0, 15)).toBe('000000000001000');
+    expect(nextTimeKey(1000, 'not-a-time-key').slice(0, 15)).toBe('000000000001000');
+  });
+
+  it('tells the owner when another tab deletes or upgrades the database', async () => {
+    const reasons: string[] = [];
+    const store = await openLocalStore({ name: 'test-close', onClose: (r) => void reasons.push(r) });
+    await store.put('meta', 'k', 1);
+    const { deleteDB } = await import('idb');
+    await deleteDB('test-close');
+    expect(reasons).toEqual(['deleted']);
+    await openLocalStore({ name: 'test-close', onClose: (r) => void reasons.push(r) });
+    const newer = await openDB('test-close', LOCAL_DB_VERSION + 1);
+    expect(reasons).toEqual(['deleted', 'upgraded']);
+    newer.close();
+  });
 });
+

@@ -8,8 +8,11 @@ import { withOnce } from '../../src/core/logger.js';
 import { createTransport } from '../../src/http/transport.js';
 import { createClient, type Client } from '../../src/index.js';
 import { actionsCache, findCachedAction } from '../../src/storage/actions-cache.js';
-import { clientStore } from '../../src/storage/client-store.js';
-import { pendingRunLogs, saveRunLog, uploadRunLogs } from '../../src/storage/run-logs.js';
+import { deleteDB, openDB } from 'idb';
+import { clientStore, localDbName } from '../../src/storage/client-store.js';
+import { LOCAL_DB_VERSION, STORE_NAMES, timeKey } from '../../src/storage/local-store.js';
+import { createOutbox } from '../../src/storage/outbox.js';
+import { MAX_RUN_LOGS, pendingRunLogs, saveRunLog, uploadRunLogs } from '../../src/storage/run-logs.js';
 import { flushQueuedRequests, queuedRequests, sendOrQueue } from '../../src/storage/run-queue.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 
@@ -246,4 +249,194 @@ describe('offline operation', () => {
     expect(uploaded).toEqual([[1, 2], [3]]);
     expect(await pendingRunLogs(ctx)).toEqual([]);
   });
+
+  it('configure({ appId }): the analytics batches of each app are sent to that app, from that app store', async () => {
+    const other = await backend.server.createOrganization('second-app');
+    const tokens: Record<string, string> = { [appId]: backend.server.bootstrap.apiToken, [other.appId]: other.apiToken };
+    /** Markers of the analytics events POSTed, by the app of the URL. */
+    const posted: Record<string, string[]> = {};
+    const fetchPerApp: typeof fetch = async (input) => {
+      if (network === 'down') throw new TypeError('Failed to fetch');
+      const request = input as Request;
+      const app = /\/v1\/apps\/(\d+)\//.exec(request.url)?.[1];
+      if (request.method === 'POST' && app && request.url.endsWith('/analytics')) {
+        const batch = (await request.clone().json()) as { events: { data: { marker?: string } }[] };
+        (posted[app] ??= []).push(...batch.events.map((e) => e.data.marker ?? '?'));
+      }
+      // The device holds each app's token (the test sets it per URL; the bug is not about tokens).
+      const headers = new Headers(request.headers);
+      if (app && tokens[app]) headers.set('Auth-token', tokens[app]!);
+      return realFetch(new Request(request, { headers }));
+    };
+    const stored = async (app: number, token: string, marker: string) => {
+      const { body } = await backend.api('GET', `/v1/apps/${app}/analytics?limit=1000`, { token });
+      return (body.events as { data: { marker?: string } }[]).filter((e) => e.data.marker === marker).length;
+    };
+    const a = `a${++seq}`;
+    const b = `b${seq}`;
+    goOffline();
+    const client = page({ fetch: fetchPerApp });
+    client.App.Analytics.event({ category: 'c', action: 'x', marker: a });
+    await client.App.Analytics.flush();
+    client.configure({ appId: other.appId, authToken: other.apiToken });
+    client.App.Analytics.event({ category: 'c', action: 'x', marker: b });
+    await client.App.Analytics.flush();
+    goOnline();
+    await eventually(async () => (await stored(appId, tokens[appId]!, a)) + (await stored(other.appId, other.apiToken, b)), (n) => n >= 2);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(posted[String(appId)]).toEqual([a]);
+    expect(posted[String(other.appId)]).toEqual([b]);
+    expect(await stored(appId, tokens[appId]!, a)).toBe(1);
+    expect(await stored(other.appId, other.apiToken, b)).toBe(1);
+    // Nothing of either is left in the first app's store (the second app's batch was never put there).
+    const left = await (await clientStore(context())).getAll<{ events: { data: { marker?: string } }[] }>('analyticsQueue');
+    expect(left.flatMap((e) => e.value.events.map((x) => x.data.marker)).filter((m) => m === a || m === b)).toEqual([]);
+  });
+
+  it('a flush() asked for at any moment of a running flush sends what was queued before it (no missed wake-up)', async () => {
+    // A Web Locks stand-in lets the test call flush() a chosen number of microtasks after a pass of the
+    // running flush ended: before, during and after the moment the run decides it is done.
+    const nav = window.navigator as unknown as { locks?: unknown };
+    let afterPass: (() => void) | undefined;
+    Object.defineProperty(nav, 'locks', {
+      configurable: true,
+      value: {
+        request: <R>(_name: string, fn: () => Promise<R>) =>
+          fn().then((r) => {
+            const hook = afterPass;
+            afterPass = undefined;
+            hook?.();
+            return r;
+          }),
+      },
+    });
+    try {
+      for (let hops = 0; hops < 12; hops++) {
+        const outboxApp = 990_000 + hops; // a store of its own (nothing is sent to the backend)
+        const ctx = { ...context(), appId: () => outboxApp };
+        const sent: string[] = [];
+        const store = await clientStore(ctx, outboxApp);
+        const outbox = createOutbox<string>({
+          ctx,
+          appId: outboxApp,
+          store: 'analyticsQueue',
+          name: 'Test outbox',
+          describe: (s) => s,
+          send: async (item) => {
+            sent.push(item);
+            // "second" is queued while "first" is being sent: this pass has already read the queue.
+            if (item === 'first') await store.put('analyticsQueue', timeKey(Date.now() + 1), 'second');
+          },
+        });
+        online = false;
+        await outbox.add('first');
+        online = true;
+        let late: Promise<unknown> | undefined;
+        afterPass = () => {
+          let n = hops;
+          const step = () => (n-- > 0 ? queueMicrotask(step) : void (late = outbox.flush()));
+          step();
+        };
+        await outbox.flush();
+        await eventually(async () => late, (p) => p !== undefined, 1000);
+        await late;
+        expect({ hops, sent }).toEqual({ hops, sent: ['first', 'second'] });
+        expect(await outbox.pending()).toEqual([]);
+        outbox.dispose();
+      }
+    } finally {
+      delete nav.locks;
+    }
+  });
+
+  it('keeps queued runs in the order they were made when the device clock goes back', async () => {
+    const tag = `t${++seq}`;
+    let now = Date.parse('2031-06-01T12:00:00Z');
+    goOffline();
+    const client = page({ clock: () => now });
+    await client.App.Actions.run('record', { n: 1, tag });
+    now -= 3_600_000; // the clock is set back an hour (NTP correction, the user, a time zone done wrong)
+    await client.App.Actions.run('record', { n: 2, tag });
+    now -= 1;
+    await client.App.Actions.run('record', { n: 3, tag });
+    now += 7_200_000; // and forward past the first one
+    await client.App.Actions.run('record', { n: 4, tag });
+    const mine = (r: { json?: unknown }) => (r.json as { payload: { n: number; tag: string } }).payload;
+    expect((await queuedRequests(context())).filter((r) => mine(r).tag === tag).map((r) => mine(r).n)).toEqual([1, 2, 3, 4]);
+    sentRuns.length = 0;
+    goOnline();
+    await eventually(() => entries('offline-runs').then((e) => e.filter((x) => x.data.tag === tag)), (e) => e.length >= 4);
+    expect([...new Set(sentRuns)]).toEqual([1, 2, 3, 4]);
+  });
+
+  it('device run logs keep the order they were made in when the clock goes back', async () => {
+    const ctx = { ...context(), appId: () => 990_100 };
+    let now = Date.parse('2031-06-01T12:00:00Z');
+    ctx.now = () => now;
+    const log = (n: number): ActionLog => ({ id: null, createdAt: new Date(now).toISOString(), type: 'app.action.completed', data: { mode: 'on-demand', duration: n, actionId: 1, result: n } });
+    await saveRunLog(ctx, log(1));
+    now -= 60_000;
+    await saveRunLog(ctx, log(2));
+    expect((await pendingRunLogs(ctx)).map((p) => p.log.data.result)).toEqual([1, 2]);
+  });
+
+  it('another tab deleting the database: this page opens it again and keeps working', async () => {
+    const tenant = await backend.server.createOrganization('deleted-db');
+    goOffline();
+    const { lines, logger } = quiet();
+    const client = page({ appId: tenant.appId, authToken: tenant.apiToken, logger });
+    client.App.Analytics.event({ category: 'c', action: 'before' });
+    await client.App.Analytics.flush();
+    // The other tab: its deletion waits until this page lets go of its connection.
+    await deleteDB(localDbName(tenant.appId));
+    client.App.Analytics.event({ category: 'c', action: 'after' });
+    await client.App.Analytics.flush();
+    expect(lines.filter((l) => /^(warn|error):/.test(l))).toEqual([]);
+    // What the page queued after the deletion is in the database, for the next page load to send.
+    const reader = await openDB(localDbName(tenant.appId), LOCAL_DB_VERSION);
+    const queued = (await reader.getAll('analyticsQueue')) as { events: { data: { action: string } }[] }[];
+    reader.close();
+    expect(queued.map((q) => q.events.map((e) => e.data.action))).toEqual([['after']]);
+  });
+
+  it('another tab upgrading the database to a newer layout: this page keeps working in memory, warns once, leaves it alone', async () => {
+    const tenant = await backend.server.createOrganization('upgraded-db');
+    goOffline();
+    const { lines, logger } = quiet();
+    const client = page({ appId: tenant.appId, authToken: tenant.apiToken, logger });
+    client.App.Analytics.event({ category: 'c', action: 'before' });
+    await client.App.Analytics.flush();
+    // A newer library in another tab upgrades the database (and keeps using it).
+    const newer = await openDB(localDbName(tenant.appId), LOCAL_DB_VERSION + 1, {
+      upgrade: (db, _old, _new, tx) => {
+        for (const s of STORE_NAMES) if (!db.objectStoreNames.contains(s)) db.createObjectStore(s);
+        void tx.objectStore('meta').put('newer', 'layout');
+      },
+    });
+    for (const action of ['after', 'again']) {
+      client.App.Analytics.event({ category: 'c', action });
+      await client.App.Analytics.flush();
+    }
+    expect(lines.filter((l) => /^(warn|error):/.test(l))).toEqual([
+      expect.stringMatching(/^warn: Local database .* upgraded by a newer version .* in memory/),
+    ]);
+    // The newer tab's database is untouched: still its version, its data, the batch queued before.
+    expect(newer.version).toBe(LOCAL_DB_VERSION + 1);
+    expect(await newer.get('meta', 'layout')).toBe('newer');
+    expect(await newer.count('analyticsQueue')).toBe(1);
+    newer.close();
+  });
+
+  it(`keeps at most ${MAX_RUN_LOGS} device run logs, dropping the oldest with one warning`, async () => {
+    const { lines, logger } = quiet();
+    const ctx = { ...context(), appId: () => 990_200, logger: withOnce(logger) };
+    const log = (n: number): ActionLog => ({ id: null, createdAt: new Date(n).toISOString(), type: 'app.action.completed', data: { mode: 'on-demand', duration: 0, actionId: 1, result: n } });
+    for (let n = 1; n <= MAX_RUN_LOGS + 5; n++) await saveRunLog(ctx, log(n));
+    const pending = await pendingRunLogs(ctx);
+    expect(pending).toHaveLength(MAX_RUN_LOGS);
+    expect(pending[0]!.log.data.result).toBe(6);
+    expect(pending.at(-1)!.log.data.result).toBe(MAX_RUN_LOGS + 5);
+    expect(lines.filter((l) => l.startsWith('warn:'))).toEqual([expect.stringMatching(/more than 1000 .*dropping the oldest/)]);
+  }, 30_000);
 });
+
