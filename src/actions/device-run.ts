@@ -28,12 +28,7 @@ async function execute(ctx: ClientContext, action: Action, payload: Record<strin
     const handler = remoteHandlerOf(ctx);
     if (!handler || ctx.config().pageId !== action.pageId)
       return failure('ScreenError', 'SCREEN_NOT_LOADED', `Action "${action.name}" targets screen ${action.pageId}, which has not registered Client.Page.onRemoteExecution() here`);
-    const started = ctx.now();
-    try {
-      return { ok: true, result: await handler(payload, context), trace: [], durationMs: ctx.now() - started };
-    } catch (error) {
-      return failure((error as Error)?.name || 'Error', 'FUNCTION_FAILED', (error as Error)?.message ?? String(error));
-    }
+    return runScreenHandler(ctx, () => handler(payload, context), limits.runTimeoutMs);
   }
   const custom = await deviceCustomFunctions(ctx, action.functions);
   if (!custom.ok) return custom.outcome;
@@ -48,6 +43,45 @@ async function execute(ctx: ClientContext, action: Action, payload: Record<strin
     limits: { runTimeoutMs: limits.runTimeoutMs, payloadChars: limits.payloadChars, resultBytes: limits.resultBytes },
   });
 }
+
+const TIMED_OUT = Symbol('timed out');
+
+/**
+ * Calls a screen's handler within the run's time limit (`limits.runTimeoutMs`). A handler that has not
+ * settled by then fails the run with TIMEOUT (its promise is left to settle unobserved; a handler that
+ * blocks the thread synchronously cannot be stopped). The result is kept as its JSON copy, what the log
+ * stores and a server run of the same action would give.
+ */
+async function runScreenHandler(ctx: ClientContext, call: () => unknown, limitMs: number): Promise<RunOutcome> {
+  const started = ctx.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let result: unknown;
+  try {
+    result = await Promise.race([
+      new Promise<unknown>((resolve) => resolve(call())),
+      new Promise<typeof TIMED_OUT>((resolve) => {
+        timer = setTimeout(() => resolve(TIMED_OUT), limitMs);
+      }),
+    ]);
+  } catch (error) {
+    return failure((error as Error)?.name || 'Error', 'FUNCTION_FAILED', (error as Error)?.message ?? String(error));
+  } finally {
+    clearTimeout(timer);
+  }
+  if (result === TIMED_OUT) return { ...failure('TimeoutError', 'TIMEOUT', `The run took longer than ${limitMs} ms and was stopped`), durationMs: limitMs };
+  try {
+    const json = JSON.stringify(result);
+    result = json === undefined ? undefined : JSON.parse(json);
+  } catch (error) {
+    return notSerializable(error, []);
+  }
+  return { ok: true, result, trace: [], durationMs: ctx.now() - started };
+}
+
+const notSerializable = (error: unknown, trace: RunOutcome['trace']): RunOutcome => ({
+  ...failure('ResultError', 'RESULT_NOT_SERIALIZABLE', `The result cannot be stored as JSON: ${(error as Error)?.message ?? String(error)}`),
+  trace,
+});
 
 /**
  * The custom functions of a device run: the app's backend-stored ones (client/any, cached on the device,
@@ -79,8 +113,13 @@ export async function runOnDevice(
     outcome = failure((error as Error)?.name || 'Error', 'RUN_FAILED', (error as Error)?.message ?? String(error));
   }
   if (outcome.ok) {
-    const size = new TextEncoder().encode(JSON.stringify(outcome.result ?? null) ?? 'null').length;
-    if (size > ctx.config().limits.resultBytes)
+    let size: number | undefined;
+    try {
+      size = new TextEncoder().encode(JSON.stringify(outcome.result ?? null) ?? 'null').length;
+    } catch (error) {
+      outcome = notSerializable(error, outcome.trace);
+    }
+    if (size !== undefined && size > ctx.config().limits.resultBytes)
       outcome = { ...failure('ResultTooLargeError', 'RESULT_TOO_LARGE', `The result is ${size} bytes; the limit is ${ctx.config().limits.resultBytes}`), trace: outcome.trace };
   }
   const duration = Math.round((typeof performance !== 'undefined' ? performance.now() : Date.now()) - t0);

@@ -6,7 +6,7 @@
  */
 import { ENGINE_IS_BUNDLED, importEngine } from './engine-import.js';
 import type { RunOutcome, RunPipelineOptions } from './types.js';
-import { answerCall, plain, serializeError, type PageToWorker, type WorkerToPage } from './worker-protocol.js';
+import { answerCall, plain, serializeError, type PageToWorker, type WorkerRunOptions, type WorkerToPage } from './worker-protocol.js';
 
 export interface Engine {
   runPipeline(options: RunPipelineOptions): Promise<RunOutcome>;
@@ -36,17 +36,20 @@ const scriptFolder: string | undefined = (() => {
 })();
 
 const engines = new Map<string, Promise<Engine>>();
+/** Cache keys whose engine Worker failed to start: their runs stay inline for the life of the page. */
+const workerFailed = new Set<string>();
 
 export function loadDeviceEngine(options: DeviceEngineOptions = {}): Promise<Engine> {
   const folder = folderOf(options.assetsUrl ?? scriptFolder);
   const key = `${folder ?? ''}|${options.inline ? 'inline' : ''}`;
   let engine = engines.get(key);
   if (!engine) {
-    engine = createEngine(folder, options).catch((error: unknown) => {
-      engines.delete(key);
+    const created: Promise<Engine> = createEngine(folder, options, key).catch((error: unknown) => {
+      if (engines.get(key) === created) engines.delete(key);
       throw error;
     });
-    engines.set(key, engine);
+    engines.set(key, created);
+    engine = created;
   }
   return engine;
 }
@@ -58,13 +61,21 @@ function folderOf(url: string | undefined): string | undefined {
   return absolute.endsWith('/') ? absolute : `${absolute}/`;
 }
 
-async function createEngine(folder: string | undefined, options: DeviceEngineOptions): Promise<Engine> {
+async function createEngine(folder: string | undefined, options: DeviceEngineOptions, key: string): Promise<Engine> {
   const engineUrl = folder ? new URL(ENGINE_FILE, folder).href : undefined;
   const wasmUrl = folder ? new URL(WASM_FILE, folder).href : undefined;
   const isBrowser = typeof (globalThis as { document?: unknown }).document !== 'undefined' && !(globalThis as { happyDOM?: unknown }).happyDOM;
-  if (!options.inline && !ENGINE_IS_BUNDLED && isBrowser && typeof Worker === 'function' && engineUrl) {
+  if (workerFailed.has(key)) {
+    // Said once already, when the Worker failed.
+  } else if (!options.inline && !ENGINE_IS_BUNDLED && isBrowser && typeof Worker === 'function' && engineUrl) {
     try {
-      return workerEngine(engineUrl, wasmUrl);
+      return workerEngine(engineUrl, wasmUrl, (reason) => {
+        // The Worker could not start (or died): later runs, and those it had not begun, run inline.
+        workerFailed.add(key);
+        engines.delete(key);
+        options.logger?.once('engine.worker', `The pipeline engine Worker could not start (${reason}): pipelines run on the page`);
+        return loadDeviceEngine(options);
+      });
     } catch {
       options.logger?.once('engine.worker', 'Web Workers are unavailable here: pipelines run on the page');
     }
@@ -76,47 +87,108 @@ async function createEngine(folder: string | undefined, options: DeviceEngineOpt
   return { mode: 'inline', runPipeline: (o) => module.runPipeline(o) };
 }
 
-function workerEngine(engineUrl: string, wasmUrl: string | undefined): Engine {
+const failedOutcome = (errorType: string, code: string, errorMessage: string, started: number): RunOutcome => ({
+  ok: false,
+  error: { errorType, errorMessage, code, trace: [] },
+  trace: [],
+  durationMs: performance.now() - started,
+});
+
+interface WorkerRun {
+  resolve: (o: RunOutcome | Promise<RunOutcome>) => void;
+  options: RunPipelineOptions;
+  started: number;
+  /** The worker has asked the page for a host service: the run may have had effects, so it is never run again. */
+  touched: boolean;
+  /** Removes the run's abort listener. */
+  detach: () => void;
+}
+
+/**
+ * The engine in a module Worker. When the Worker fails to start (a load or script error, or an error it
+ * does not handle), it is terminated and marked dead: `onDead` (once) drops it from the cache and gives
+ * the inline engine. Runs that had not yet called a host service (so had no effect) run again inline,
+ * the others fail with ENGINE_UNAVAILABLE, and later runs go straight to the inline engine.
+ */
+function workerEngine(engineUrl: string, wasmUrl: string | undefined, onDead: (reason: string) => Promise<Engine>): Engine {
   const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
   const sameOrigin = origin !== undefined && new URL(engineUrl).origin === origin;
   // A cross-origin script (client.js on a CDN) cannot be a Worker directly: a same-origin blob imports it.
   const url = sameOrigin ? engineUrl : URL.createObjectURL(new Blob([`import ${JSON.stringify(engineUrl)};`], { type: 'text/javascript' }));
   const worker = new Worker(url, { type: 'module', name: 'in-app-runtime pipeline engine' });
-  const runs = new Map<number, { resolve: (o: RunOutcome) => void; options: RunPipelineOptions; started: number }>();
+  const runs = new Map<number, WorkerRun>();
   let seq = 0;
+  let fallback: Promise<Engine> | undefined;
+  let deadReason: string | undefined;
   const post = (message: PageToWorker) => worker.postMessage(message);
+
+  const finish = (id: number, outcome: RunOutcome) => {
+    const run = runs.get(id);
+    if (!run) return;
+    runs.delete(id);
+    run.detach();
+    run.resolve(outcome);
+  };
+
+  /** Runs `options` on the inline fallback engine (a failed load of it fails the run). */
+  const runInline = (options: RunPipelineOptions, started: number): Promise<RunOutcome> =>
+    fallback!.then(
+      (engine) => engine.runPipeline(options),
+      (error: unknown) =>
+        failedOutcome('EngineError', 'ENGINE_UNAVAILABLE', `The pipeline engine could not start: ${deadReason}; nor inline: ${(error as Error)?.message ?? String(error)}`, started),
+    );
 
   worker.addEventListener('message', (event: MessageEvent<WorkerToPage>) => {
     const message = event.data;
     const run = runs.get(message.id);
     if (!run) return;
     if (message.type === 'done') {
-      runs.delete(message.id);
-      run.resolve(message.outcome);
+      finish(message.id, message.outcome);
       return;
     }
+    run.touched = true;
     answerCall(run.options.services, message).then(
       (value) => post({ type: 'reply', id: message.id, callId: message.callId, ok: true, value: plain(value) }),
       (error: unknown) => post({ type: 'reply', id: message.id, callId: message.callId, ok: false, error: serializeError(error) }),
     );
   });
   worker.addEventListener('error', (event) => {
-    for (const [id, run] of runs) {
-      runs.delete(id);
-      const message = `The pipeline engine could not start: ${(event as ErrorEvent).message || engineUrl}`;
-      run.resolve({ ok: false, error: { errorType: 'EngineError', errorMessage: message, code: 'ENGINE_UNAVAILABLE', trace: [] }, trace: [], durationMs: performance.now() - run.started });
+    if (deadReason !== undefined) return;
+    deadReason = (event as ErrorEvent).message || `${engineUrl} did not load`;
+    worker.terminate();
+    if (!sameOrigin) URL.revokeObjectURL(url);
+    fallback = onDead(deadReason);
+    fallback.catch(() => undefined);
+    for (const [id, run] of [...runs]) {
+      if (run.touched) {
+        finish(id, failedOutcome('EngineError', 'ENGINE_UNAVAILABLE', `The pipeline engine stopped during the run: ${deadReason}`, run.started));
+      } else {
+        runs.delete(id);
+        run.detach();
+        run.resolve(runInline(run.options, run.started));
+      }
     }
   });
 
   return {
     mode: 'worker',
     runPipeline(options) {
+      const started = performance.now();
+      if (options.signal?.aborted) return Promise.resolve(failedOutcome('AbortError', 'ABORTED', 'The run was cancelled before it started', started));
+      if (fallback) return runInline(options, started);
       const { services, signal, ...rest } = options;
+      let data: WorkerRunOptions;
+      try {
+        data = plain(rest) as WorkerRunOptions;
+      } catch (error) {
+        return Promise.resolve(failedOutcome('ValidationError', 'INVALID_PAYLOAD', `The run cannot be passed to the engine as JSON: ${(error as Error)?.message ?? String(error)}`, started));
+      }
       const id = ++seq;
       return new Promise<RunOutcome>((resolve) => {
-        runs.set(id, { resolve, options, started: performance.now() });
-        post({ type: 'run', id, options: plain(rest) as never, hasHttp: typeof services.http === 'function', wasmUrl });
-        signal?.addEventListener('abort', () => post({ type: 'abort', id }), { once: true });
+        const onAbort = () => post({ type: 'abort', id });
+        signal?.addEventListener('abort', onAbort, { once: true });
+        runs.set(id, { resolve, options, started, touched: false, detach: () => signal?.removeEventListener('abort', onAbort) });
+        post({ type: 'run', id, options: data, hasHttp: typeof services.http === 'function', wasmUrl });
       });
     },
   };

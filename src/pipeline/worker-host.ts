@@ -2,7 +2,7 @@
 import { configureWasm } from '../sandbox/wasm.js';
 import { runPipeline } from './index.js';
 import { deserializeError, type PageToWorker, type WorkerToPage } from './worker-protocol.js';
-import type { DataSourceConnectionLike, HostServices } from './types.js';
+import type { DataSourceConnectionLike, HostServices, RunOutcome } from './types.js';
 
 interface Port {
   postMessage(message: WorkerToPage): void;
@@ -46,10 +46,21 @@ export function serveWorker(port: Port): void {
       if (message.wasmUrl) configureWasm(message.wasmUrl);
       const controller = new AbortController();
       aborts.set(message.id, controller);
-      void runPipeline({ ...message.options, services: servicesFor(message.id, message.hasHttp), signal: controller.signal }).then((outcome) => {
+      // runPipeline resolves every failure as an outcome; anything else still ends the run, so the page never waits forever.
+      const settled = (outcome: RunOutcome) => {
         aborts.delete(message.id);
         port.postMessage({ type: 'done', id: message.id, outcome });
-      });
+      };
+      void Promise.resolve()
+        .then(() => runPipeline({ ...message.options, services: servicesFor(message.id, message.hasHttp), signal: controller.signal }))
+        .then(settled, (error: unknown) =>
+          settled({
+            ok: false,
+            error: { errorType: 'InternalError', code: 'RUN_FAILED', errorMessage: `The engine failed: ${(error as Error)?.message ?? String(error)}`, trace: [] },
+            trace: [],
+            durationMs: 0,
+          }),
+        );
     }
   });
 }
