@@ -22,8 +22,10 @@ try {
 }
 
 // The shell grew from 2.8 KB (issue 2) to the full client (data sources, notifications, actions, analytics,
-// offline stores, sift, idb): the budget keeps it honest; the engine and QuickJS stay lazy (dist/engine.mjs, .wasm).
-const LIMIT_GZIP = 25 * 1024;
+// offline stores, sift, idb), then (session 2) the offline fixes: per-app queues, ordered keys, other-tab
+// upgrades and deletions, refused device logs, engine Worker fallback. The budget keeps it honest; the engine and
+// QuickJS stay lazy (dist/engine.mjs, .wasm). docs/benchmarks.md records each raise.
+const LIMIT_GZIP = 28 * 1024;
 const gz = gzipSync(readFileSync(new URL('../dist/client.js', import.meta.url)), { level: 9 }).length;
 if (gz > LIMIT_GZIP) {
   console.error(`dist/client.js is ${gz} bytes gzipped, over the ${LIMIT_GZIP} byte budget`);
