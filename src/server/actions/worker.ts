@@ -66,7 +66,8 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
       });
       await setRunLog(tx, run.id, logId);
       return logId;
-    });
+    }, { isolation: 'read-committed' }); // only rows this run owns (finishRun re-checks the claim): never retried
+
     // Outside the transaction: every run of an action writes this one row, and concurrent SERIALIZABLE
     // transactions writing the same row fail and retry (PostgreSQL); autocommitted, they only queue on its lock.
     if (logId !== undefined) await touchLastRun(ctx.db, run.actionId, startedAt);

@@ -19,6 +19,16 @@ export interface Queryable {
   run(sql: string, params?: readonly SqlValue[]): Promise<RunResult>;
 }
 
+export interface TransactionOptions {
+  /**
+   * `serializable` (default): the result is that of some serial order; on PostgreSQL `fn` may run again after
+   * a serialization failure. `read-committed`: for a transaction that only writes rows it owns, each guarded
+   * by a conditional `UPDATE … WHERE` (re-checked by PostgreSQL after waiting on a row lock) and reads no
+   * ranges others write: it never fails to serialize, and `fn` runs once. SQLite runs both the same way.
+   */
+  isolation?: 'serializable' | 'read-committed';
+}
+
 export interface Database extends Queryable {
   readonly dialect: 'sqlite' | 'postgres';
   /**
@@ -28,7 +38,7 @@ export interface Database extends Queryable {
    * may run again after a serialization failure: keep side effects other than
    * database writes (events, files, HTTP) out of `fn`.
    */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Runs `fn` in one transaction that holds the exclusive lock named `key` until it ends: transactions taking
    * the same key (on any instance) run one after the other, each seeing what the previous one committed. For

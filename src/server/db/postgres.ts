@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Database, Queryable, RunResult, SqlValue } from './database.js';
+import type { Database, Queryable, RunResult, SqlValue, TransactionOptions } from './database.js';
 import { identitySequenceSql, syncIdentitySql, translateToPostgres, type TranslatedSql } from './sql-dialect.js';
 
 /**
@@ -194,7 +194,8 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
       alive();
       return (await pool.query({ text, values: (params ?? []).map(toParam) })).rows as T[];
     },
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+      if (options.isolation === 'read-committed') return inTransaction([['BEGIN ISOLATION LEVEL READ COMMITTED']], fn);
       for (let attempt = 1; ; attempt++) {
         try {
           return await inTransaction([['BEGIN ISOLATION LEVEL SERIALIZABLE']], fn);
