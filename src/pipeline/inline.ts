@@ -259,7 +259,7 @@ export function planPipeline(functions: PipelineNode[], compiled: (source: strin
     D: `${LIB.put}${LIB.merge}function D(id,S){merge(S);st.last=S;V(id,0)}`,
     Q: 'function Q(id,S){st.result=S.value;st.ended=true;E=1;V(id,0)}',
     L: `function L(id,S){MS.push(T(S.message));V(id,${EVENT.log},MS.length-1);V(id,0)}`,
-    B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v))X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(J.stringify(v)||"null"));return v}`,
+    B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v)){var s=J.stringify(v)||"null";X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(s.length>1000?"a value over 1000 characters of JSON":s))}return v}`,
   };
   if (used.has('L')) used.add('T');
   const source =

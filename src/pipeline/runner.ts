@@ -267,6 +267,8 @@ function segmentFailure(run: Run, error: unknown, deadline: number, iteration: n
   for (let at = id as number; at >= 0; at = run.plan.nodes[at]!.parent) {
     const n = run.plan.nodes[at]!;
     inLoop ||= n.kind === 'loop';
+    // A function node has finished (ok) before its nested functions run: the walker does not trace it again.
+    if (at !== id && n.kind === 'function') continue;
     const k = n.loop >= 0 && Array.isArray(indexes) ? indexes[n.loop] : iteration;
     run.trace.add({ path: n.path, package: n.pkg, durationMs: 0, outcome: 'failed', message: `${f.errorType}: ${f.message}`, ...iter(typeof k === 'number' ? k : undefined) });
   }
@@ -473,7 +475,16 @@ async function runLoop(run: Run, node: LoopNode, path: string, parentDeadline: n
       if (count === -1) return { message: '0 iterations (no items)' };
     } else {
       const bound = (v: number | string, key: string): number => {
-        const value = typeof v === 'number' ? v : JSON.parse(s.string('value', expression(run, expressionOf(v)), 1000) || 'null');
+        const raw = typeof v === 'number' ? undefined : s.string('value', expression(run, expressionOf(v)), 1000);
+        let value: unknown = v;
+        if (raw !== undefined) {
+          try {
+            value = JSON.parse(raw || 'null');
+          } catch {
+            // Over the copy-out limit ('!'): not an integer either, refused like the inline path refuses it.
+            throw new PipelineFailure('EXPRESSION_FAILED', 'TypeError', `loop range.${key} must be an integer, got a value over 1000 characters of JSON`);
+          }
+        }
         if (typeof value !== 'number' || !Number.isInteger(value))
           throw new PipelineFailure('EXPRESSION_FAILED', 'TypeError', `loop range.${key} must be an integer, got ${JSON.stringify(value)}`);
         return value;

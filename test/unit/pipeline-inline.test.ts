@@ -128,8 +128,22 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
     expect(!notArray.ok && [notArray.error.code, notArray.error.errorMessage]).toEqual(['EXPRESSION_FAILED', 'loop items "items" is not an array']);
     const bound = await both({ functions: [{ type: 'loop', range: { from: 0, to: "{{ 'x' }}" }, functions: [] }] });
     expect(!bound.ok && [bound.error.code, bound.error.errorMessage]).toEqual(['EXPRESSION_FAILED', 'loop range.to must be an integer, got "x"']);
+    const long = await both({ functions: [{ type: 'loop', range: { from: 0, to: "{{ 'x'.repeat(1200) }}" }, functions: [] }] });
+    expect(!long.ok && [long.error.code, long.error.errorType, long.error.errorMessage]).toEqual([
+      'EXPRESSION_FAILED',
+      'TypeError',
+      'loop range.to must be an integer, got a value over 1000 characters of JSON',
+    ]);
     const limit = await both({ limits: { maxLoopIterations: 10 }, functions: [{ type: 'loop', range: { from: 1, to: 3 }, functions: [{ type: 'loop', range: { from: 1, to: 11 }, functions: [] }] }] });
     expect(!limit.ok && [limit.error.code, limit.error.errorMessage]).toEqual(['LOOP_LIMIT', 'The loop has 11 iterations; the limit is 10']);
+  });
+
+  test('a failing nested function of a function node traces only the failing node, as the walker does', async () => {
+    const failed = await both({ functions: [{ functionPackage: 'com.client.function.set', settings: { a: 1 }, functions: [{ functionPackage: 'com.client.function.set', settings: { b: '{{ missing.x }}' } }] }] });
+    expect(failed.trace.map((t) => [t.path, t.outcome])).toEqual([
+      ['functions[0]', 'ok'],
+      ['functions[0].functions[0]', 'failed'],
+    ]);
   });
 
   test('continueOnError on a host-run parent: the run goes on with currentItem restored', async () => {

@@ -39,6 +39,24 @@ export interface Worker {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The engine enforces a run's time limit itself; this guard records a timeout even if the engine does not
+ * return: `TIMEOUT` a second after the limit (then the run's signal is aborted), `ABORTED` when the signal is
+ * aborted first (shutdown), else the run's own outcome.
+ */
+export function guardRun(run: Promise<RunOutcome>, limitMs: number, controller: AbortController, graceMs = 1000): Promise<RunOutcome> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<RunOutcome>((resolve) => {
+    timer = setTimeout(() => {
+      // Resolved before the abort, whose listener would otherwise record ABORTED first.
+      resolve(failure('TimeoutError', 'TIMEOUT', `The run took longer than ${limitMs} ms and was stopped`, limitMs));
+      controller.abort(new Error('timeout'));
+    }, limitMs + graceMs);
+    controller.signal.addEventListener('abort', () => resolve(failure('AbortError', 'ABORTED', 'The run was stopped')), { once: true });
+  });
+  return Promise.race([run, deadline]).finally(() => clearTimeout(timer));
+}
+
 export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): Worker {
   const id = `${ctx.instanceId}:worker-${randomUUID()}`;
   const concurrency = options.concurrency ?? 4;
@@ -77,23 +95,11 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
   async function process(run: RunRow, controller: AbortController): Promise<void> {
     const startedAt = ctx.nowIso();
     const started = performance.now();
-    const limit = ctx.limits.runTimeoutMs;
-    let timer: ReturnType<typeof setTimeout> | undefined;
     let outcome: RunOutcome;
     try {
-      // The engine enforces the limit itself; this guard records a timeout even if it does not return.
-      const deadline = new Promise<RunOutcome>((resolve) => {
-        timer = setTimeout(() => {
-          controller.abort(new Error('timeout'));
-          resolve(failure('TimeoutError', 'TIMEOUT', `The run took longer than ${limit} ms and was stopped`, limit));
-        }, limit + 1000);
-        controller.signal.addEventListener('abort', () => resolve(failure('AbortError', 'ABORTED', 'The run was stopped')), { once: true });
-      });
-      outcome = await Promise.race([executeRun(ctx, run, controller.signal), deadline]);
+      outcome = await guardRun(executeRun(ctx, run, controller.signal), ctx.limits.runTimeoutMs, controller);
     } catch (error) {
       outcome = failure((error as Error)?.name || 'Error', 'RUN_FAILED', (error as Error)?.message ?? String(error));
-    } finally {
-      clearTimeout(timer);
     }
     if (closing && controller.signal.aborted) {
       // Handed back at shutdown: another start (or instance) runs it again, and only that run logs.
