@@ -423,6 +423,7 @@ export function openSession(options: SessionOptions): Session {
     },
     void: (name, ...args) => invoke(name, args).dispose(),
     async settle(name, ...args) {
+      const firstCall = seq + 1;
       const promise = invoke(name, args);
       try {
         for (;;) {
@@ -439,6 +440,17 @@ export function openSession(options: SessionOptions): Session {
           if (closed) throw new SandboxError('ABORTED', 'AbortError', 'The run has ended', true);
         }
       } catch (error) {
+        // The node is over (timed out or failed): host calls it started and still awaits are dropped, so their
+        // answers never resume its code later, inside another node (after continueOnError) or beside a retry.
+        for (const [id, deferred] of pending)
+          if (id >= firstCall) {
+            pending.delete(id);
+            try {
+              if (deferred.alive) deferred.dispose();
+            } catch {
+              /* already gone */
+            }
+          }
         if (error instanceof SandboxError) throw error;
         throw crash(error);
       } finally {
