@@ -46,13 +46,15 @@ export class QueryError extends Error {
   }
 }
 
-/** Refuses `$where` anywhere (named, with its path) before sift sees the query. */
+/** Refuses `$where` anywhere (named, with its path), and logical operators without a list, before sift sees the query. */
 function refuseCode(value: unknown, path: string): void {
   if (Array.isArray(value)) value.forEach((v, i) => refuseCode(v, `${path}[${i}]`));
   else if (typeof value === 'object' && value !== null)
     for (const [key, v] of Object.entries(value)) {
       if (key === '$where' || key === '$function' || key === '$accumulator')
         throw new QueryError(`${path}: ${key} is not allowed (it would run code)`);
+      if ((key === '$and' || key === '$or' || key === '$nor') && !Array.isArray(v))
+        throw new QueryError(`${path}.${key}: must be an array of queries`);
       refuseCode(v, `${path}.${key}`);
     }
 }

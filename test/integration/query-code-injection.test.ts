@@ -27,6 +27,13 @@ describe('code-running operators are refused everywhere', () => {
     expect((globalThis as Record<string, unknown>)[FLAG]).toBeUndefined();
   });
 
+  it('a logical operator without a list is a 400 naming it, not an inner error', async () => {
+    expect(() => safeTester({ $and: 5 })).toThrow('where.$and: must be an array of queries');
+    const res = await backend.api('POST', `/v1/apps/${backend.server.bootstrap.appId}/tasks/logs`, { json: { where: { $and: 5 } } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('$and: must be an array of queries');
+  });
+
   it('getLogs where (server route) answers 400 and runs nothing', async () => {
     const { appId } = backend.server.bootstrap;
     const res = await backend.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { where: { $where: payload } } });
