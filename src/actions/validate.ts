@@ -4,6 +4,7 @@
  * Every issue names the offending path, e.g. `functions[1].conditions[0].condition`.
  */
 import { compileWhere } from '../core/partial-where.js';
+import { policyProblem } from '../pipeline/policies.js';
 import { RESERVED_ACTION_NAMES, type ActionInput } from './types.js';
 
 export interface ValidationIssue {
@@ -93,6 +94,8 @@ function validateNode(node: unknown, path: string, depth: number, issues: Valida
     issues.push({ path: `${path}.type`, message: `must be one of ${NODE_TYPES.join(', ')}`, kind: 'shape' });
     return;
   }
+  const problem = policyProblem(node, path);
+  if (problem) issues.push({ path: problem[0], message: problem[1], kind: 'shape' });
   if (type === 'function') {
     if (typeof node.functionPackage !== 'string' || node.functionPackage.trim() === '')
       issues.push({ path: `${path}.functionPackage`, message: 'is required on a function node (e.g. com.client.function.set)', kind: 'shape' });
@@ -107,9 +110,11 @@ function validateNode(node: unknown, path: string, depth: number, issues: Valida
     if (node.range !== undefined) {
       if (!isObject(node.range)) issues.push({ path: `${path}.range`, message: 'must be an object { from, to }', kind: 'shape' });
       else
-        for (const key of ['from', 'to'] as const)
-          if (!Number.isInteger(node.range[key]))
-            issues.push({ path: `${path}.range.${key}`, message: 'must be an integer', kind: 'shape' });
+        for (const key of ['from', 'to'] as const) {
+          const v = node.range[key];
+          if (!(Number.isInteger(v) || (typeof v === 'string' && v.trim() !== '')))
+            issues.push({ path: `${path}.range.${key}`, message: 'must be an integer or an expression', kind: 'shape' });
+        }
     }
     if (node.functions !== undefined) validateNodes(node.functions, `${path}.functions`, depth + 1, issues);
   } else {

@@ -1,5 +1,6 @@
 import { builtinDescriptor, builtinName } from '../functions/catalog.js';
 import { PipelineFailure } from './failure.js';
+import { policyProblem } from './policies.js';
 import type { PipelineNode } from './types.js';
 
 export interface ValidationInput {
@@ -40,10 +41,8 @@ function walk(list: unknown[], base: string, depth: number, input: ValidationInp
       throw new PipelineFailure('DEPTH_LIMIT', 'LimitError', `${path}: nodes are nested deeper than ${input.maxDepth} levels`);
     if (!isObject(raw)) throw invalid(path, 'must be an object');
     const node = raw as unknown as PipelineNode;
-    if ('timeout' in node && node.timeout !== undefined && !(typeof node.timeout === 'number' && node.timeout > 0 && Number.isFinite(node.timeout)))
-      throw invalid(`${path}.timeout`, 'must be a positive number of milliseconds');
-    if ('continueOnError' in node && node.continueOnError !== undefined && typeof node.continueOnError !== 'boolean')
-      throw invalid(`${path}.continueOnError`, 'must be a boolean');
+    const problem = policyProblem(raw, path);
+    if (problem) throw invalid(...problem);
     switch (node.type) {
       case 'loop': {
         shape.hasLoops = true;
@@ -92,16 +91,6 @@ function walk(list: unknown[], base: string, depth: number, input: ValidationInp
           shape.usesUserCode = true;
         } else {
           throw new PipelineFailure('UNKNOWN_FUNCTION', 'ValidationError', `${path}: unknown function package ${JSON.stringify(pkg)}`);
-        }
-        if (node.retry !== undefined) {
-          const r = node.retry;
-          if (!isObject(r)) throw invalid(`${path}.retry`, 'must be an object {attempts, backoff, delayMs}');
-          if (!(typeof r.attempts === 'number' && Number.isInteger(r.attempts) && r.attempts >= 1 && r.attempts <= 20))
-            throw invalid(`${path}.retry.attempts`, 'must be an integer from 1 to 20');
-          if (r.backoff !== undefined && r.backoff !== 'constant' && r.backoff !== 'exponential')
-            throw invalid(`${path}.retry.backoff`, 'must be constant or exponential');
-          if (r.delayMs !== undefined && !(typeof r.delayMs === 'number' && r.delayMs >= 0 && Number.isFinite(r.delayMs)))
-            throw invalid(`${path}.retry.delayMs`, 'must be a number of milliseconds');
         }
         walkList(node.functions, `${path}.functions`, depth + 1, input, shape);
         return;

@@ -80,7 +80,10 @@ describe('actions CRUD', () => {
       [{ name: 'x', triggers: [{ trigger: 'schedule' }] }, 'frequency'],
       [{ name: 'x', functions: [{ settings: {} }] }, 'functions[0].functionPackage'],
       [{ name: 'x', functions: [{ type: 'loop' }] }, 'functions[0]'],
-      [{ name: 'x', functions: [{ type: 'loop', range: { from: 0, to: 'a' } }] }, 'functions[0].range.to'],
+      [{ name: 'x', functions: [{ type: 'loop', range: { from: 0, to: true } }] }, 'functions[0].range.to'],
+      [{ name: 'x', functions: [{ ...setNode(1), timeout: -1 }] }, 'functions[0].timeout'],
+      [{ name: 'x', functions: [{ ...setNode(1), retry: { attempts: 100 } }] }, 'functions[0].retry.attempts'],
+      [{ name: 'x', functions: [{ type: 'loop', items: 'xs', continueOnError: 'yes' }] }, 'functions[0].continueOnError'],
       [
         { name: 'x', functions: [setNode(1), { type: 'if', conditions: [{ condition: '' }] }] },
         'functions[1].conditions[0].condition',
@@ -88,6 +91,13 @@ describe('actions CRUD', () => {
       [{ name: 'x', functions: [{ type: 'if' }] }, 'functions[0].conditions'],
       [{ name: 'x', functions: [{ functionPackage: 'a', functions: [{ type: 'loop', items: 5 }] }] }, 'functions[0].functions[0].items'],
     ];
+    // A range bound may be an expression, as the engine allows; policies within their bounds are accepted.
+    const ranged = await b.client.App.Actions.create({
+      name: 'ranged',
+      functions: [{ type: 'loop', range: { from: 1, to: '{{ n }}' }, timeout: 500, functions: [{ ...setNode('{{ currentItem }}'), retry: { attempts: 2, backoff: 'constant', delayMs: 0 } }] }],
+    });
+    expect(ranged.functions[0]).toMatchObject({ range: { from: 1, to: '{{ n }}' }, timeout: 500 });
+    await b.client.App.Actions.remove(ranged.id);
     for (const [definition, path] of cases) {
       const error = await rejection(b.client.App.Actions.create(definition as never));
       expect(isClientError(error), JSON.stringify(definition)).toBe(true);
