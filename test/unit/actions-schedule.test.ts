@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cronError, dueOccurrences, nextOccurrence } from '../../src/server/actions/schedule.js';
+import { cronError, dueOccurrences, nextOccurrence, occurrencesAfter, offsetAt } from '../../src/server/actions/schedule.js';
 
 function seq(expr: string, zone: string, start: string, n: number): string[] {
   let t = Date.parse(start);
@@ -73,5 +73,119 @@ describe('cron occurrences in a time zone (DST rules)', () => {
     expect(cronError('0 0 * * * *')).toMatch(/five-field/);
     expect(cronError('61 * * * *')).toMatch(/outside 0-59/);
     expect(cronError('0 0 31 2 *')).toBeTypeOf('string');
+  });
+});
+
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+const ZONES = ['America/New_York', 'Europe/Dublin', 'Europe/Berlin', 'Australia/Melbourne', 'America/Santiago'];
+
+/** The reference: stepping with nextOccurrence, as dueOccurrences did before its one-walk rewrite. */
+function slowDue(expression: string, zone: string, firstDue: number, now: number): { latest: number; count: number; next: number | null } {
+  let latest = firstDue;
+  let count = 1;
+  let next = nextOccurrence(expression, zone, latest);
+  while (next !== null && next <= now && count < 100_000) {
+    latest = next;
+    count++;
+    next = nextOccurrence(expression, zone, latest);
+  }
+  return { latest, count, next };
+}
+
+/** Instants after `from` up to the first one past `until`, by nextOccurrence (slow) and by occurrencesAfter (one walk). */
+function slowRange(expression: string, zone: string, from: number, until: number): number[] {
+  const out: number[] = [];
+  for (let t: number | null = from; t !== null && t <= until; ) out.push((t = nextOccurrence(expression, zone, t))!);
+  return out;
+}
+function fastRange(expression: string, zone: string, from: number, until: number): number[] {
+  const out: number[] = [];
+  for (const t of occurrencesAfter(expression, zone, from)) {
+    out.push(t);
+    if (t > until) break;
+  }
+  return out;
+}
+
+/** Hours (instants) at which `zone` carries a new offset, within (from, until]. */
+function transitions(zone: string, from: number, until: number): number[] {
+  const out: number[] = [];
+  for (let t = from, offset = offsetAt(t, zone); t < until; t += HOUR) {
+    const o = offsetAt(t + HOUR, zone);
+    if (o !== offset) out.push(t + HOUR);
+    offset = o;
+  }
+  return out;
+}
+
+const iso = (ts: number[]) => ts.map((t) => new Date(t).toISOString());
+
+describe('dueOccurrences walks forward once: same instants as stepping with nextOccurrence', () => {
+  // March to November 2025 holds both transitions of each zone (Santiago: April and September).
+  const from = Date.parse('2025-03-01T00:00:00Z');
+  const until = Date.parse('2025-12-01T00:00:00Z');
+  const changes = new Map(ZONES.map((zone) => [zone, transitions(zone, from, until)]));
+
+  it('finds the DST transitions it compares across (two in each zone)', () => {
+    for (const zone of ZONES) expect(changes.get(zone)!.length, zone).toBe(2);
+  });
+
+  it('daily times around the transition hours, over nine months in five zones', () => {
+    for (const zone of ZONES)
+      for (const cron of ['30 2 * * *', '30 1 * * *', '0 0 * * *', '30 23 * * *'])
+        expect(iso(fastRange(cron, zone, from, until)), `${zone} ${cron}`).toEqual(iso(slowRange(cron, zone, from, until)));
+  });
+
+  it('hourly, quarter-hourly and other times over the two days around every transition', () => {
+    for (const zone of ZONES)
+      for (const t of changes.get(zone)!)
+        for (const cron of ['0 * * * *', '*/15 * * * *', '45 */2 * * *', '10,50 0-3 * * *'])
+          expect(iso(fastRange(cron, zone, t - DAY, t + DAY)), `${zone} ${cron} at ${new Date(t).toISOString()}`).toEqual(
+            iso(slowRange(cron, zone, t - DAY, t + DAY)),
+          );
+  });
+
+  it('every minute across the transitions in Berlin and Santiago', () => {
+    for (const zone of ['Europe/Berlin', 'America/Santiago'])
+      for (const t of changes.get(zone)!)
+        expect(iso(fastRange('* * * * *', zone, t - 40 * 60_000, t + 40 * 60_000)), `${zone} at ${new Date(t).toISOString()}`).toEqual(
+          iso(slowRange('* * * * *', zone, t - 40 * 60_000, t + 40 * 60_000)),
+        );
+  });
+
+  it('latest, count and next from stored instants in, before and after a gap or a repeated hour', () => {
+    for (const zone of ZONES)
+      for (const t of changes.get(zone)!)
+        for (const cron of ['*/30 * * * *', '30 2 * * *'])
+          for (let firstDue = t - 3 * HOUR; firstDue <= t + 3 * HOUR; firstDue += 30 * 60_000)
+            for (const now of [firstDue, firstDue + 20 * 60_000, firstDue + 5 * HOUR, firstDue + DAY])
+              expect(dueOccurrences(cron, zone, firstDue, now), `${zone} ${cron} ${new Date(firstDue).toISOString()} → ${new Date(now).toISOString()}`).toEqual(
+                slowDue(cron, zone, firstDue, now),
+              );
+  });
+
+  it('a day of missed minutely occurrences takes well under a second (was ~6 s)', () => {
+    const firstDue = Date.parse('2025-06-01T00:00:00Z');
+    const started = performance.now();
+    const due = dueOccurrences('* * * * *', 'Europe/Berlin', firstDue, firstDue + DAY);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(due).toEqual({ latest: firstDue + DAY, count: 1441, next: firstDue + DAY + 60_000 });
+  });
+
+  it('a day of minutely occurrences across the fall-back: the repeated hour runs once', () => {
+    const firstDue = Date.parse('2025-10-25T12:00:00Z');
+    const started = performance.now();
+    const due = dueOccurrences('* * * * *', 'Europe/Berlin', firstDue, firstDue + DAY);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(due).toEqual({ latest: firstDue + DAY, count: 1441 - 60, next: firstDue + DAY + 60_000 });
+  });
+
+  it('stops counting at 100,000 (about 70 days of minutes), fast', () => {
+    const firstDue = Date.parse('2025-06-01T00:00:00Z');
+    const started = performance.now();
+    const due = dueOccurrences('* * * * *', 'Europe/Berlin', firstDue, firstDue + 100 * DAY);
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(due).toEqual({ latest: firstDue + 99_999 * 60_000, count: 100_000, next: firstDue + 100_000 * 60_000 });
   });
 });
