@@ -165,27 +165,21 @@ describe('dueOccurrences walks forward once: same instants as stepping with next
               );
   });
 
-  it('a day of missed minutely occurrences takes well under a second (was ~6 s)', () => {
+  it('a day of missed minutely occurrences: 1,441 runs counted, the latest and the next (speed: test/bench/scheduler.bench.ts)', () => {
     const firstDue = Date.parse('2025-06-01T00:00:00Z');
-    const started = performance.now();
     const due = dueOccurrences('* * * * *', 'Europe/Berlin', firstDue, firstDue + DAY);
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(due).toEqual({ latest: firstDue + DAY, count: 1441, next: firstDue + DAY + 60_000 });
   });
 
   it('a day of minutely occurrences across the fall-back: the repeated hour runs once', () => {
     const firstDue = Date.parse('2025-10-25T12:00:00Z');
-    const started = performance.now();
     const due = dueOccurrences('* * * * *', 'Europe/Berlin', firstDue, firstDue + DAY);
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(due).toEqual({ latest: firstDue + DAY, count: 1441 - 60, next: firstDue + DAY + 60_000 });
   });
 
-  it('stops counting at 100,000 (about 70 days of minutes), fast', () => {
+  it('stops counting at 100,000 (about 70 days of minutes)', () => {
     const firstDue = Date.parse('2025-06-01T00:00:00Z');
-    const started = performance.now();
     const due = dueOccurrences('* * * * *', 'Europe/Berlin', firstDue, firstDue + 100 * DAY);
-    expect(performance.now() - started).toBeLessThan(2000);
     expect(due).toEqual({ latest: firstDue + 99_999 * 60_000, count: 100_000, next: firstDue + 100_000 * 60_000 });
   });
 });
