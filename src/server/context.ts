@@ -32,6 +32,8 @@ export interface ServerLimits {
   outboundResponseBytes?: number;
   /** Days the backend remembers an analytics batch id, so a re-sent batch is stored once (default 30). */
   analyticsBatchIdDays?: number;
+  /** Log-triggered runs in a row (each triggered by a write of the one before) before the next is skipped as a loop (default 10). */
+  logTriggerChain?: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {

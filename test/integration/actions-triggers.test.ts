@@ -142,3 +142,36 @@ describe('screen-targeted actions', () => {
     }
   });
 });
+
+describe('log trigger loops', () => {
+  it('an action whose writes trigger itself stops after limits.logTriggerChain runs in a row, and logs the skip', async () => {
+    const lb = await startTestBackend({ limits: { logTriggerChain: 3 } });
+    try {
+      const echo = await lb.client.DataSources.create({ name: 'echo' });
+      const action = await lb.client.App.Actions.create({
+        name: 'echo-again',
+        triggers: [{ trigger: 'log', where: { type: 'dataSource.entry.create', dataSourceId: echo.id } }],
+        functions: [fn('insert-entry', { dataSourceName: 'echo', data: { n: '{{ (log.data.chain || 0) + 1 }}' } })],
+      });
+      await lb.client.App.Actions.publish(action.id, true);
+      const conn = await lb.client.DataSources.connect(echo.id);
+      await conn.insert({ n: 0 }); // a write of no run: chain 0
+      const skipped = await eventually(async () => {
+        const { logs } = await lb.client.App.Actions.getLogs({ id: action.id, where: { type: 'app.task.skipped' } });
+        return logs.length > 0 && logs;
+      });
+      expect(skipped).toHaveLength(1);
+      expect(skipped[0]!.data.result).toMatchObject({ reason: 'loop', chain: 4 });
+      // Three runs (chains 1, 2, 3), each writing one entry; the fourth was skipped, so nothing more comes.
+      await new Promise((r) => setTimeout(r, 300));
+      const runs = await lb.client.App.Actions.getLogs({ id: action.id });
+      expect(runs.logs.map((l) => l.type)).toEqual(['app.action.completed', 'app.action.completed', 'app.action.completed']);
+      expect((await conn.find({})).map((e) => e.data.n).sort()).toEqual([0, 1, 2, 3]);
+      // A manual write starts a new chain: the loop guard does not block the action for good.
+      await conn.insert({ n: 0 });
+      await eventually(async () => (await lb.client.App.Actions.getLogs({ id: action.id, where: { type: 'app.task.skipped' } })).logs.length === 2);
+    } finally {
+      await lb.close();
+    }
+  });
+});

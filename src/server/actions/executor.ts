@@ -5,6 +5,7 @@ import type { ServerContext } from '../context.js';
 import { listCustomFunctions } from '../store/functions.js';
 import { loadEngine } from './engine.js';
 import { serverHostServices } from './host-services.js';
+import { runChain } from './log-triggers.js';
 import type { RunRow } from './run-store.js';
 import { loadScreenScript, screenFunction } from './screens.js';
 
@@ -13,7 +14,7 @@ export async function executeRun(ctx: ServerContext, run: RunRow, signal: AbortS
   const { pageId, functions } = run.definition;
   const screen = pageId ? screenFunction(pageId, await loadScreenScript(ctx.db, run.appId, pageId, run.environment)) : undefined;
   const limits = { runTimeoutMs: ctx.limits.runTimeoutMs, payloadChars: ctx.limits.payloadChars, resultBytes: ctx.limits.resultBytes };
-  const services = serverHostServices(ctx, { appId: run.appId, organizationId: run.organizationId, signal });
+  const services = serverHostServices(ctx, { appId: run.appId, organizationId: run.organizationId, signal, chain: runChain(run) });
   if (screen) {
     return runPipeline({
       functions: [{ functionPackage: screen.package }],

@@ -9,11 +9,13 @@ export interface RunScope {
   appId: number;
   organizationId: number;
   signal?: AbortSignal;
+  /** How many log-triggered runs led to this one (0 unless it was triggered by a log). */
+  chain?: number;
 }
 
 /** A run acts with the rights of its app (the data source access rules apply). */
 export function serverHostServices(ctx: ServerContext, scope: RunScope): HostServices {
-  const caller = { kind: 'app' as const, appId: scope.appId, organizationId: scope.organizationId };
+  const caller = { kind: 'app' as const, appId: scope.appId, organizationId: scope.organizationId, chain: scope.chain };
   return {
     dataSources: { connect: (idOrName) => dataSourceService(ctx).connect(caller, idOrName) },
     notifications: { create: (input) => getNotificationService(ctx).create(scope.appId, input) },

@@ -6,6 +6,7 @@
 import { partialMatcher } from '../../actions/where.js';
 import type { ServerContext } from '../context.js';
 import type { LogEvent } from '../events.js';
+import { insertLog } from './log-store.js';
 import { findRunByKey } from './run-store.js';
 import { insertTriggeredRun } from './runs.js';
 import { listLiveActions } from './store.js';
@@ -27,11 +28,30 @@ export function logObjectOf(event: LogEvent): Record<string, unknown> {
   };
 }
 
+/** Default of `limits.logTriggerChain`: log-triggered runs in a row before the next one is skipped. */
+export const DEFAULT_LOG_TRIGGER_CHAIN = 10;
+
+/** The chain recorded on a log (0 for writes of anything but a log-triggered run). */
+const chainOf = (data: unknown): number => {
+  const chain = (data as { chain?: unknown } | null | undefined)?.chain;
+  return typeof chain === 'number' && Number.isSafeInteger(chain) && chain > 0 ? chain : 0;
+};
+
+/** A run's place in a chain of log-triggered runs: 1 for a run triggered by a write of no such run, and so on. */
+export function runChain(run: { trigger: string; context: Record<string, unknown> }): number {
+  if (run.trigger !== 'log') return 0;
+  return chainOf((run.context.log as { data?: unknown } | undefined)?.data) + 1;
+}
+
 /** Queues the runs an event triggers; returns their ids. */
 export async function dispatchLogEvent(ctx: ServerContext, event: LogEvent): Promise<number[]> {
   // Only data source (and other non-action) logs trigger actions: never an action's own run logs.
   if (typeof event.type !== 'string' || event.type.startsWith('app.')) return [];
   const log = logObjectOf(event);
+  // An action whose writes trigger itself (or a cycle of actions) would run without end: past the limit the
+  // next run is skipped and the skip logged (app.task.skipped, reason 'loop').
+  const chain = chainOf(event.data) + 1;
+  const maxChain = ctx.limits.logTriggerChain ?? DEFAULT_LOG_TRIGGER_CHAIN;
   const actions = await listLiveActions(ctx.db, { appId: event.appId, organizationId: event.organizationId });
   const runIds: number[] = [];
   for (const action of actions) {
@@ -40,6 +60,17 @@ export async function dispatchLogEvent(ctx: ServerContext, event: LogEvent): Pro
     const matches = def.triggers.some((t) => t.trigger === 'log' && partialMatcher(t.where)(log));
     if (!matches) continue;
     const key = event.id !== undefined ? `log:${event.type}:${event.id}:${action.id}` : undefined;
+    if (chain > maxChain) {
+      await insertLog(ctx.db, {
+        type: 'app.task.skipped',
+        appId: action.appId,
+        organizationId: action.organizationId,
+        actionId: action.id,
+        createdAt: ctx.nowIso(),
+        data: { mode: 'on-demand', duration: 0, actionId: action.id, trigger: 'log', result: { reason: 'loop', chain, logId: log.id } },
+      });
+      continue;
+    }
     const runId = await ctx.db.transaction(async (tx) => {
       if (key && (await findRunByKey(tx, action.appId, key))) return undefined;
       return insertTriggeredRun(ctx, tx, action, { mode: 'on-demand', trigger: 'log', context: { trigger: 'log', log }, idempotencyKey: key });

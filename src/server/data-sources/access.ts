@@ -7,11 +7,12 @@ import type { AccessRule, DataSourceRecord, Operation } from './types.js';
  * Who performs a data source operation.
  * - `token`: a REST call, with the caller's token (or none).
  * - `app`: server-side work of an app (pipeline runs): the rights of that app's API tokens, without per-token rules.
+ *   `chain`: how many log-triggered runs led to this one (its writes' log records carry it, see log-triggers.ts).
  * - `system`: trusted internal work; no checks.
  */
 export type Caller =
   | { kind: 'token'; token: TokenRecord | null }
-  | { kind: 'app'; appId: number; organizationId: number }
+  | { kind: 'app'; appId: number; organizationId: number; chain?: number }
   | { kind: 'system' };
 
 /** What a granted operation may see: `include`/`exclude` of the granting rule. */

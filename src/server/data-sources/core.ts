@@ -139,7 +139,8 @@ export async function writeEntryLogs(core: Core, tx: Queryable, ds: DataSourceRe
     organizationId: ds.organizationId,
     dataSourceId: ds.id,
     dataSourceEntryId: event.entryId,
-    data: { columns: event.columns },
+    // A write of a log-triggered run records its chain, so the triggers it fires can stop a loop.
+    data: caller.kind === 'app' && caller.chain ? { columns: event.columns, chain: caller.chain } : { columns: event.columns },
     createdAt,
   }));
   const ids = await insertLogs(tx, logs);
