@@ -67,6 +67,7 @@ describe('data sources: commit, hooks, log events, concurrency', () => {
       [{ entries: [{ data: { name: 'new' } }, { id: 'x', data: {} }] }, 400, 'entries[1].id'],
       [{ entries: [{ data: { name: 'new' } }], runHooks: ['delete'] }, 400, 'runHooks'],
       [{ entries: [{ data: { name: 'new' } }], append: 'yes' }, 400, 'append'],
+      [{ entries: [], delete: [before[0]!.id] }, 400, 'delete'], // delete needs append: true
       [{ entries: [{ data: { name: 'new' } }, { id: 999999, data: {} }] }, 404, 'entries[1].id'],
     ];
     for (const [json, status, field] of cases) {

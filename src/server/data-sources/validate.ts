@@ -167,6 +167,10 @@ export function checkCommitBody(body: Record<string, unknown>): CommitBody {
   const del = body.delete === undefined || body.delete === null ? [] : idArray(body.delete, 'delete');
   for (const id of del) if (seen.has(id)) throw invalid('delete', `holds entry ${id}, which entries also updates`);
   const flag = (name: string, fallback: boolean) => parseBooleanFlag(body[name], name) ?? fallback;
+  const append = flag('append', false);
+  // The spec pairs delete with append; without append, entries not sent are removed anyway: a delete list
+  // there would be silently meaningless, so it is refused rather than ignored.
+  if (del.length > 0 && !append) throw invalid('delete', 'is only used with append: true (without append, every entry not sent is removed)');
   let runHooks: CommitBody['runHooks'] = [];
   if (body.runHooks !== undefined && body.runHooks !== null) {
     if (!Array.isArray(body.runHooks) || body.runHooks.some((k) => k !== 'insert' && k !== 'update'))
@@ -175,7 +179,7 @@ export function checkCommitBody(body: Record<string, unknown>): CommitBody {
   }
   return {
     entries,
-    append: flag('append', false),
+    append,
     delete: del,
     extend: flag('extend', false),
     runHooks,
