@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isApiError, isClientError } from '../../src/index.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { rejection } from '../helpers/wait.js';
 
 let b: TestBackend;
 beforeAll(async () => {
@@ -9,15 +10,6 @@ beforeAll(async () => {
 afterAll(() => b.close());
 
 const setNode = (value: unknown) => ({ functionPackage: 'com.client.function.return', settings: { value } });
-
-async function rejection(p: Promise<unknown>): Promise<any> {
-  try {
-    await p;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('actions CRUD', () => {
   it('creates with defaults, lists with lastRunAt/nextRunAt, reads by id and by name', async () => {

@@ -3,15 +3,7 @@ import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/index.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
-
-async function rejection(p: Promise<unknown>): Promise<any> {
-  try {
-    await p;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from '../helpers/wait.js';
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 

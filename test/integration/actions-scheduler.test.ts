@@ -5,19 +5,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActionLog } from '../../src/actions/types.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { eventually } from '../helpers/wait.js';
 
 const fn = (name: string, settings: Record<string, unknown>) => ({ functionPackage: `com.client.function.${name}`, settings });
 const iso = (t: number) => new Date(t).toISOString();
-
-async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** A local HTTP endpoint whose answers wait until `open()`: keeps runs "running" without blocking the event loop. */
 let gate: { server: Server; url: string; open(): void; close(): void; hits: number };

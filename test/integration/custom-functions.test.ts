@@ -3,17 +3,9 @@ import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/index.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { rejection } from '../helpers/wait.js';
 
 const builtin = (name: string, settings: Record<string, unknown>) => ({ functionPackage: `com.client.function.${name}`, settings });
-
-async function rejection(p: Promise<unknown>): Promise<any> {
-  try {
-    await p;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 type AnyClient = ReturnType<typeof createClient>;
 /** Creates and publishes an action (the live app runs published actions only). */

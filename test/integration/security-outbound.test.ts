@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboundRequest, DEFAULT_OUTBOUND } from '../../src/server/actions/outbound-http.js';
 import { checkOutboundUrl, isPrivateAddress } from '../../src/server/http/outbound-guard.js';
 import { startTestBackend } from '../helpers/server.js';
+import { eventually } from '../helpers/wait.js';
 
 /** Outbound calls and private networks: `limits.outboundPrivateNetworks` ('allow' by default, or 'deny'). */
 
@@ -25,16 +26,6 @@ beforeAll(async () => {
   targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
 });
 afterAll(() => new Promise<void>((done) => target.close(() => done())));
-
-async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 5000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('private address ranges', () => {
   it('recognises loopback, private, link-local, CGNAT, unspecified, mapped and IPv6 local addresses', () => {
