@@ -3,7 +3,9 @@ import { nodeResolve } from '@rollup/plugin-node-resolve';
 import terser from '@rollup/plugin-terser';
 import typescript from '@rollup/plugin-typescript';
 import { builtinModules } from 'node:module';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import zlib from 'node:zlib';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { dts } from 'rollup-plugin-dts';
@@ -27,28 +29,106 @@ const browserEngineImport = () => ({
   },
 });
 
-/** dist/quickjs.wasm: the QuickJS release-sync module, fetched by the engine on the first run. */
+/** dist/quickjs-<hash>.wasm: the QuickJS release-sync module, fetched by the engine on the first run. */
 const quickjsWasm = () => ({
   name: 'quickjs-wasm',
   generateBundle() {
     const path = createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
-    this.emitFile({ type: 'asset', fileName: 'quickjs.wasm', source: readFileSync(path) });
+    this.emitFile({ type: 'asset', name: 'quickjs.wasm', source: readFileSync(path) });
+  },
+});
+
+/**
+ * dist/runtime.json names the content-hashed runtime files next to client.js: `{ engine, wasm, … }`. Each lazy
+ * chunk's build records its file with `runtimeFile(key, …)`; client.js is built last and reads it (the names
+ * become constants of src/pipeline/asset-names.ts), and the backend serves exactly the files it names.
+ * The first build (`reset`) removes the hashed files of earlier builds.
+ */
+const MANIFEST = fileURLToPath(new URL('./dist/runtime.json', import.meta.url));
+const readManifest = () => (existsSync(MANIFEST) ? JSON.parse(readFileSync(MANIFEST, 'utf8')) : {});
+const runtimeFile = (key, pick, { reset = false } = {}) => ({
+  name: `runtime-file-${key}`,
+  buildStart() {
+    if (!reset) return;
+    const dist = dirname(MANIFEST);
+    for (const name of existsSync(dist) ? readdirSync(dist) : [])
+      if (/^[a-z]+-[A-Za-z0-9_-]{6,}\.(mjs|wasm)(\.map|\.br|\.gz)?$/.test(name) || /^(runtime\.json|engine\.mjs(\.map)?|quickjs\.wasm)$/.test(name)) rmSync(join(dist, name));
+  },
+  writeBundle(_options, bundle) {
+    const file = Object.values(bundle).find(pick)?.fileName;
+    if (!file) this.error(`no output file for the runtime manifest key "${key}"`);
+    writeFileSync(MANIFEST, JSON.stringify({ ...readManifest(), [key]: file }, null, 2) + '\n');
+  },
+});
+const isEntry = (f) => f.type === 'chunk' && f.isEntry;
+
+/** client.js: the hashed names of the lazy files (from dist/runtime.json) replace src/pipeline/asset-names.ts. */
+const runtimeAssetNames = () => ({
+  name: 'runtime-asset-names',
+  resolveId(source, importer) {
+    return source.endsWith('/asset-names.js') && importer?.includes('/src/pipeline/') ? '\0runtime-asset-names' : null;
+  },
+  load(id) {
+    if (id !== '\0runtime-asset-names') return null;
+    const { engine, wasm } = readManifest();
+    if (!engine || !wasm) this.error('dist/runtime.json lacks the engine or wasm name: the engine build must run first');
+    return `export const ENGINE_FILE = ${JSON.stringify(engine)};\nexport const WASM_FILE = ${JSON.stringify(wasm)};\n`;
+  },
+});
+
+/**
+ * Brotli (quality 11) and gzip (level 9) copies of client.js and every file of dist/runtime.json, written next
+ * to them (`.br`, `.gz`); the backend negotiates them with Accept-Encoding (src/server/routes/runtime.ts).
+ */
+const precompress = () => ({
+  name: 'precompress-runtime',
+  writeBundle() {
+    const dist = dirname(MANIFEST);
+    for (const name of ['client.js', ...Object.values(readManifest())]) {
+      const source = readFileSync(join(dist, name));
+      const quality = { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: source.length };
+      writeFileSync(join(dist, `${name}.br`), zlib.brotliCompressSync(source, { params: quality }));
+      writeFileSync(join(dist, `${name}.gz`), zlib.gzipSync(source, { level: 9 }));
+    }
   },
 });
 
 export default [
-  // dist/engine.mjs: the pipeline engine (QuickJS glue, sandbox, runner), loaded lazily by client.js
-  // with import() or started as a module Web Worker; plus dist/quickjs.wasm next to it.
+  // dist/engine-<hash>.mjs: the pipeline engine (QuickJS glue, sandbox, runner), loaded lazily by client.js
+  // with import() or started as a module Web Worker; plus dist/quickjs-<hash>.wasm next to it.
   {
     input: 'src/pipeline/engine-entry.ts',
-    output: { file: 'dist/engine.mjs', format: 'es', sourcemap: true, inlineDynamicImports: true },
-    plugins: [nodeResolve({ browser: true, exportConditions: ['browser'] }), commonjs(), ts(), terser(), quickjsWasm()],
+    output: {
+      dir: 'dist',
+      entryFileNames: 'engine-[hash].mjs',
+      assetFileNames: '[name]-[hash][extname]',
+      format: 'es',
+      sourcemap: true,
+      inlineDynamicImports: true,
+    },
+    plugins: [
+      nodeResolve({ browser: true, exportConditions: ['browser'] }),
+      commonjs(),
+      ts(),
+      terser(),
+      quickjsWasm(),
+      runtimeFile('engine', isEntry, { reset: true }),
+      runtimeFile('wasm', (f) => f.type === 'asset' && f.fileName.endsWith('.wasm')),
+    ],
   },
   // <script src="client.js">: one IIFE defining window.Client; dependencies bundled.
   {
     input: 'src/global.ts',
     output: { file: 'dist/client.js', format: 'iife', sourcemap: true, inlineDynamicImports: true },
-    plugins: [browserEngineImport(), nodeResolve({ browser: true, exportConditions: ['browser'] }), commonjs(), ts(), terser()],
+    plugins: [
+      browserEngineImport(),
+      runtimeAssetNames(),
+      nodeResolve({ browser: true, exportConditions: ['browser'] }),
+      commonjs(),
+      ts(),
+      terser(),
+      precompress(),
+    ],
   },
   // npm entry (ESM + CJS).
   {

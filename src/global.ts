@@ -36,7 +36,10 @@ export function readScriptConfig(el: HTMLScriptElement | null): ClientConfig {
   if (token) config.authToken = token;
   const environment = el.getAttribute('data-environment');
   if (environment === 'live' || environment === 'viewer') config.environment = environment;
-  if (el.src) config.assetsUrl = new URL('.', el.src).toString();
+  // The engine chunk and the wasm: data-assets-url, else the folder client.js was loaded from (a CDN copy too).
+  const assetsUrl = el.getAttribute('data-assets-url');
+  if (assetsUrl) config.assetsUrl = new URL(assetsUrl, document.baseURI).toString();
+  else if (el.src) config.assetsUrl = new URL('.', el.src).toString();
   return config;
 }
 

@@ -1,9 +1,10 @@
 /**
  * Loads the pipeline engine on the device (design §1): in a browser, a module Web Worker
- * started from `engine.mjs` next to client.js (or `config.assetsUrl`), so a long run never
+ * started from the engine chunk (`engine-<hash>.mjs`) next to client.js (or `config.assetsUrl`), so a long run never
  * blocks the page; the QuickJS `.wasm` next to it is fetched when the first pipeline runs.
  * Where Workers are unavailable (Node, happy-dom, some webviews) the same engine runs inline.
  */
+import { ENGINE_FILE, WASM_FILE } from './asset-names.js';
 import { ENGINE_IS_BUNDLED, importEngine } from './engine-import.js';
 import type { RunOutcome, RunPipelineOptions } from './types.js';
 import { answerCall, plain, serializeError, type PageToWorker, type WorkerRunOptions, type WorkerToPage } from './worker-protocol.js';
@@ -15,15 +16,14 @@ export interface Engine {
 }
 
 export interface DeviceEngineOptions {
-  /** Folder URL of engine.mjs and quickjs.wasm (default: the folder of the client.js script). */
+  /** Folder URL of the engine chunk and the QuickJS wasm (default: the folder of the client.js script). */
   assetsUrl?: string;
   logger?: { once(key: string, message: string): void };
   /** Run inline even where Workers exist. */
   inline?: boolean;
 }
 
-export const ENGINE_FILE = 'engine.mjs';
-export const WASM_FILE = 'quickjs.wasm';
+export { ENGINE_FILE, WASM_FILE } from './asset-names.js';
 
 /** The folder of the client.js script, captured while it is evaluated (document.currentScript is only set then). */
 const scriptFolder: string | undefined = (() => {

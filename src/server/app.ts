@@ -10,10 +10,13 @@ import { registerFunctionRoutes } from './routes/functions.js';
 import { registerDataSourceRoutes } from './routes/data-sources.js';
 import { registerNotificationRoutes } from './routes/notifications.js';
 import { registerOpenApiRoutes } from './routes/openapi.js';
+import { registerRuntimeRoutes } from './routes/runtime.js';
 import { registerStaticRoutes, type StaticOptions } from './routes/static.js';
 
 export interface AppOptions {
   static?: StaticOptions;
+  /** Folder of the built client runtime served at /dist/ (default: found next to the server module). */
+  runtimeDir?: string;
 }
 
 /** Composes the Hono application: error convention, CORS, auth, every route module. */
@@ -47,6 +50,8 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
   registerFunctionRoutes(app, ctx);
   registerAnalyticsRoutes(app, ctx);
   registerOpenApiRoutes(app);
+  // The page runtime (client.js, engine, wasm) at /dist/, always: before the static mounts, so they cannot shadow it.
+  registerRuntimeRoutes(app, { dir: options.runtimeDir });
   if (options.static) registerStaticRoutes(app, options.static);
   return app;
 }

@@ -35,6 +35,11 @@ export interface ServerOptions {
   limits?: Partial<ServerLimits>;
   /** Serve static folders (the demo, dist/) and a dev config endpoint. */
   static?: StaticOptions;
+  /**
+   * Folder of the built client runtime (client.js, runtime.json and the files it names), served at /dist/
+   * whatever `static` says. Default: the package's own dist/ (next to the server module).
+   */
+  runtimeDir?: string;
   /** Print the bootstrap identity when it is created (default true unless memory). */
   log?: boolean;
   /** Push delivery implementation (default: Web Push, VAPID keys generated on first start). */
@@ -139,7 +144,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       console.log('[in-app-runtime server] API token:    %s', bootstrap.apiToken);
       console.log('[in-app-runtime server] studio token: %s', bootstrap.studioToken);
     }
-    const app = createApp(ctx, { static: options.static });
+    const app = createApp(ctx, { static: options.static, runtimeDir: options.runtimeDir });
     const host = options.host ?? '127.0.0.1';
     const port = await new Promise<number>((resolvePort, reject) => {
       server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, (info) => resolvePort(info.port));

@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { collectPageErrors, launchChromium } from '../helpers/browser.js';
+import { runtimeFiles } from '../helpers/runtime.js';
 
 /**
  * The device engine's Web Worker in Chromium (dist/client.js + dist/engine.mjs): what happens when the Worker
@@ -30,7 +30,8 @@ window.Worker = class FailingWorker extends EventTarget {
   terminate() { window.__terminated++; }
 };`;
 
-describe.skipIf(!existsSync('dist/engine.mjs'))('device engine Worker in Chromium', () => {
+describe('device engine Worker in Chromium', () => {
+  const engine = `/dist/${runtimeFiles().engine}`;
   let server: RunningServer;
   let browser: Browser;
   const pages: Page[] = [];
@@ -112,7 +113,7 @@ describe.skipIf(!existsSync('dist/engine.mjs'))('device engine Worker in Chromiu
   test('in Worker mode a signal that is already aborted ends the run with ABORTED, as inline', async () => {
     const { page } = await open();
     expect(await page.evaluate(() => (window as any).runSmall())).toMatchObject({ ok: true, result: 42 });
-    expect(page.workers().map((w) => new URL(w.url()).pathname)).toContain('/dist/engine.mjs');
+    expect(page.workers().map((w) => new URL(w.url()).pathname)).toContain(engine);
     const outcome = await page.evaluate(() => {
       const controller = new AbortController();
       controller.abort();
@@ -141,7 +142,7 @@ describe.skipIf(!existsSync('dist/engine.mjs'))('device engine Worker in Chromiu
       for (let n = 0; n < 5; n++) results.push((await (window as any).runSmall({ signal, payload: { n } })).result);
       return { results, listeners };
     });
-    expect(page.workers().map((w) => new URL(w.url()).pathname)).toContain('/dist/engine.mjs');
+    expect(page.workers().map((w) => new URL(w.url()).pathname)).toContain(engine);
     expect(counts).toEqual({ results: [0, 2, 4, 6, 8], listeners: 0 });
   });
 });

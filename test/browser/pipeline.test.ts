@@ -1,17 +1,20 @@
-import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { collectPageErrors, launchChromium } from '../helpers/browser.js';
+import { runtimeFiles } from '../helpers/runtime.js';
 import { cases } from './pipeline-page/cases.mjs';
 
-/** The shared pipeline suite (test/unit/pipeline-cases.test.ts) in Chromium: dist/client.js loads dist/engine.mjs as a module Worker. */
-describe.skipIf(!existsSync('dist/engine.mjs'))('pipeline engine in Chromium (Web Worker)', () => {
+/** The shared pipeline suite (test/unit/pipeline-cases.test.ts) in Chromium: dist/client.js loads its engine chunk as a module Worker. */
+describe('pipeline engine in Chromium (Web Worker)', () => {
   let server: RunningServer;
   let browser: Browser;
   let page: Page;
   let errors: string[];
   const requested: string[] = [];
+  const files = runtimeFiles();
+  const engine = `/dist/${files.engine}`;
+  const wasm = `/dist/${files.wasm}`;
 
   beforeAll(async () => {
     server = await startServer({ memory: true, log: false, static: { mounts: { '/dist/': 'dist', '/': 'test/browser/pipeline-page' } } });
@@ -29,13 +32,13 @@ describe.skipIf(!existsSync('dist/engine.mjs'))('pipeline engine in Chromium (We
 
   test('the engine and the wasm are fetched only when the first pipeline runs', async () => {
     expect(requested).toContain('/dist/client.js');
-    expect(requested).not.toContain('/dist/engine.mjs');
-    expect(requested).not.toContain('/dist/quickjs.wasm');
+    expect(requested).not.toContain(engine);
+    expect(requested).not.toContain(wasm);
     const { outcome } = await page.evaluate((name) => (window as any).runCase(name), cases[0]!.name);
     expect(outcome.ok).toBe(true);
-    expect(requested).toContain('/dist/engine.mjs');
-    expect(requested).toContain('/dist/quickjs.wasm');
-    expect(page.workers().map((w) => new URL(w.url()).pathname)).toContain('/dist/engine.mjs');
+    expect(requested).toContain(engine);
+    expect(requested).toContain(wasm);
+    expect(page.workers().map((w) => new URL(w.url()).pathname)).toContain(engine);
   });
 
   for (const c of cases) {
