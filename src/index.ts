@@ -41,6 +41,7 @@ export type {
   QueryBody,
   QueryResult,
   RestoreResult,
+  SelectQueryBody,
   SelectResult,
   SortDirection,
   Where,

@@ -8,9 +8,12 @@ import type {
   DataSourceVersion,
   EntryData,
   FindQuery,
+  Pagination,
   QueryBody,
   QueryResult,
   RestoreResult,
+  SelectQueryBody,
+  SelectResult,
   Where,
 } from './types.js';
 
@@ -22,7 +25,14 @@ export interface DataSourceConnection {
   findOne<T extends EntryData = EntryData>(query?: FindQuery): Promise<DataSourceEntry<T> | null>;
   /** The entry, or null when it does not exist. */
   findById<T extends EntryData = EntryData>(id: number): Promise<DataSourceEntry<T> | null>;
-  /** The raw query endpoint: select (with pagination, aggregate), or `type: 'delete'`. */
+  /**
+   * The raw query endpoint. A select answers `{ entries }`, plus `pagination` with `includePagination: true`;
+   * `type: 'delete'` answers `{ deletedCount }`; `aggregate` answers `{ entries }` (the pipeline's rows).
+   */
+  query<T extends EntryData = EntryData>(body: SelectQueryBody & { includePagination: true }): Promise<SelectResult<T> & { pagination: Pagination }>;
+  query<T extends EntryData = EntryData>(body: SelectQueryBody): Promise<SelectResult<T>>;
+  query(body: QueryBody & { type: 'delete' }): Promise<{ deletedCount: number }>;
+  query(body: QueryBody & { aggregate: Record<string, unknown>[] }): Promise<{ entries: unknown[] }>;
   query<T extends EntryData = EntryData>(body: QueryBody): Promise<QueryResult<T>>;
   /** Inserts an entry; a FormData body may carry files. */
   insert<T extends EntryData = EntryData>(data: T | FormData): Promise<DataSourceEntry<T>>;
@@ -75,8 +85,9 @@ export function createDataSourceConnection(ctx: ClientContext, idOrName: number 
         throw error;
       }
     },
-    async query(body) {
-      return request('POST', '/data/query', { json: checkObject(body, 'The query body') });
+    async query(body: QueryBody) {
+      // The overloads above narrow the answer by the body; the endpoint answers each shape.
+      return request<never>('POST', '/data/query', { json: checkObject(body, 'The query body') });
     },
     async insert(data) {
       if (isFormData(data)) return request('PUT', '/data', { body: data });

@@ -142,6 +142,10 @@ export interface SelectResult<T extends EntryData = EntryData> {
   pagination?: Pagination;
 }
 
+/** A select body of `query`: no `type: 'delete'`, no `aggregate` (its answer is a {@link SelectResult}). */
+export type SelectQueryBody = QueryBody & { type?: 'select'; aggregate?: undefined };
+
+/** What `query` answers: a select's entries (and pagination), a delete's count, or an aggregate's rows. */
 export type QueryResult<T extends EntryData = EntryData> = SelectResult<T> | { deletedCount: number } | { entries: unknown[] };
 
 export interface CommitEntry<T extends EntryData = EntryData> {
