@@ -1,0 +1,186 @@
+import { createServer, type Server } from 'node:http';
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../../src/server/index.js';
+import { createClient, type Client } from '../../src/index.js';
+import { collectPageErrors, launchChromium, screenshot } from '../helpers/browser.js';
+import { runtimeFiles } from '../helpers/runtime.js';
+import { eventually } from '../helpers/wait.js';
+
+/**
+ * The deployment topology of issue 13, in Chromium: three origins.
+ * - the backend: `startServer()` with no `static` option (it serves its own runtime at /dist/);
+ * - the app screen: another origin (an app shell), serving only HTML;
+ * - a CDN: a third origin holding a copy of the runtime files, as a CDN would (CORS, no compression).
+ * The README's script tag runs client actions and analytics triggers from the screen's origin, with client.js
+ * from the backend or the CDN, and the debug page works against that backend.
+ */
+describe('three origins: screen, backend, CDN copy of the runtime', () => {
+  let backend: RunningServer;
+  let api: Client;
+  let browser: Browser;
+  let screenOrigin: string;
+  let cdnOrigin: string;
+  const servers: Server[] = [];
+  /** HTML of the screen's pages, by path. */
+  const pages = new Map<string, string>();
+  const files = runtimeFiles();
+
+  function listen(server: Server, host: string): Promise<string> {
+    servers.push(server);
+    return new Promise((resolve) => server.listen(0, host, () => resolve(`http://${host}:${(server.address() as { port: number }).port}`)));
+  }
+
+  /** The README's script tag, on a screen of its own origin. */
+  function scriptTag(src: string, extra = ''): string {
+    const { appId } = backend.bootstrap;
+    return `<script src="${src}" data-base-url="${backend.url}" data-app-id="${appId}" data-auth-token="${backend.bootstrap.apiToken}" ${extra}></script>`;
+  }
+
+  async function open(path: string, body: string): Promise<{ page: Page; errors: string[]; requested: string[] }> {
+    pages.set(path, `<!doctype html><html><head><title>Screen ${path}</title>${body}</head><body><h1>screen</h1></body></html>`);
+    const page = await browser.newPage();
+    const errors = collectPageErrors(page);
+    const requested: string[] = [];
+    page.on('request', (r) => requested.push(r.url()));
+    page.on('response', (r) => {
+      if (r.status() >= 400) errors.push(`HTTP ${r.status()} ${r.url()}`);
+    });
+    await page.goto(screenOrigin + path);
+    await page.waitForFunction(() => typeof (window as { Client?: unknown }).Client === 'object');
+    return { page, errors, requested };
+  }
+
+  beforeAll(async () => {
+    backend = await startServer({ memory: true, log: false });
+    const { appId } = backend.bootstrap;
+    api = createClient({ baseUrl: backend.url, appId, authToken: backend.bootstrap.apiToken });
+    // The app screen's origin: HTML only.
+    screenOrigin = await listen(
+      createServer((req, res) => {
+        const path = new URL(req.url!, 'http://x').pathname;
+        if (path === '/favicon.ico') return void res.writeHead(204).end();
+        const html = pages.get(path);
+        res.writeHead(html ? 200 : 404, { 'Content-Type': 'text/html; charset=utf-8' }).end(html ?? 'not found');
+      }),
+      '127.0.0.1',
+    );
+    // The CDN: a copy of client.js and the files of dist/runtime.json under /in-app-runtime/0.1.0/.
+    const copy = mkdtempSync(join(tmpdir(), 'iar-cdn-'));
+    for (const name of ['client.js', files.engine, files.wasm]) copyFileSync(join('dist', name), join(copy, name));
+    const types: Record<string, string> = { js: 'text/javascript', mjs: 'text/javascript', wasm: 'application/wasm' };
+    cdnOrigin = await listen(
+      createServer((req, res) => {
+        const name = new URL(req.url!, 'http://x').pathname.replace(/^\/in-app-runtime\/0\.1\.0\//, '');
+        if (!/^[\w.-]+$/.test(name) || ![...Object.values(files), 'client.js'].includes(name)) return void res.writeHead(404).end();
+        res.writeHead(200, { 'Content-Type': types[name.split('.').pop()!]!, 'Access-Control-Allow-Origin': '*' }).end(readFileSync(join(copy, name)));
+      }),
+      'localhost',
+    );
+    browser = await launchChromium();
+
+    await api.DataSources.create({ name: 'visits' });
+    const actions = [
+      await api.App.Actions.create({
+        name: 'double',
+        environment: 'client',
+        functions: [{ functionPackage: 'com.client.function.return', settings: { value: '{{ n * 2 }}' } }],
+      }),
+      await api.App.Actions.create({
+        name: 'on-view-77',
+        environment: 'client',
+        triggers: [{ trigger: 'analytics', where: { type: 'analytics.pageView', data: { _pageId: 77 } } }],
+        functions: [{ functionPackage: 'com.client.function.insert-entry', settings: { dataSourceName: 'visits', data: { page: '{{ event.data._pageId }}' } } }],
+      }),
+    ];
+    for (const a of actions) await api.App.Actions.publish(a.id, true);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    for (const s of servers) s.close();
+    await backend?.close();
+  });
+
+  const runDouble = (page: Page, n: number) =>
+    page.evaluate((value) => (window as any).Client.App.Actions.runWithResult('double', { n: value }) as Promise<number>, n);
+
+  it('client.js from the backend: a client action runs in the engine Worker; the page view fires its analytics action', async () => {
+    const { page, errors, requested } = await open('/backend.html', scriptTag(`${backend.url}/dist/client.js`, 'data-page-id="77"'));
+    try {
+      expect(await runDouble(page, 21)).toBe(42);
+      expect(requested).toContain(`${backend.url}/dist/${files.engine}`);
+      expect(requested).toContain(`${backend.url}/dist/${files.wasm}`);
+      // A cross-origin engine runs as a module Worker started from a same-origin blob.
+      expect(page.workers().length).toBeGreaterThan(0);
+      await page.evaluate(() => (window as any).Client.App.Analytics.idle());
+      const visits = await api.DataSources.connect('visits');
+      await eventually(async () => (await visits.find({ where: { page: 77 } })).length === 1, 15_000);
+      expect(errors).toEqual([]);
+    } catch (error) {
+      await screenshot(page, 'topology-backend');
+      throw error;
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('client.js from a CDN copy: the engine and the wasm come from next to it, the API from the backend', async () => {
+    const { page, errors, requested } = await open('/cdn.html', scriptTag(`${cdnOrigin}/in-app-runtime/0.1.0/client.js`, 'data-auto-page-view="false"'));
+    try {
+      expect(await runDouble(page, 5)).toBe(10);
+      expect(requested).toContain(`${cdnOrigin}/in-app-runtime/0.1.0/${files.engine}`);
+      expect(requested).toContain(`${cdnOrigin}/in-app-runtime/0.1.0/${files.wasm}`);
+      expect(requested.some((u) => u.startsWith(`${backend.url}/dist/`))).toBe(false);
+      expect(requested.some((u) => u.startsWith(`${backend.url}/v1/`))).toBe(true);
+      expect(errors).toEqual([]);
+    } catch (error) {
+      await screenshot(page, 'topology-cdn');
+      throw error;
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('data-assets-url moves the engine and the wasm to another origin than client.js', async () => {
+    const { page, errors, requested } = await open(
+      '/assets-url.html',
+      scriptTag(`${cdnOrigin}/in-app-runtime/0.1.0/client.js`, `data-auto-page-view="false" data-assets-url="${backend.url}/dist/"`),
+    );
+    try {
+      expect(await runDouble(page, 1)).toBe(2);
+      expect(requested).toContain(`${backend.url}/dist/${files.engine}`);
+      expect(requested).toContain(`${backend.url}/dist/${files.wasm}`);
+      expect(requested.some((u) => u.startsWith(`${cdnOrigin}/in-app-runtime/0.1.0/engine`))).toBe(false);
+      expect(errors).toEqual([]);
+    } catch (error) {
+      await screenshot(page, 'topology-assets-url');
+      throw error;
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('the debug compile page of a startServer() backend loads its runtime and runs the pipeline', async () => {
+    const [action] = (await api.App.Actions.get()).filter((a) => a.name === 'double');
+    const page = await browser.newPage();
+    const errors = collectPageErrors(page);
+    try {
+      const payload = encodeURIComponent(JSON.stringify({ n: 8 }));
+      await page.goto(`${backend.url}/v1/apps/${backend.bootstrap.appId}/tasks/${action!.id}/compile?html&token=${backend.bootstrap.apiToken}&payload=${payload}`);
+      await page.click('#run');
+      await page.waitForSelector('#status.ok, #status.failed', { timeout: 15_000 });
+      expect(await page.textContent('#status')).toBe('succeeded');
+      expect(JSON.parse((await page.textContent('#result'))!)).toBe(16);
+      expect(errors).toEqual([]);
+    } catch (error) {
+      await screenshot(page, 'topology-debug-page');
+      throw error;
+    } finally {
+      await page.close();
+    }
+  });
+});
