@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { App, AppEnv, ServerContext } from './context.js';
-import { authMiddleware } from './http/auth.js';
+import { authMiddleware, tokenKindGate } from './http/auth.js';
 import { errorBody, sendError } from './http/errors.js';
 import { registerActionRoutes } from './routes/actions.js';
 import { registerAnalyticsRoutes } from './routes/analytics.js';
@@ -42,6 +42,8 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
     }),
   );
   app.use('/v1/*', authMiddleware(ctx));
+  // Each route's token kinds (http/token-kinds.ts): a client token reaches only the routes listed for it.
+  app.use('/v1/*', tokenKindGate());
 
   registerAppRoutes(app, ctx);
   registerDataSourceRoutes(app, ctx);

@@ -13,6 +13,8 @@ export interface TestBackend {
   client: Client;
   /** A client with the studio token. */
   studio: Client;
+  /** The app's client token (`iar_client_…`, what a page carries). */
+  clientToken: string;
   /** Raw HTTP: `api('GET', '/v1/…', { token, json, headers })` returning status and parsed body. */
   api: (method: string, path: string, init?: { token?: string | null; json?: unknown; body?: string; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>;
   close(): Promise<void>;
@@ -61,5 +63,5 @@ export async function startTestBackend(options: ServerOptions = {}, clientConfig
       await database?.drop();
     }
   };
-  return { server, url: server.url, client, studio, api, close };
+  return { server, url: server.url, client, studio, clientToken: server.bootstrap.clientToken, api, close };
 }

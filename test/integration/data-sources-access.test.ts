@@ -29,9 +29,13 @@ describe('data sources: tokens, public flag and security rules', () => {
     });
   };
 
-  it('lists, creates and deletes API tokens of an app (studio only)', async () => {
+  it('lists, creates and deletes API and client tokens of an app (studio only)', async () => {
     const list = await b.api('GET', `/v1/apps/${appId}/tokens`, { token: studioToken });
-    expect(list.body.tokens.map((t: any) => t.name)).toEqual(['Default API token', 'Second']);
+    expect(list.body.tokens.map((t: any) => [t.name, t.kind])).toEqual([
+      ['Default API token', 'api'],
+      ['Default client token', 'client'],
+      ['Second', 'api'],
+    ]);
     const temp = await b.api('POST', `/v1/apps/${appId}/tokens`, { token: studioToken, json: { name: 'Temp' } });
     expect((await b.api('GET', `/v1/apps/${appId}`, { token: temp.body.token.token })).status).toBe(200);
     expect((await b.api('DELETE', `/v1/apps/${appId}/tokens/${temp.body.token.id}`, { token: studioToken })).status).toBe(200);

@@ -106,12 +106,13 @@ function hiddenError(ds: DataSourceRecord, caller: Caller): HttpError {
   return new HttpError(403, 'FORBIDDEN', 'No access');
 }
 
-/** Only studio tokens (and trusted server work) may change security settings. */
+/** Only studio tokens (and trusted server work) may change security settings; client tokens manage nothing. */
 function mayManage(caller: Caller, ds: { organizationId: number; appId: number | null }): 'studio' | 'app' | false {
   if (caller.kind === 'system') return 'studio';
   if (caller.kind === 'app') return caller.organizationId === ds.organizationId && (ds.appId === null || ds.appId === caller.appId) ? 'app' : false;
   const token = caller.token;
-  if (!token || token.organizationId !== ds.organizationId) return false;
+  // A client token (the token of a page) uses entries as the rules allow but never manages the data source.
+  if (!token || token.organizationId !== ds.organizationId || token.kind === 'client') return false;
   if (token.kind === 'studio') return 'studio';
   return ds.appId === null || ds.appId === token.appId ? 'app' : false;
 }

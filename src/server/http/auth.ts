@@ -1,7 +1,10 @@
 import type { Context, MiddlewareHandler } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import type { AppEnv, ServerContext } from '../context.js';
-import { findToken, type TokenRecord } from '../store/identity.js';
+import { ROUTES } from '../routes/openapi-document.js';
+import { findToken, type TokenKind, type TokenRecord } from '../store/identity.js';
 import { HttpError } from './errors.js';
+import { acceptedKinds, refuseKind } from './token-kinds.js';
 
 /** Resolves the `Auth-token` header. An unknown token is refused at once; a missing one is left to the route. */
 export function authMiddleware(ctx: ServerContext): MiddlewareHandler<AppEnv> {
@@ -28,7 +31,7 @@ export function requireAuth(c: Context<AppEnv>): TokenRecord {
 /** A studio token of the organization, or 401/403. */
 export function requireStudio(c: Context<AppEnv>): TokenRecord {
   const auth = requireAuth(c);
-  if (auth.kind !== 'studio') throw new HttpError(403, 'STUDIO_ONLY', 'Only studio users may do this; API tokens are refused');
+  refuseKind(auth, ['studio'], 'do this');
   return auth;
 }
 
@@ -43,4 +46,51 @@ export function intParam(c: Context, name: string): number {
   if (!/^\d+$/.test(raw) || Number(raw) <= 0 || !Number.isSafeInteger(Number(raw)))
     throw new HttpError(400, 'INVALID_PARAMETER', `Path parameter "${name}" must be a positive integer, got "${raw}"`);
   return Number(raw);
+}
+
+const isParam = (segment: string) => segment.startsWith(':');
+
+/** Of two routes matching the same path, the one Hono's handlers answer with: a fixed segment beats a parameter. */
+function moreSpecific(a: string, b: string): boolean {
+  const as = a.split('/');
+  const bs = b.split('/');
+  for (let i = 0; i < Math.min(as.length, bs.length); i++) {
+    if (isParam(as[i]!) !== isParam(bs[i]!)) return !isParam(as[i]!);
+  }
+  return false;
+}
+
+/**
+ * The route (`METHOD /path` of `ROUTES`) that answers this request, from Hono's own match (so the path is
+ * decoded exactly as the router decodes it), or undefined (no such route: 404 later).
+ */
+export function routeOf(c: Context<AppEnv>): string | undefined {
+  let best: string | undefined;
+  for (const route of matchedRoutes(c)) {
+    const key = `${route.method} ${route.path}`;
+    if (!(key in ROUTES)) continue;
+    if (best === undefined || moreSpecific(route.path, best.slice(best.indexOf(' ') + 1))) best = key;
+  }
+  return best;
+}
+
+/**
+ * For a route that takes client tokens for some requests only: refuses the caller's token unless its kind is
+ * among `kinds` (no token: left to the route, which answers 401 or serves public data).
+ */
+export function requireKind(c: Context<AppEnv>, kinds: readonly TokenKind[], what: string): void {
+  const auth = c.get('auth');
+  if (auth) refuseKind(auth, kinds, what);
+}
+
+/** Refuses a token whose kind the route does not accept, before the route runs (after `authMiddleware`). */
+export function tokenKindGate(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const auth = c.get('auth');
+    if (auth) {
+      const route = routeOf(c);
+      if (route) refuseKind(auth, acceptedKinds(route), `call ${route} (${ROUTES[route]!.summary})`);
+    }
+    await next();
+  };
 }

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'hono';
 import type { App, AppEnv, ServerContext } from '../context.js';
-import { intParam } from '../http/auth.js';
+import { intParam, requireKind } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { HttpError } from '../http/errors.js';
 import { compilePageHtml } from '../actions/compile-page.js';
@@ -25,13 +25,22 @@ function idempotencyKey(c: Context<AppEnv>): string | undefined {
   return key;
 }
 
+/**
+ * The `environment` a request reads or runs actions as. Client tokens get the live (published) copies only:
+ * without `environment` they read the live view, and `viewer` (working copies) is refused (403).
+ */
+function environmentOf(c: Context<AppEnv>, environment: string | undefined): string | undefined {
+  if (environment === 'viewer') requireKind(c, ['api', 'studio'], 'read or run the working copies of actions (environment viewer)');
+  return (environment === undefined || environment === '') && c.get('auth')?.kind === 'client' ? 'live' : environment;
+}
+
 /** Routes of app actions, runs, logs, function catalog, screens, debug compile page. */
 export function registerActionRoutes(app: App, ctx: ServerContext): void {
   const runtime = startActionsRuntime(ctx);
 
   app.get(base, async (c) => {
     const record = await loadApp(ctx, c);
-    const environment = c.req.query('environment');
+    const environment = environmentOf(c, c.req.query('environment'));
     const rows = await listActions(ctx.db, record.id);
     if (environment === undefined || environment === '') return c.json({ actions: rows.map((row) => toAction(row)) });
     if (environment !== 'live' && environment !== 'viewer') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "environment" must be live or viewer');
@@ -56,6 +65,8 @@ export function registerActionRoutes(app: App, ctx: ServerContext): void {
     const record = await loadApp(ctx, c);
     const body = await readJsonObject(c, { required: false });
     if (body.logs !== undefined) return c.json(await uploadDeviceLogs(ctx, record, body.logs), 201);
+    // Run logs hold the results of every user's runs: a client token only uploads its device's records.
+    requireKind(c, ['api', 'studio'], 'read run logs (a client token only uploads device logs)');
     return c.json(await readLogs(ctx, record.id, parseLogQuery(body)));
   });
 
@@ -63,7 +74,7 @@ export function registerActionRoutes(app: App, ctx: ServerContext): void {
     if (RESERVED.has(c.req.param('idOrName') ?? '')) return next();
     const record = await loadApp(ctx, c);
     const row = await requireAction(ctx, record.id, c.req.param('idOrName')!);
-    const environment = c.req.query('environment');
+    const environment = environmentOf(c, c.req.query('environment'));
     if (environment === undefined || environment === '') return c.json({ action: toAction(row) });
     if (environment !== 'live' && environment !== 'viewer') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "environment" must be live or viewer');
     // The copy that environment runs (refused when it cannot run: inactive, or unpublished for live).
@@ -96,6 +107,7 @@ export function registerActionRoutes(app: App, ctx: ServerContext): void {
   app.post(`${base}/:idOrName/run`, async (c) => {
     const record = await loadApp(ctx, c);
     const body = parseRunBody(ctx, await readJsonObject(c, { required: false }));
+    environmentOf(c, body.environment);
     const row = await requireAction(ctx, record.id, c.req.param('idOrName'));
     const { runId } = await queueManualRun(ctx, row, { payload: body.payload, environment: body.environment, idempotencyKey: idempotencyKey(c) });
     runtime.worker.wake();
@@ -121,6 +133,7 @@ export function registerActionRoutes(app: App, ctx: ServerContext): void {
       if (!found) throw new HttpError(401, 'INVALID_TOKEN', 'The token query parameter holds an unknown token');
       c.set('auth', found);
     }
+    requireKind(c, ['api', 'studio'], 'open the debug compile page');
     const record = await loadApp(ctx, c);
     const row = await requireAction(ctx, record.id, String(intParam(c, 'id')));
     return compilePageHtml(ctx, c, record, row);

@@ -4,6 +4,7 @@
  * Route docs with the rules behind each route: docs/data-sources.md, docs/notifications.md, docs/actions.md,
  * docs/analytics.md.
  */
+import { acceptedKinds } from '../http/token-kinds.js';
 
 type Json = Record<string, unknown>;
 type Method = 'get' | 'post' | 'put' | 'delete';
@@ -49,7 +50,7 @@ const schemas: Record<string, Json> = {
   ),
   App: obj({ id: int, name: str, organizationId: int, createdAt: time }, ['id', 'name', 'organizationId']),
   Organization: obj({ id: int, name: str, encryption: bool }),
-  ApiToken: obj({ id: int, appId: int, name: str, token: { ...str, description: 'only in the create answer' }, createdAt: time }),
+  ApiToken: obj({ id: int, appId: int, name: str, kind: { enum: ['api', 'client'] }, token: { ...str, description: 'only in the create answer' }, createdAt: time }),
   DataSource: obj(
     {
       id: int,
@@ -242,9 +243,9 @@ export const ROUTES: Record<string, Operation> = {
   // Apps, organizations, tokens
   'GET /v1/apps/:appId': { tag: 'apps', summary: 'The app of the token', ok: { 200: ['The app', obj({ app: ref('App') })] } },
   'PUT /v1/apps/:appId': { tag: 'apps', summary: 'Rename the app (studio token)', body: obj({ name: str }, ['name']), ok: { 200: ['The app', obj({ app: ref('App') })] } },
-  'GET /v1/apps/:appId/tokens': { tag: 'apps', summary: 'API tokens of the app (studio token)', see: ds, ok: { 200: ['Tokens', obj({ tokens: arr(ref('ApiToken')) })] } },
-  'POST /v1/apps/:appId/tokens': { tag: 'apps', summary: 'Create an API token (studio token)', body: obj({ name: str }), ok: { 201: ['The token, with its secret', obj({ token: ref('ApiToken') })] } },
-  'DELETE /v1/apps/:appId/tokens/:tokenId': { tag: 'apps', summary: 'Revoke an API token (studio token)', ok: { 200: ['Revoked', empty] } },
+  'GET /v1/apps/:appId/tokens': { tag: 'apps', summary: 'API and client tokens of the app (studio token)', see: ds, ok: { 200: ['Tokens', obj({ tokens: arr(ref('ApiToken')) })] } },
+  'POST /v1/apps/:appId/tokens': { tag: 'apps', summary: 'Create an API token, or a client token with kind client (studio token)', body: obj({ name: str, kind: { enum: ['api', 'client'] } }), ok: { 201: ['The token, with its secret', obj({ token: ref('ApiToken') })] } },
+  'DELETE /v1/apps/:appId/tokens/:tokenId': { tag: 'apps', summary: 'Revoke an API or client token (studio token)', ok: { 200: ['Revoked', empty] } },
   'GET /v1/organizations/:organizationId': { tag: 'apps', summary: 'The organization (studio token)', ok: { 200: ['Organization', obj({ organization: ref('Organization') })] } },
   'PUT /v1/organizations/:organizationId': { tag: 'apps', summary: 'Switch file encryption for new uploads (studio token)', body: obj({ encryption: bool }), ok: { 200: ['Organization', obj({ organization: ref('Organization') })] } },
   'POST /v1/organizations/:organizationId/apps': { tag: 'apps', summary: 'Create another app of the organization (studio token)', body: obj({ name: str }, ['name']), ok: { 201: ['The app', obj({ app: ref('App') })] } },
@@ -347,6 +348,8 @@ function operation(key: string, op: Operation): Json {
     ...body,
     responses,
     ...(op.anonymous ? { security: [{}, { authToken: [] }] } : {}),
+    // The token kinds the route accepts (docs/security.md, "Token kinds"; enforced by http/token-kinds.ts).
+    ...(path.startsWith('/v1/') ? { 'x-token-kinds': acceptedKinds(key) } : {}),
   };
 }
 

@@ -1,10 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 
+/**
+ * `client`: the token an app screen carries in its HTML (public by nature: runs published actions, uses data
+ * sources as their rules allow, analytics, notifications as an app user, device logs); `api`: integrations and
+ * servers of one app; `studio`: everything in its organization. What each route accepts: http/token-kinds.ts.
+ */
+export type TokenKind = 'client' | 'api' | 'studio';
+
 export interface TokenRecord {
   id: number;
   token: string;
-  kind: 'api' | 'studio';
+  kind: TokenKind;
   name: string;
   organizationId: number;
   appId: number | null;
@@ -16,7 +23,8 @@ export interface AppRecord {
   organizationId: number;
 }
 
-export const newToken = (kind: 'api' | 'studio') => `${kind === 'api' ? 'iar_api' : 'iar_studio'}_${randomBytes(24).toString('base64url')}`;
+/** A new secret: `iar_client_…`, `iar_api_…` or `iar_studio_…` (the prefix says the kind to whoever reads it). */
+export const newToken = (kind: TokenKind) => `iar_${kind}_${randomBytes(24).toString('base64url')}`;
 
 export async function findToken(db: Queryable, token: string): Promise<TokenRecord | undefined> {
   return db.get<TokenRecord>(
@@ -45,7 +53,7 @@ export async function getApp(db: Queryable, id: number): Promise<AppRecord | und
 
 export async function createToken(
   db: Queryable,
-  init: { kind: 'api' | 'studio'; name?: string; organizationId: number; appId: number | null; now: string; token?: string },
+  init: { kind: TokenKind; name?: string; organizationId: number; appId: number | null; now: string; token?: string },
 ): Promise<TokenRecord> {
   const token = init.token ?? newToken(init.kind);
   const row = await db.get<{ id: number }>(

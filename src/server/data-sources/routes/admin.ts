@@ -10,7 +10,7 @@ import type { DataSourceService } from '../service.js';
 import { callerOf, dataSourceRef, idParam } from './http.js';
 
 /**
- * Studio-only management used by tests and the demo: API tokens of an app (their ids go into access rules),
+ * Studio-only management used by tests and the demo: API and client tokens of an app (their ids go into access rules),
  * the organization's file encryption switch, and the log records of a data source.
  */
 export function registerAdminRoutes(app: App, ctx: ServerContext, service: DataSourceService): void {
@@ -25,9 +25,11 @@ export function registerAdminRoutes(app: App, ctx: ServerContext, service: DataS
     const record = await loadApp(ctx, c);
     const body = await readJsonObject(c, { required: false });
     if (body.name !== undefined && typeof body.name !== 'string') throw new HttpError(400, 'INVALID_FIELD', 'Field "name" must be a string');
+    const kind = body.kind ?? 'api';
+    if (kind !== 'api' && kind !== 'client') throw new HttpError(400, 'INVALID_FIELD', 'Field "kind" must be api or client');
     const token = await createToken(ctx.db, {
-      kind: 'api',
-      name: (body.name as string | undefined) ?? 'API token',
+      kind,
+      name: (body.name as string | undefined) ?? (kind === 'api' ? 'API token' : 'Client token'),
       organizationId: record.organizationId,
       appId: record.id,
       now: ctx.nowIso(),
@@ -39,7 +41,7 @@ export function registerAdminRoutes(app: App, ctx: ServerContext, service: DataS
     requireStudio(c);
     const record = await loadApp(ctx, c);
     const id = idParam(c, 'tokenId');
-    if (!(await deleteAppToken(ctx.db, record.id, id))) throw new HttpError(404, 'TOKEN_NOT_FOUND', `API token ${id} not found in app ${record.id}`);
+    if (!(await deleteAppToken(ctx.db, record.id, id))) throw new HttpError(404, 'TOKEN_NOT_FOUND', `Token ${id} not found in app ${record.id}`);
     return c.json({});
   });
 

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import type { TokenKind } from '../../store/identity.js';
 
 /** Data-access layer for token management and organization settings (studio routes of the data source issue). */
 
@@ -6,7 +7,7 @@ export interface TokenView {
   id: number;
   token: string;
   name: string;
-  kind: 'api' | 'studio';
+  kind: TokenKind;
   appId: number | null;
   organizationId: number;
   createdAt: string;
@@ -15,13 +16,13 @@ export interface TokenView {
 export async function listAppTokens(db: Queryable, appId: number): Promise<TokenView[]> {
   return db.all<TokenView>(
     `SELECT id, token, name, kind, app_id AS appId, organization_id AS organizationId, created_at AS createdAt
-     FROM tokens WHERE app_id = ? AND kind = 'api' ORDER BY id`,
+     FROM tokens WHERE app_id = ? AND kind IN ('api', 'client') ORDER BY id`,
     [appId],
   );
 }
 
 export async function deleteAppToken(db: Queryable, appId: number, id: number): Promise<boolean> {
-  return (await db.run(`DELETE FROM tokens WHERE id = ? AND app_id = ? AND kind = 'api'`, [id, appId])).changes > 0;
+  return (await db.run(`DELETE FROM tokens WHERE id = ? AND app_id = ? AND kind IN ('api', 'client')`, [id, appId])).changes > 0;
 }
 
 export interface OrganizationView {

@@ -5,6 +5,7 @@ import { notificationMigrations } from './0003-notifications.js';
 import { actionMigrations } from './0004-actions.js';
 import { functionMigrations } from './0005-functions.js';
 import { analyticsMigrations } from './0006-analytics.js';
+import { clientTokenMigrations } from './0007-client-tokens.js';
 
 /** Every migration, in the order they are applied. */
 export const migrations: readonly Migration[] = [
@@ -14,4 +15,5 @@ export const migrations: readonly Migration[] = [
   ...actionMigrations,
   ...functionMigrations,
   ...analyticsMigrations,
+  ...clientTokenMigrations,
 ];
