@@ -28,7 +28,8 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
   app.use('/v1/*', async (c, next) => {
     // App screens call the backend from other origins; tokens travel in a header, never in cookies.
     c.header('Access-Control-Allow-Origin', '*');
-    c.header('Access-Control-Allow-Headers', 'Auth-token, Content-Type, Idempotency-Key');
+    c.header('Access-Control-Allow-Headers', 'Auth-token, Content-Type, Idempotency-Key, If-None-Match');
+    c.header('Access-Control-Expose-Headers', 'ETag');
     c.header('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE, OPTIONS');
     if (c.req.method === 'OPTIONS') return c.body(null, 204);
     await next();

@@ -12,6 +12,8 @@ import { changeAction, createAction, publishAction, removeAction, requireAction 
 import { listActions, toAction } from '../actions/store.js';
 import { findToken } from '../store/identity.js';
 import { loadApp } from './apps.js';
+import { jsonWithETag } from '../http/etag.js';
+import type { Action } from '../../actions/types.js';
 
 const base = '/v1/apps/:appId/tasks';
 
@@ -38,15 +40,27 @@ function environmentOf(c: Context<AppEnv>, environment: string | undefined): str
 export function registerActionRoutes(app: App, ctx: ServerContext): void {
   const runtime = startActionsRuntime(ctx);
 
+  /**
+   * The list answers a strong ETag (hash of the body) and 304 to a matching If-None-Match. `view=definitions`
+   * leaves out the run state (lastRunAt, nextRunAt), so its ETag changes only when definitions do: devices
+   * revalidate their cached list with it at every page load (docs/analytics.md).
+   */
   app.get(base, async (c) => {
     const record = await loadApp(ctx, c);
     const environment = environmentOf(c, c.req.query('environment'));
+    const view = c.req.query('view') || undefined;
+    if (view !== undefined && view !== 'definitions') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "view" must be definitions');
     const rows = await listActions(ctx.db, record.id);
-    if (environment === undefined || environment === '') return c.json({ actions: rows.map((row) => toAction(row)) });
-    if (environment !== 'live' && environment !== 'viewer') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "environment" must be live or viewer');
-    // The actions that environment can run, each as the copy it runs.
-    const runnable = rows.filter((row) => row.active && (environment === 'viewer' || row.published));
-    return c.json({ actions: runnable.map((row) => toAction(row, environment === 'live' ? 'published' : 'working')) });
+    let actions: Action[];
+    if (environment === undefined || environment === '') actions = rows.map((row) => toAction(row));
+    else {
+      if (environment !== 'live' && environment !== 'viewer') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "environment" must be live or viewer');
+      // The actions that environment can run, each as the copy it runs.
+      const runnable = rows.filter((row) => row.active && (environment === 'viewer' || row.published));
+      actions = runnable.map((row) => toAction(row, environment === 'live' ? 'published' : 'working'));
+    }
+    if (view) actions = actions.map(({ lastRunAt: _last, nextRunAt: _next, ...definition }) => definition as Action);
+    return jsonWithETag(c, { actions });
   });
 
   app.post(base, async (c) => {

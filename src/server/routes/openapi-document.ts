@@ -285,7 +285,14 @@ export const ROUTES: Record<string, Operation> = {
   'GET /v1/apps/:appId/subscriptions/public-key': { tag: 'notifications', summary: 'The VAPID public key browsers subscribe with', ok: { 200: ['Key (null without a Web Push sender)', obj({ publicKey: nullable(str) })] } },
 
   // App actions (tasks), screens, function catalog
-  'GET /v1/apps/:appId/tasks': { tag: 'actions', summary: 'Actions with lastRunAt and nextRunAt', see: ac, query: { environment: 'live|viewer: only runnable actions, as that copy' }, ok: { 200: ['Actions', obj({ actions: arr(ref('Action')) })] } },
+  'GET /v1/apps/:appId/tasks': {
+    tag: 'actions',
+    summary: 'Actions with lastRunAt and nextRunAt; answers a strong ETag',
+    see: ac,
+    query: { environment: 'live|viewer: only runnable actions, as that copy', view: 'definitions: without lastRunAt / nextRunAt (its ETag changes only with the definitions)' },
+    headers: { 'If-None-Match': 'the ETag of a list held: 304 when it is still the list' },
+    ok: { 200: ['Actions', obj({ actions: arr(ref('Action')) })], 304: ['Not modified: the list of the If-None-Match ETag is current (no body)'] },
+  },
   'POST /v1/apps/:appId/tasks': { tag: 'actions', summary: 'Create an action (unpublished)', see: ac, body: ref('ActionInput'), ok: { 201: ['Created', obj({ action: ref('Action') })] } },
   'GET /v1/apps/:appId/tasks/logs': { tag: 'actions', summary: 'Run logs (query: id, limit, where as JSON)', see: ac, query: { id: 'action id', limit: 'default 50, at most 1000', where: 'JSON sift query on the record' }, ok: { 200: ['Logs', obj({ count: int, logs: arr(ref('ActionLog')) })] } },
   'POST /v1/apps/:appId/tasks/logs': { tag: 'actions', summary: 'Run logs with a body { id, limit, where }, or device upload { logs }', see: ac, body: obj({ id: int, limit: int, where: free, logs: arr(ref('ActionLog')) }), ok: { 200: ['Logs', obj({ count: int, logs: arr(ref('ActionLog')) })], 201: ['Device records stored (idempotent by deviceKey)', obj({ ids: arr(int), created: int })] } },
