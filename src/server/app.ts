@@ -52,7 +52,7 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
   registerActionRoutes(app, ctx);
   registerFunctionRoutes(app, ctx);
   registerAnalyticsRoutes(app, ctx);
-  registerOpenApiRoutes(app);
+  registerOpenApiRoutes(app, ctx);
   // The page runtime (client.js, engine, wasm) at /dist/, always: before the static mounts, so they cannot shadow it.
   registerRuntimeRoutes(app, { dir: options.runtimeDir });
   if (options.static) registerStaticRoutes(app, options.static);

@@ -60,6 +60,12 @@ export interface ServerContext {
   instanceId: string;
   /** The server's own URL, set once it listens. */
   url: () => string;
+  /**
+   * The URL browsers and clients reach this server at (`ServerOptions.publicUrl`, default `url()`), without a
+   * trailing slash. Every URL the server hands out (pages, file links, redirects) is built from it, never from
+   * the request's Host header.
+   */
+  publicUrl: () => string;
   bus: EventBus;
   /** Tasks to run when the server closes (timers, workers). */
   onClose: (fn: () => void | Promise<void>) => void;
@@ -67,6 +73,19 @@ export interface ServerContext {
   onTick: (fn: () => Promise<void>) => void;
   /** Push delivery (default: Web Push with the server's VAPID keys; tests inject a recording sender). */
   pushSender?: PushSender;
+}
+
+/** Checks `ServerOptions.publicUrl`: an http(s) URL without query or fragment; returned without a trailing slash. */
+export function normalizePublicUrl(value: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new TypeError(`publicUrl must be an absolute http(s) URL, got "${value}"`);
+  }
+  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.search || parsed.hash || parsed.username || parsed.password)
+    throw new TypeError(`publicUrl must be an http(s) URL without credentials, query or fragment, got "${value}"`);
+  return (parsed.origin + parsed.pathname).replace(/\/+$/, '');
 }
 
 export type AppEnv = { Variables: { auth: TokenRecord | null } };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createApp } from './app.js';
 import { errorBody } from './http/errors.js';
 import { createTenant, ensureBootstrap, type Bootstrap } from './bootstrap.js';
-import { DEFAULT_SERVER_LIMITS, type ServerContext, type ServerLimits } from './context.js';
+import { DEFAULT_SERVER_LIMITS, normalizePublicUrl, type ServerContext, type ServerLimits } from './context.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { migrations } from './db/migrations/index.js';
@@ -53,6 +53,12 @@ export interface ServerOptions {
   databaseUrl?: string;
   /** Settings of an instance sharing a PostgreSQL database with others. */
   cluster?: ClusterOptions;
+  /**
+   * The URL browsers reach this server at, e.g. `https://api.example.com` behind a proxy (default: the
+   * listening URL `http://host:port`). Pages, file links and redirects are built from it, never from the
+   * request's Host header.
+   */
+  publicUrl?: string;
 }
 
 export interface RunningServer {
@@ -100,6 +106,7 @@ function answerClientError(error: Error & { code?: string }, socket: import('nod
 /** Starts the reference backend. Rejects with code `EADDRINUSE` when the port is taken. */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const memory = options.memory ?? false;
+  const publicUrl = options.publicUrl === undefined ? undefined : normalizePublicUrl(options.publicUrl);
   const dataDir = memory ? undefined : (options.dataDir ?? '.data');
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const envUrl = process.env.DATABASE_URL;
@@ -121,6 +128,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     dataDir,
     instanceId: store.instanceId,
     url: () => url,
+    publicUrl: () => publicUrl ?? url,
     bus: store.bus,
     onClose: (fn) => closers.push(fn),
     onTick: (fn) => {

@@ -19,7 +19,7 @@ describe('debug compile page', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');
     const html = await res.text();
-    expect(html).toContain(`<script src="${b.url}/dist/client.js"`);
+    expect(html).toMatch(new RegExp(`<script nonce="[^"]+" src="${b.url}/dist/client.js"`));
     expect(html).toContain('Client.App.Actions.Pipeline.run()');
     const env = html.match(/window\.ENV = Object\.assign\(window\.ENV \|\| \{\}, (.*)\);<\/script>/)!;
     const parsed = JSON.parse(env[1]!);

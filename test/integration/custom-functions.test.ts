@@ -116,7 +116,7 @@ describe('custom functions on the debug compile page', () => {
       expect(res.status).toBe(200);
       return res.text();
     };
-    const scriptOf = (html: string, pkg: string) => html.match(new RegExp(`<script>\\n// Custom function ${pkg.replace(/\./g, '\\.')}[^]*?</script>`))?.[0];
+    const scriptOf = (html: string, pkg: string) => html.match(new RegExp(`<script[^>]*>\\n// Custom function ${pkg.replace(/\./g, '\\.')}[^]*?</script>`))?.[0];
     const api = await page(b.server.bootstrap.apiToken);
     const total = scriptOf(api, 'com.acme.function.total')!;
     expect(total).toContain('Client.Functions.register("com.acme.function.total", (async (settings, context) => {');

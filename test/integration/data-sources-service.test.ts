@@ -30,6 +30,7 @@ describe('data source service (server-side connection and bus events)', () => {
       dataDir: undefined,
       instanceId: "test",
       url: () => 'http://localhost:0',
+      publicUrl: () => 'http://localhost:0',
       bus: createEventBus(),
       onClose: (fn) => {
         closers.push(fn);

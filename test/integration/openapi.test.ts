@@ -29,6 +29,7 @@ async function registeredRoutes(): Promise<{ routes: Set<string>; close: () => P
     dataDir: undefined,
     instanceId: store.instanceId,
     url: () => 'http://127.0.0.1:0',
+    publicUrl: () => 'http://127.0.0.1:0',
     bus: store.bus,
     onClose: (fn) => closers.push(fn),
     onTick: () => undefined,

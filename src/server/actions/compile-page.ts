@@ -4,14 +4,27 @@
  * function as its own named script (`//# sourceURL=`) so DevTools can break in
  * it, and runs `Client.App.Actions.Pipeline.run()` from a button or the console,
  * rendering the result and the per-node trace.
+ *
+ * Hardening (docs/security.md, "Debug compile page"): `?token=` is exchanged at once for a 60-second ticket
+ * (303 to the same URL with `ticket=` instead), the page embeds only its own 30-minute token of that app
+ * (src/server/http/debug-tokens.ts), every URL comes from `ctx.publicUrl()` (never the Host header), and the
+ * page is served with a nonce-based Content-Security-Policy, `Referrer-Policy: no-referrer`, no framing and
+ * `Cache-Control: no-store`.
  */
+import { randomBytes } from 'node:crypto';
 import type { Context } from 'hono';
 import type { AppEnv, ServerContext } from '../context.js';
-import type { AppRecord } from '../store/identity.js';
+import type { AppRecord, TokenRecord } from '../store/identity.js';
+import { intParam, requireAuth, requireKind } from '../http/auth.js';
+import { issuePageToken, issueTicket, mayOpenDebugPage, redeemTicket } from '../http/debug-tokens.js';
 import { HttpError } from '../http/errors.js';
+import { loadApp } from '../routes/apps.js';
+import { findToken } from '../store/identity.js';
 import { listCustomFunctions } from '../store/functions.js';
 import { getPage } from './pages-store.js';
 import { screenFunction } from './screens.js';
+import { requireAction } from './service.js';
+import type { ActionDefinition } from '../../actions/types.js';
 import type { ActionRow } from './store.js';
 
 /** JSON safe inside a <script> element. */
@@ -19,8 +32,77 @@ const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u0
 const html = (text: string) => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 /** Code inside <script>: `<!--`, `<script` and `</script` (HTML's script data states) become `\x3C…`, the same text inside JS strings. */
 const scriptText = (code: string) => code.replace(/<(?=!--|\/?script)/gi, '\\x3C');
+/** A URL as a CSP source expression (`;` and `,` would end it). */
+const cspSource = (url: string) => url.replace(/;/g, '%3B').replace(/,/g, '%2C');
 
-export async function compilePageHtml(ctx: ServerContext, c: Context<AppEnv>, app: AppRecord, action: ActionRow): Promise<Response> {
+/** Query parameters the page used to take and no longer does: refused, so nobody relies on them silently. */
+const REMOVED_PARAMETERS = ['clientUrl'];
+
+/** Headers of the page and of its redirect: no Referer, no caching of credentials, no framing, no sniffing. */
+function setSecurityHeaders(c: Context<AppEnv>): void {
+  c.header('Referrer-Policy', 'no-referrer');
+  c.header('Cache-Control', 'no-store');
+  c.header('X-Frame-Options', 'DENY');
+  c.header('X-Content-Type-Options', 'nosniff');
+}
+
+/**
+ * The page's Content-Security-Policy: scripts only from the runtime's own `dist/` folder and the page's inline
+ * scripts carrying this response's nonce; workers from `dist/` or a blob (client.js starts a cross-origin
+ * engine through one); wasm compilation for QuickJS; requests only to the backend.
+ */
+export function compilePageCsp(publicUrl: string, nonce: string): string {
+  const dist = cspSource(`${publicUrl}/dist/`);
+  return [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}' ${dist} 'wasm-unsafe-eval'`,
+    `worker-src ${dist} blob:`,
+    `connect-src ${cspSource(`${publicUrl}/`)}`,
+    `style-src 'nonce-${nonce}'`,
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/**
+ * `GET …/tasks/:id/compile`: with `?token=` (or the `Auth-token` header plus a leftover `token=`) a 303 to the
+ * same URL with a ticket instead of the token; with a ticket or the `Auth-token` header, the page.
+ */
+export async function compilePage(ctx: ServerContext, c: Context<AppEnv>): Promise<Response> {
+  for (const name of REMOVED_PARAMETERS)
+    if (c.req.query(name) !== undefined)
+      throw new HttpError(400, 'UNSUPPORTED_PARAMETER', `Query "${name}" is not supported: the page loads client.js from this server's dist/ folder`);
+  const token = c.req.query('token');
+  const ticket = c.req.query('ticket');
+  if (ticket !== undefined) {
+    const opener = await redeemTicket(ctx, ticket, intParam(c, 'appId'), intParam(c, 'id'));
+    if (!opener) throw new HttpError(401, 'INVALID_TICKET', 'The ticket query parameter is unknown, expired or for another page: open the page again with ?token=');
+    c.set('auth', opener);
+  } else if (token && !c.req.header('Auth-token')) {
+    const found = await findToken(ctx.db, token);
+    if (!found) throw new HttpError(401, 'INVALID_TOKEN', 'The token query parameter holds an unknown token');
+    c.set('auth', found);
+  }
+  requireKind(c, ['api', 'studio'], 'open the debug compile page');
+  const app = await loadApp(ctx, c);
+  const auth = requireAuth(c);
+  if (!mayOpenDebugPage(auth))
+    throw new HttpError(403, 'DEBUG_PAGE_REFUSED', "A debug page's own token opens no debug page: open it with an API or studio token");
+  const action = await requireAction(ctx, app.id, String(intParam(c, 'id')));
+  const input = pageInput(c, action);
+  if (token !== undefined) return redirectWithTicket(ctx, c, auth, app, action);
+  return compilePageHtml(ctx, c, app, action, { ...input, auth, pageToken: await issuePageToken(ctx, auth, app.id) });
+}
+
+interface PageInput {
+  environment: 'live' | 'viewer';
+  definition: ActionDefinition;
+  rawPayload: string;
+}
+
+function pageInput(c: Context<AppEnv>, action: ActionRow): PageInput {
   const environment = c.req.query('environment') ?? 'viewer';
   if (environment !== 'live' && environment !== 'viewer') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "environment" must be live or viewer');
   const definition = environment === 'live' ? action.published : action.working;
@@ -31,9 +113,31 @@ export async function compilePageHtml(ctx: ServerContext, c: Context<AppEnv>, ap
   } catch {
     throw new HttpError(400, 'INVALID_PARAMETER', 'Query "payload" must be JSON');
   }
-  const token = c.req.query('token') ?? c.req.header('Auth-token') ?? '';
-  const origin = new URL(c.req.url).origin;
-  const clientUrl = c.req.query('clientUrl') ?? `${origin}/dist/client.js`;
+  return { environment, definition, rawPayload };
+}
+
+/** 303 to the page's public URL with the same query, `token` replaced by a ticket. */
+async function redirectWithTicket(ctx: ServerContext, c: Context<AppEnv>, auth: TokenRecord, app: AppRecord, action: ActionRow): Promise<Response> {
+  const query: string[] = [];
+  for (const [name, value] of new URL(c.req.url).searchParams) {
+    if (name === 'token' || name === 'ticket') continue;
+    query.push(value === '' ? encodeURIComponent(name) : `${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
+  }
+  query.push(`ticket=${encodeURIComponent(await issueTicket(ctx, auth, app.id, action.id))}`);
+  setSecurityHeaders(c);
+  return c.redirect(`${ctx.publicUrl()}/v1/apps/${app.id}/tasks/${action.id}/compile?${query.join('&')}`, 303);
+}
+
+async function compilePageHtml(
+  ctx: ServerContext,
+  c: Context<AppEnv>,
+  app: AppRecord,
+  action: ActionRow,
+  { environment, definition, rawPayload, auth, pageToken }: PageInput & { auth: TokenRecord; pageToken: string },
+): Promise<Response> {
+  const publicUrl = ctx.publicUrl();
+  const clientUrl = `${publicUrl}/dist/client.js`;
+  const nonce = randomBytes(18).toString('base64');
 
   // Custom functions: a screen-targeted action's screen script, else the app's stored custom functions
   // (those a device may run; server-only ones too for studio tokens, whose developers debug them here).
@@ -43,7 +147,7 @@ export async function compilePageHtml(ctx: ServerContext, c: Context<AppEnv>, ap
     const script = environment === 'live' ? page?.publishedScript : page?.script;
     if (script != null) custom.push(screenFunction(definition.pageId, script));
   } else {
-    const studio = c.get('auth')?.kind === 'studio';
+    const studio = auth.kind === 'studio';
     for (const f of await listCustomFunctions(ctx.db, app.id)) if (studio || f.environment !== 'server') custom.push(f);
   }
   const functions = definition.pageId && custom.length ? [{ functionPackage: custom[0]!.package }] : definition.functions;
@@ -53,7 +157,7 @@ export async function compilePageHtml(ctx: ServerContext, c: Context<AppEnv>, ap
   // page's client makes Pipeline.run() use it. Package names are [A-Za-z0-9._-] only (PACKAGE_PATTERN).
   const customScripts = custom
     .map(
-      (f) => `<script>
+      (f) => `<script nonce="${nonce}">
 // Custom function ${f.package}${f.environment ? ` (environment ${f.environment})` : ''}: set breakpoints here in DevTools.
 Client.Functions.register(${scriptJson(f.package)}, (${scriptText(f.code)}
 ));
@@ -67,7 +171,7 @@ Client.Functions.register(${scriptJson(f.package)}, (${scriptText(f.code)}
 <head>
 <meta charset="utf-8">
 <title>Debug: ${html(action.name)}</title>
-<style>
+<style nonce="${nonce}">
   body { font: 14px/1.4 system-ui, sans-serif; margin: 2rem; color: #222; }
   code, pre { font: 13px ui-monospace, monospace; }
   pre { background: #f5f5f5; padding: .75rem; overflow: auto; max-height: 24rem; }
@@ -87,10 +191,13 @@ Client.Functions.register(${scriptJson(f.package)}, (${scriptText(f.code)}
 <table id="trace"><thead><tr><th>Node</th><th>Package</th><th>Duration (ms)</th><th>Outcome</th><th>Message</th></tr></thead><tbody></tbody></table>
 <h2>Pipeline</h2>
 <pre id="pipeline"></pre>
-<script>window.ENV = Object.assign(window.ENV || {}, ${scriptJson(env)});</script>
-<script src="${html(clientUrl)}" data-base-url="${html(origin)}" data-app-id="${app.id}" data-auth-token="${html(token)}" data-environment="${environment}"></script>
+<script nonce="${nonce}">
+// The ticket that opened the page leaves the address bar (and so the history and any later Referer).
+(function () { try { var u = new URL(location.href); if (u.searchParams.has('ticket') || u.searchParams.has('token')) { u.searchParams.delete('ticket'); u.searchParams.delete('token'); history.replaceState(history.state, '', u.href); } } catch (e) {} })();
+window.ENV = Object.assign(window.ENV || {}, ${scriptJson(env)});</script>
+<script nonce="${nonce}" src="${html(clientUrl)}" data-base-url="${html(publicUrl)}" data-app-id="${app.id}" data-auth-token="${html(pageToken)}" data-environment="${environment}" data-auto-page-view="false" data-track-forms="false"></script>
 ${customScripts}
-<script>
+<script nonce="${nonce}">
 (function () {
   var $ = function (id) { return document.getElementById(id); };
   $('pipeline').textContent = JSON.stringify(window.ENV.taskPipeline, null, 2);
@@ -143,5 +250,7 @@ ${customScripts}
 </script>
 </body>
 </html>`;
+  setSecurityHeaders(c);
+  c.header('Content-Security-Policy', compilePageCsp(publicUrl, nonce));
   return c.html(body);
 }

@@ -77,7 +77,7 @@ export async function insertEntry(
           createdAt: now,
         });
         const slot = urls.get(s.file.field) ?? { url: [], id: [] };
-        slot.url.push(`${ctx.url()}/v1/data-sources/${ds.id}/files/${fileId}`);
+        slot.url.push(`${ctx.publicUrl()}/v1/data-sources/${ds.id}/files/${fileId}`);
         slot.id.push(fileId);
         urls.set(s.file.field, slot);
       }

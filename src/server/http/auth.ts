@@ -5,6 +5,7 @@ import { ROUTES } from '../routes/openapi-document.js';
 import { findToken, type TokenKind, type TokenRecord } from '../store/identity.js';
 import { HttpError } from './errors.js';
 import { acceptedKinds, refuseKind } from './token-kinds.js';
+import { isPageToken, resolvePageToken } from './debug-tokens.js';
 
 /** Resolves the `Auth-token` header. An unknown token is refused at once; a missing one is left to the route. */
 export function authMiddleware(ctx: ServerContext): MiddlewareHandler<AppEnv> {
@@ -13,8 +14,10 @@ export function authMiddleware(ctx: ServerContext): MiddlewareHandler<AppEnv> {
     if (header === undefined || header === '') {
       c.set('auth', null);
     } else {
-      const token = await findToken(ctx.db, header);
-      if (!token) throw new HttpError(401, 'INVALID_TOKEN', 'The Auth-token header holds an unknown token');
+      // A debug page's own short-lived token (src/server/http/debug-tokens.ts), else a stored token.
+      const page = isPageToken(header);
+      const token = page ? await resolvePageToken(ctx, header) : await findToken(ctx.db, header);
+      if (!token) throw new HttpError(401, 'INVALID_TOKEN', page ? 'The Auth-token header holds an expired or unknown debug page token' : 'The Auth-token header holds an unknown token');
       c.set('auth', token);
     }
     await next();

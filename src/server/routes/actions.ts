@@ -3,14 +3,13 @@ import type { App, AppEnv, ServerContext } from '../context.js';
 import { intParam, requireKind } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { HttpError } from '../http/errors.js';
-import { compilePageHtml } from '../actions/compile-page.js';
+import { compilePage } from '../actions/compile-page.js';
 import { parseLogQuery, readLogs, uploadDeviceLogs } from '../actions/logs.js';
 import { registerPageRoutes } from '../actions/pages-routes.js';
 import { definitionFor, outcomeOf, parseRunBody, queueManualRun } from '../actions/runs.js';
 import { startActionsRuntime } from '../actions/runtime.js';
 import { changeAction, createAction, publishAction, removeAction, requireAction } from '../actions/service.js';
 import { listActions, toAction } from '../actions/store.js';
-import { findToken } from '../store/identity.js';
 import { loadApp } from './apps.js';
 import { jsonWithETag } from '../http/etag.js';
 import type { Action } from '../../actions/types.js';
@@ -139,19 +138,8 @@ export function registerActionRoutes(app: App, ctx: ServerContext): void {
     });
   });
 
-  /** Debug page (`?html`); a browser may pass the token as `?token=`. */
-  app.get(`${base}/:id/compile`, async (c) => {
-    const token = c.req.query('token');
-    if (!c.req.header('Auth-token') && token) {
-      const found = await findToken(ctx.db, token);
-      if (!found) throw new HttpError(401, 'INVALID_TOKEN', 'The token query parameter holds an unknown token');
-      c.set('auth', found);
-    }
-    requireKind(c, ['api', 'studio'], 'open the debug compile page');
-    const record = await loadApp(ctx, c);
-    const row = await requireAction(ctx, record.id, String(intParam(c, 'id')));
-    return compilePageHtml(ctx, c, record, row);
-  });
+  /** Debug page (`?html`): `?token=` is exchanged for a ticket (303), the page then opens with it (src/server/actions/compile-page.ts). */
+  app.get(`${base}/:id/compile`, (c) => compilePage(ctx, c));
 
   registerPageRoutes(app, ctx);
 }

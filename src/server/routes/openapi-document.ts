@@ -315,8 +315,14 @@ export const ROUTES: Record<string, Operation> = {
     summary: 'Debug compile page (`?html`): runs the pipeline in the browser with Client.App.Actions.Pipeline.run()',
     see: ac,
     html: true,
-    query: { html: 'flag', payload: 'JSON input', environment: 'live|viewer', clientUrl: 'URL of client.js', token: 'Auth-token (a browser cannot send headers when opening a URL)' },
-    ok: { 200: ['HTML page'] },
+    query: {
+      html: 'flag',
+      payload: 'JSON input',
+      environment: 'live|viewer',
+      token: 'API or studio token (a browser cannot send headers when opening a URL): answered by a 303 to the same URL with a ticket instead',
+      ticket: 'what the 303 puts in place of token: opens this page for 60 s',
+    },
+    ok: { 200: ['HTML page'], 303: ['The same URL with a ticket instead of the token'] },
   },
   'GET /v1/apps/:appId/pages': { tag: 'actions', summary: 'Screens of the app', ok: { 200: ['Screens', obj({ pages: arr(ref('Page')) })] } },
   'POST /v1/apps/:appId/pages': { tag: 'actions', summary: 'Create a screen (its script is what screen-targeted actions load)', body: obj({ name: str, script: str }, ['name']), ok: { 201: ['Created', obj({ page: ref('Page') })] } },
@@ -340,7 +346,7 @@ function operation(key: string, op: Operation): Json {
   ];
   const responses: Json = {};
   for (const [status, [description, schema]] of Object.entries(op.ok)) {
-    responses[status] = schema ? { description, content: json(schema) } : op.html ? { description, content: { 'text/html': { schema: str } } } : { description };
+    responses[status] = schema ? { description, content: json(schema) } : op.html && status === '200' ? { description, content: { 'text/html': { schema: str } } } : { description };
   }
   responses.default = { description: 'Error (400, 401, 403, 404, 409, 413, 422, 429): docs/errors.md', content: json(ref('Error')) };
   const body = op.body
