@@ -4,8 +4,10 @@
  * blocks the page; the QuickJS `.wasm` next to it is fetched when the first pipeline runs.
  * Where Workers are unavailable (Node, happy-dom, some webviews) the same engine runs inline.
  */
-import { ENGINE_FILE, WASM_FILE } from './asset-names.js';
-import { ENGINE_IS_BUNDLED, importEngine } from './engine-import.js';
+import { assetsFolder, chunkUrl } from '../core/lazy.js';
+import { CHUNKS_BUNDLED as ENGINE_IS_BUNDLED, importChunk } from '../core/lazy-import.js';
+import { WASM_FILE } from './asset-names.js';
+import { fetchWasm } from '../sandbox/wasm.js';
 import type { RunOutcome, RunPipelineOptions } from './types.js';
 import { answerCall, plain, serializeError, type PageToWorker, type WorkerRunOptions, type WorkerToPage } from './worker-protocol.js';
 
@@ -25,22 +27,12 @@ export interface DeviceEngineOptions {
 
 export { ENGINE_FILE, WASM_FILE } from './asset-names.js';
 
-/** The folder of the client.js script, captured while it is evaluated (document.currentScript is only set then). */
-const scriptFolder: string | undefined = (() => {
-  try {
-    const src = (globalThis as { document?: { currentScript?: { src?: string } | null } }).document?.currentScript?.src;
-    return src ? new URL('.', src).href : undefined;
-  } catch {
-    return undefined;
-  }
-})();
-
 const engines = new Map<string, Promise<Engine>>();
 /** Cache keys whose engine Worker failed to start: their runs stay inline for the life of the page. */
 const workerFailed = new Set<string>();
 
 export function loadDeviceEngine(options: DeviceEngineOptions = {}): Promise<Engine> {
-  const folder = folderOf(options.assetsUrl ?? scriptFolder);
+  const folder = assetsFolder(options.assetsUrl);
   const key = `${folder ?? ''}|${options.inline ? 'inline' : ''}`;
   let engine = engines.get(key);
   if (!engine) {
@@ -54,15 +46,8 @@ export function loadDeviceEngine(options: DeviceEngineOptions = {}): Promise<Eng
   return engine;
 }
 
-function folderOf(url: string | undefined): string | undefined {
-  if (!url) return undefined;
-  const base = (globalThis as { location?: { href?: string } }).location?.href;
-  const absolute = new URL(url, base).href;
-  return absolute.endsWith('/') ? absolute : `${absolute}/`;
-}
-
 async function createEngine(folder: string | undefined, options: DeviceEngineOptions, key: string): Promise<Engine> {
-  const engineUrl = folder ? new URL(ENGINE_FILE, folder).href : undefined;
+  const engineUrl = chunkUrl('engine', folder);
   const wasmUrl = folder ? new URL(WASM_FILE, folder).href : undefined;
   const isBrowser = typeof (globalThis as { document?: unknown }).document !== 'undefined' && !(globalThis as { happyDOM?: unknown }).happyDOM;
   if (workerFailed.has(key)) {
@@ -82,7 +67,7 @@ async function createEngine(folder: string | undefined, options: DeviceEngineOpt
   } else if (!ENGINE_IS_BUNDLED || isBrowser) {
     options.logger?.once('engine.inline', 'No Web Worker here: pipelines run inline');
   }
-  const module = await importEngine(engineUrl);
+  const module = await importChunk('engine', engineUrl);
   if (wasmUrl && (isBrowser || !ENGINE_IS_BUNDLED)) module.configureWasm(wasmUrl);
   return { mode: 'inline', runPipeline: (o) => module.runPipeline(o) };
 }
@@ -116,6 +101,10 @@ function workerEngine(engineUrl: string, wasmUrl: string | undefined, onDead: (r
   // A cross-origin script (client.js on a CDN) cannot be a Worker directly: a same-origin blob imports it.
   const url = sameOrigin ? engineUrl : URL.createObjectURL(new Blob([`import ${JSON.stringify(engineUrl)};`], { type: 'text/javascript' }));
   const worker = new Worker(url, { type: 'module', name: 'in-app-runtime pipeline engine' });
+  // The wasm downloads and compiles on the page while the Worker starts and imports the engine; the compiled
+  // Module goes with the first run. Where the page cannot compile it (e.g. a CSP without 'wasm-unsafe-eval'),
+  // the Worker fetches it itself from wasmUrl.
+  const wasmModule: Promise<WebAssembly.Module | undefined> = wasmUrl ? fetchWasm(wasmUrl).catch(() => undefined) : Promise.resolve(undefined);
   const runs = new Map<number, WorkerRun>();
   let seq = 0;
   let fallback: Promise<Engine> | undefined;
@@ -188,7 +177,11 @@ function workerEngine(engineUrl: string, wasmUrl: string | undefined, onDead: (r
         const onAbort = () => post({ type: 'abort', id });
         signal?.addEventListener('abort', onAbort, { once: true });
         runs.set(id, { resolve, options, started, touched: false, detach: () => signal?.removeEventListener('abort', onAbort) });
-        post({ type: 'run', id, options: data, hasHttp: typeof services.http === 'function', wasmUrl });
+        void wasmModule.then((module) => {
+          if (!runs.has(id) || fallback) return; // moved to the inline engine meanwhile
+          if (signal?.aborted) finish(id, failedOutcome('AbortError', 'ABORTED', 'The run was cancelled before it started', started));
+          else post({ type: 'run', id, options: data, hasHttp: typeof services.http === 'function', wasmUrl, wasmModule: module });
+        });
       });
     },
   };

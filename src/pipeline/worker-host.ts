@@ -43,7 +43,9 @@ export function serveWorker(port: Port): void {
     } else if (message.type === 'abort') {
       aborts.get(message.id)?.abort();
     } else if (message.type === 'run') {
-      if (message.wasmUrl) configureWasm(message.wasmUrl);
+      // The page compiled the wasm while this Worker started (device.ts); else it is fetched here.
+      if (message.wasmModule) configureWasm(message.wasmModule);
+      else if (message.wasmUrl) configureWasm(message.wasmUrl);
       const controller = new AbortController();
       aborts.set(message.id, controller);
       // runPipeline resolves every failure as an outcome; anything else still ends the run, so the page never waits forever.

@@ -4,7 +4,7 @@ import type { HostServices, RunOutcome, RunPipelineOptions } from './types.js';
 export type WorkerRunOptions = Omit<RunPipelineOptions, 'services' | 'signal'>;
 
 export type PageToWorker =
-  | { type: 'run'; id: number; options: WorkerRunOptions; hasHttp: boolean; wasmUrl?: string }
+  | { type: 'run'; id: number; options: WorkerRunOptions; hasHttp: boolean; wasmUrl?: string; wasmModule?: WebAssembly.Module }
   | { type: 'abort'; id: number }
   | { type: 'reply'; id: number; callId: number; ok: boolean; value?: unknown; error?: SerializedError };
 

@@ -37,6 +37,11 @@ async function compile(from: WasmSource | undefined): Promise<WebAssembly.Module
     const fs = await nodeBuiltin<typeof import('node:fs/promises')>('fs/promises');
     return WebAssembly.compile((await fs.readFile(url.startsWith('file:') ? new URL(url) : url)) as BufferSource);
   }
+  return fetchWasm(url);
+}
+
+/** Fetches and compiles a wasm URL, streaming (compiled while it downloads) when it is served as application/wasm. */
+export async function fetchWasm(url: string): Promise<WebAssembly.Module> {
   const response = await fetch(url, { credentials: 'same-origin' });
   if (!response.ok) throw new Error(`Could not load the QuickJS engine from ${url}: HTTP ${response.status}`);
   const type = response.headers.get('Content-Type') ?? '';
