@@ -8,7 +8,7 @@ export interface ClientUser {
   [key: string]: unknown;
 }
 
-/** Limits that apply to action runs (design §9). */
+/** Limits that apply to action runs (design §9), and how long a page load waits for the actions list. */
 export interface RuntimeLimits {
   /** Time limit of one run, ms (default 120 000). */
   runTimeoutMs: number;
@@ -18,6 +18,11 @@ export interface RuntimeLimits {
   resultBytes: number;
   /** Manual runs per app per minute (default 60). */
   runsPerMinute: number;
+  /**
+   * How long a page load waits, at most, for the backend to confirm or replace the cached actions list
+   * (If-None-Match) before its first analytics event is matched against the cached list, ms (default 500).
+   */
+  actionsRevalidateMs: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<RuntimeLimits> = Object.freeze({
@@ -25,6 +30,7 @@ export const DEFAULT_LIMITS: Readonly<RuntimeLimits> = Object.freeze({
   payloadChars: 2048,
   resultBytes: 6 * 1024 * 1024,
   runsPerMinute: 60,
+  actionsRevalidateMs: 500,
 });
 
 export type Environment = 'live' | 'viewer';

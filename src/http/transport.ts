@@ -29,8 +29,21 @@ export interface TransportConfig {
   };
 }
 
+/** An answer with its status and headers (`Transport.send`). */
+export interface TransportResponse<T> {
+  status: number;
+  headers: Headers;
+  /** The parsed body; undefined when there is none (204, 304). */
+  body: T;
+}
+
 export interface Transport {
   request<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<T>;
+  /**
+   * `request` answering the status and headers with the body (e.g. to read an `ETag`). A 304 Not Modified (to a
+   * conditional request: `headers: { 'If-None-Match': tag }`) is an answer with no body, not an error.
+   */
+  send<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<TransportResponse<T | undefined>>;
   /** Builds an absolute URL of the backend for `path` (no request is made). */
   url(path: string, query?: Record<string, QueryValue>): string;
 }
@@ -75,10 +88,12 @@ function toApiError(status: number, body: unknown, method: string, url: string, 
 export function createTransport(config: TransportConfig): Transport {
   const defaultTimeout = () => (typeof config.timeout === 'function' ? config.timeout() : config.timeout) ?? 30_000;
 
-  return {
+  const transport: Transport = {
     url: (path, query) => buildUrl(config.baseUrl(), path, query),
 
-    async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    request: (method, path, options) => transport.send(method, path, options).then((r) => r.body as never),
+
+    async send(method, path, options = {}) {
       const doFetch = config.resolveFetch?.() ?? config.fetch ?? globalThis.fetch;
       if (typeof doFetch !== 'function') throw new ClientError('NO_FETCH', 'No fetch implementation: pass `fetch` in the client config');
       const url = buildUrl(config.baseUrl(), path, options.query);
@@ -126,12 +141,13 @@ export function createTransport(config: TransportConfig): Transport {
           if (options.signal?.aborted) throw options.signal.reason ?? error;
           throw new NetworkError(`${method} ${url}: reading the response failed`, error);
         }
-        if (!response.ok) throw toApiError(response.status, parsed, method, url, response.statusText);
-        return parsed as T;
+        if (!response.ok && response.status !== 304) throw toApiError(response.status, parsed, method, url, response.statusText);
+        return { status: response.status, headers: response.headers, body: parsed as never };
       } finally {
         if (timer !== undefined) clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
       }
     },
   };
+  return transport;
 }

@@ -5,14 +5,19 @@ import { isOnline, onOnline } from './connectivity.js';
 
 /**
  * The app's actions kept on the device (store `actions`, one record per environment), so that analytics
- * triggers and client actions work offline and start without waiting for the network. `get()` answers
- * from memory or the local store at once and refreshes from the backend in the background when online
+ * triggers and client actions work offline. The first `get()` of a page load (of a cache instance) asks the
+ * backend whether the stored list is still current (`If-None-Match` with its ETag → 304), waiting at most
+ * `limits.actionsRevalidateMs`; offline, on failure or past that bound it answers the stored list (a late
+ * answer is applied when it comes). Later `get()`s answer from memory and refresh in the background when online
  * (at most every `maxAgeMs`); `refresh()` fetches now. Listeners hear every new list.
  */
 export interface CachedActions {
+  /** The definitions (`view=definitions`: no run state, `lastRunAt` / `nextRunAt` are absent). */
   actions: Action[];
-  /** ISO time of the backend answer these came from. */
+  /** ISO time of the backend answer these came from (or confirmed them). */
   fetchedAt: string;
+  /** The backend's ETag of this list, sent back as `If-None-Match`. */
+  etag?: string;
 }
 
 export interface ActionsCache {
@@ -30,17 +35,25 @@ export interface ActionsCache {
   subscribe(listener: (actions: Action[]) => void): () => void;
 }
 
-/** Fetches the actions list of one app and environment (those the cache was made for, whatever is configured now). */
-export type ActionsFetcher = (ctx: ClientContext, target: { appId: number; environment: string }) => Promise<Action[]>;
+/**
+ * Fetches the actions list of one app and environment (those the cache was made for, whatever is configured
+ * now), with its ETag. Given the `etag` of the cached list, answers without `actions` when that list is current.
+ */
+export type ActionsFetcher = (
+  ctx: ClientContext,
+  target: { appId: number; environment: string; etag?: string },
+) => Promise<{ actions?: Action[]; etag?: string }>;
 
-/** `GET v1/apps/:appId/tasks?environment=`: the actions of that app and environment. */
-export const fetchActionsFromBackend: ActionsFetcher = async (ctx, target) => {
-  const body = await ctx.http.request<unknown>('GET', `v1/apps/${target.appId}/tasks`, {
-    query: { environment: target.environment },
+/** `GET v1/apps/:appId/tasks?environment=&view=definitions` with `If-None-Match`: the actions of that app and environment. */
+export const fetchActionsFromBackend: ActionsFetcher = async (ctx, { appId, environment, etag }) => {
+  const { status, headers, body } = await ctx.http.send<unknown>('GET', `v1/apps/${appId}/tasks`, {
+    query: { environment, view: 'definitions' },
+    headers: etag ? { 'If-None-Match': etag } : {},
   });
+  if (status === 304) return { etag };
   const list = Array.isArray(body) ? body : ((body as { actions?: unknown; tasks?: unknown }).actions ?? (body as { tasks?: unknown }).tasks);
   if (!Array.isArray(list)) throw new TypeError('The backend answered the actions list with an unexpected shape');
-  return list as Action[];
+  return { actions: list, etag: headers.get('ETag') ?? undefined };
 };
 
 export const ACTIONS_MAX_AGE_MS = 5 * 60_000;
@@ -81,6 +94,8 @@ function createActionsCache(
   const maxAge = options.maxAgeMs ?? ACTIONS_MAX_AGE_MS;
   const listeners = new Set<(actions: Action[]) => void>();
   let current: Action[] | undefined;
+  /** The list last read from the local store or fetched, with its ETag: what a 304 confirms. */
+  let known: CachedActions | undefined;
   let fetchedAtMs = -Infinity;
   /** Set by invalidate() until a fetch started after it succeeds, so a list read from the local store meanwhile counts as stale. */
   let invalidated = false;
@@ -90,6 +105,7 @@ function createActionsCache(
   let refreshing: Promise<Action[]> | undefined;
   let refreshingGeneration = 0;
 
+  const warn = (error: unknown) => ctx.logger.warn(`Could not refresh the cached actions: ${(error as Error)?.message ?? error}`);
   const tell = (actions: Action[]) => {
     for (const l of listeners) {
       try {
@@ -105,6 +121,16 @@ function createActionsCache(
     const cached = await store.get<CachedActions>('actions', environment);
     if (current) return current; // a refresh won the race
     if (cached && Array.isArray(cached.actions)) {
+      known = cached;
+      // A page load: the backend confirms (304) or replaces the stored list before the first event is matched,
+      // within the bound; offline, on failure or past it, the stored list answers and a late answer is applied.
+      if (isOnline()) {
+        await Promise.race([
+          cache.refresh().catch(warn),
+          new Promise((resolve) => setTimeout(resolve, ctx.config().limits.actionsRevalidateMs)),
+        ]);
+        if (current) return current;
+      }
       current = cached.actions;
       fetchedAtMs = invalidated ? -Infinity : Date.parse(cached.fetchedAt) || -Infinity;
       tell(current);
@@ -137,16 +163,18 @@ function createActionsCache(
       refreshing ??= (async () => {
         try {
           const startedAt = generation;
-          const actions = await (options.fetch ?? fetchActionsFromBackend)(ctx, { appId, environment });
+          const { actions = known!.actions, etag } = await (options.fetch ?? fetchActionsFromBackend)(ctx, { appId, environment, etag: known?.etag });
           const fetchedAt = new Date(ctx.now()).toISOString();
+          const changed = actions !== current;
           current = actions;
           if (startedAt === generation) {
             fetchedAtMs = ctx.now();
             invalidated = false;
           }
+          known = { actions, fetchedAt, etag };
           const store = await clientStore(ctx, appId);
-          await store.put<CachedActions>('actions', environment, { actions, fetchedAt });
-          tell(actions);
+          await store.put<CachedActions>('actions', environment, known);
+          if (changed) tell(actions); // a 304 for the list already told says nothing new
           // Changed while this fetch was under way: fetch again once this one is done.
           if (startedAt !== generation) queueMicrotask(() => cache.refreshIfStale());
           return actions;
@@ -163,7 +191,7 @@ function createActionsCache(
     },
     refreshIfStale() {
       if (current && !refreshing && ctx.now() - fetchedAtMs >= maxAge && isOnline())
-        cache.refresh().catch((error) => ctx.logger.warn(`Could not refresh the cached actions: ${(error as Error)?.message ?? error}`));
+        cache.refresh().catch(warn);
     },
     inUse: () => listeners.size > 0,
     subscribe(listener) {

@@ -83,7 +83,11 @@ it('analytics trigger dispatch and page-view-to-run latency', async () => {
   // Page view → start of the matching client action (real device runner, engine inline in Node, warm sandbox).
   const backend = await startTestBackend();
   const config = resolveConfig({ baseUrl: backend.url, appId: backend.server.bootstrap.appId, authToken: backend.server.bootstrap.apiToken });
-  const http = createTransport({ baseUrl: () => config.baseUrl!, authToken: () => config.authToken });
+  // The 1,000 actions are put in the local store below, not on the backend: the page load's revalidation of the
+  // list (GET tasks) fails as offline, so the stored list is used.
+  const deviceFetch: typeof fetch = (input, init) =>
+    /\/tasks\?/.test(input instanceof Request ? input.url : String(input)) ? Promise.reject(new TypeError('Failed to fetch')) : fetch(input, init);
+  const http = createTransport({ baseUrl: () => config.baseUrl!, authToken: () => config.authToken, fetch: deviceFetch });
   const ctx: ClientContext = { http, config: () => config, appId: () => config.appId!, now: () => Date.now(), logger: quiet };
   const store = await clientStore(ctx);
   const target = action(5000, { type: 'analytics.pageView', data: { _pageId: 9999 } }, [

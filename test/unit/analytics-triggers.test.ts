@@ -234,8 +234,14 @@ describe('analytics API with triggers from the cached actions', () => {
   let backend: TestBackend;
   beforeAll(async () => {
     backend = await startTestBackend();
+    // These tests put the list in the local store themselves: the device is offline so that it is used as it is
+    // (online, a page load first asks the backend, which holds none of these actions: actions-fresh-page-load.test.ts).
+    Object.defineProperty(window.navigator, 'onLine', { configurable: true, get: () => false });
   });
-  afterAll(() => backend?.close());
+  afterAll(async () => {
+    Object.defineProperty(window.navigator, 'onLine', { configurable: true, get: () => true });
+    await backend?.close();
+  });
 
   function context(): ClientContext {
     const config = resolveConfig({ baseUrl: backend.url, appId: backend.server.bootstrap.appId, authToken: backend.server.bootstrap.apiToken });

@@ -8,10 +8,12 @@ import { withOnce } from '../../src/core/logger.js';
 import { createTransport } from '../../src/http/transport.js';
 import { clientStore } from '../../src/storage/client-store.js';
 import type { CachedActions } from '../../src/storage/actions-cache.js';
+import { passConditionalRequests } from '../helpers/happy-dom-fetch.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 
 /** A client configured after it was created (script tag first, `Client.configure()` later) keeps its device work straight. */
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+globalThis.fetch = passConditionalRequests(globalThis.fetch);
 let online = true;
 Object.defineProperty(window.navigator, 'onLine', { configurable: true, get: () => online });
 

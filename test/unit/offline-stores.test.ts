@@ -14,13 +14,14 @@ import { LOCAL_DB_VERSION, STORE_NAMES, timeKey } from '../../src/storage/local-
 import { createOutbox } from '../../src/storage/outbox.js';
 import { MAX_RUN_LOGS, pendingRunLogs, saveRunLog, uploadRunLogs } from '../../src/storage/run-logs.js';
 import { flushQueuedRequests, queuedRequests, sendOrQueue } from '../../src/storage/run-queue.js';
+import { passConditionalRequests } from '../helpers/happy-dom-fetch.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 
 /** The device's network, as the tests set it: up, down, or up but every answer lost on the way back. */
 let network: 'up' | 'down' | 'lose-answers' = 'up';
 let online = true;
 Object.defineProperty(window.navigator, 'onLine', { configurable: true, get: () => online });
-const realFetch = globalThis.fetch;
+const realFetch = passConditionalRequests(globalThis.fetch);
 /** Payload `n` of every run request that left the device, in order. */
 const sentRuns: number[] = [];
 const deviceFetch: typeof fetch = async (input, init) => {
@@ -203,7 +204,7 @@ describe('offline operation', () => {
     const fetchList = async () => {
       fetched.push(version);
       if (network === 'down') throw new TypeError('offline');
-      return list(version);
+      return { actions: list(version) };
     };
     const ctx = context({ appId });
     const cache = actionsCache(ctx, { fetch: fetchList, maxAgeMs: 60_000 });
