@@ -11,9 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { dts } from 'rollup-plugin-dts';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
-const dependencies = Object.keys(pkg.dependencies ?? {});
+// The server's packages are optional peers (dist/server.mjs checks them before loading the server).
+const dependencies = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})];
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
-/** npm and server builds leave dependencies to the user's package manager. */
+/** npm and server builds leave dependencies and peer dependencies to the user's package manager. */
 const external = (id) =>
   nodeBuiltins.includes(id) || dependencies.some((dep) => id === dep || id.startsWith(`${dep}/`));
 
@@ -140,12 +141,17 @@ export default [
     external,
     plugins: [ts()],
   },
-  // Node-only reference backend.
+  // Node-only reference backend: dist/server.mjs checks that the server's packages (optional peers) are
+  // installed, then imports the server from dist/server/ (the store drivers are chunks of their own, loaded
+  // by the store in use).
   {
-    input: 'src/server/index.ts',
-    output: { file: 'dist/server.mjs', format: 'es', sourcemap: true },
+    input: { server: 'src/server/entry.ts' },
+    output: { dir: 'dist', entryFileNames: '[name].mjs', chunkFileNames: 'server/[name].mjs', format: 'es', sourcemap: true },
     external,
-    plugins: [ts()],
+    plugins: [
+      { name: 'clean-server-chunks', buildStart: () => rmSync(fileURLToPath(new URL('./dist/server', import.meta.url)), { recursive: true, force: true }) },
+      ts(),
+    ],
   },
   // Bundled type declarations.
   {

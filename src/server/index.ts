@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createApp } from './app.js';
 import { errorBody } from './http/errors.js';
 import { createTenant, ensureBootstrap, type Bootstrap } from './bootstrap.js';
+import { checkServerStart } from './dependencies.js';
 import { DEFAULT_SERVER_LIMITS, normalizePublicUrl, type ServerContext, type ServerLimits } from './context.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -106,12 +107,14 @@ function answerClientError(error: Error & { code?: string }, socket: import('nod
 /** Starts the reference backend. Rejects with code `EADDRINUSE` when the port is taken. */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const memory = options.memory ?? false;
+  const envUrl = process.env.DATABASE_URL;
+  const databaseUrl = options.databaseUrl ?? (!memory && envUrl && /^postgres(ql)?:\/\//i.test(envUrl) ? envUrl : undefined);
+  checkServerStart({ postgres: databaseUrl !== undefined, pushSender: options.pushSender !== undefined });
   const publicUrl = options.publicUrl === undefined ? undefined : normalizePublicUrl(options.publicUrl);
   const dataDir = memory ? undefined : (options.dataDir ?? '.data');
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const envUrl = process.env.DATABASE_URL;
-  const store = openStore({
-    databaseUrl: options.databaseUrl ?? (!memory && envUrl && /^postgres(ql)?:\/\//i.test(envUrl) ? envUrl : undefined),
+  const store = await openStore({
+    databaseUrl,
     sqlite: memory ? { memory: true } : { file: join(dataDir!, 'runtime.sqlite') },
     cluster: options.cluster,
   });

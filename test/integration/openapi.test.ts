@@ -18,7 +18,7 @@ const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH']);
 
 /** Every `METHOD /path` the Hono app of the backend registers (middleware and the static catch-all left out). */
 async function registeredRoutes(): Promise<{ routes: Set<string>; close: () => Promise<void> }> {
-  const store = openStore({ sqlite: { memory: true } });
+  const store = await openStore({ sqlite: { memory: true } });
   await migrate(store.db, migrations);
   const closers: (() => void | Promise<void>)[] = [];
   const ctx: ServerContext = {

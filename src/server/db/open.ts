@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createEventBus, type EventBus } from '../events.js';
 import type { Database } from './database.js';
-import { openPostgres } from './postgres.js';
 import { createSharedEventBus, EVENT_LEASE_SETTING, installSharedEvents } from './shared-events.js';
-import { openSqlite } from './sqlite.js';
 
 /** Settings of an instance that shares a PostgreSQL database with others. */
 export interface ClusterOptions {
@@ -37,10 +35,15 @@ export function isPostgresUrl(url: string | undefined): url is string {
   return typeof url === 'string' && /^postgres(ql)?:\/\//i.test(url);
 }
 
-export function openStore(options: { databaseUrl?: string; sqlite: { file?: string; memory?: boolean }; cluster?: ClusterOptions }): OpenedStore {
+/**
+ * Opens the store the options name. Its driver is imported here, when needed (pg and better-sqlite3 are optional
+ * peer dependencies: an instance on one engine needs only that engine's package).
+ */
+export async function openStore(options: { databaseUrl?: string; sqlite: { file?: string; memory?: boolean }; cluster?: ClusterOptions }): Promise<OpenedStore> {
   const instanceId = options.cluster?.instanceId ?? randomUUID();
   if (options.databaseUrl !== undefined) {
     if (!isPostgresUrl(options.databaseUrl)) throw new Error('databaseUrl must be a postgres:// or postgresql:// URL');
+    const { openPostgres } = await import('./postgres.js');
     // application_name names the instance: pending event deliveries default to it (shared-events.ts).
     const owner = `iar ${instanceId}`.slice(0, 63);
     const leaseMs = options.cluster?.eventLeaseMs ?? 30_000;
@@ -65,6 +68,7 @@ export function openStore(options: { databaseUrl?: string; sqlite: { file?: stri
       kill: () => db.terminate(),
     };
   }
+  const { openSqlite } = await import('./sqlite.js');
   const db = openSqlite(options.sqlite);
   return { db, bus: createEventBus(), instanceId, startup: (fn) => fn(), stopBus: async () => undefined, kill: () => db.close() };
 }

@@ -1,5 +1,5 @@
 import type { Agent } from 'node:https';
-import webpush from 'web-push';
+import type webpush from 'web-push';
 import { PushSendError, type PushMessage, type PushSender } from './types.js';
 import type { VapidKeys } from './vapid.js';
 
@@ -14,6 +14,10 @@ export interface WebPushSenderOptions {
   /** HTTPS agent for the push service requests (proxies, private CAs). */
   agent?: Agent;
 }
+
+/** web-push is an optional peer dependency: loaded on the first delivery (startServer checks it is installed). */
+let loaded: Promise<typeof webpush> | undefined;
+const loadWebPush = () => (loaded ??= import('web-push').then((m) => m.default));
 
 export function createWebPushSender(keys: () => Promise<VapidKeys>, options: WebPushSenderOptions = {}): PushSender {
   return {
@@ -30,6 +34,7 @@ export function createWebPushSender(keys: () => Promise<VapidKeys>, options: Web
       if (typeof subscription?.endpoint !== 'string' || typeof subscription.keys?.p256dh !== 'string' || typeof subscription.keys?.auth !== 'string')
         throw new PushSendError(`Subscription ${message.subscription.id} (${message.subscription.platform}) has no Web Push token`, true);
       const vapid = await keys();
+      const webpush = await loadWebPush();
       try {
         await webpush.sendNotification(subscription, JSON.stringify(message.payload), {
           vapidDetails: vapid,
