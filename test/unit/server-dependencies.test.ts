@@ -59,11 +59,15 @@ describe('package.json: a light install for app code', () => {
     expect(Object.keys(pkg.peerDependencies).sort()).toEqual([...SERVER].sort());
   });
 
-  it("README's install command for a backend names the same versions", () => {
+  it('the install commands of README.md and docs/postgres.md name the same versions', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const backend = [...CORE_PACKAGES, 'better-sqlite3', 'web-push'] as const;
     expect(readme).toContain(`\`npm install in-app-runtime ${backend.map((name) => `${name}@${SERVER_PACKAGES[name]}`).join(' ')}\``);
     expect(readme).toContain(`\`pg@${SERVER_PACKAGES.pg}\` instead of \`better-sqlite3\``);
+    const postgres = [...CORE_PACKAGES, 'pg', 'web-push'] as const;
+    expect(readFileSync(join(ROOT, 'docs/postgres.md'), 'utf8')).toContain(
+      `\`npm install in-app-runtime ${postgres.map((name) => `${name}@${SERVER_PACKAGES[name]}`).join(' ')}\``,
+    );
   });
 });
 
