@@ -1,24 +1,41 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { launchChromium, screenshot } from '../helpers/browser.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 
-/** Needs `npm run build` (dist/client.js) and Client.App.Actions.Pipeline.run (the engine's client part). */
+/** Records the page's Content-Security-Policy violations in `window.__cspViolations` (an init script: CSP does not apply to it). */
+async function recordCspViolations(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const seen: string[] = ((window as any).__cspViolations = []);
+    document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.effectiveDirective} ${e.blockedURI}`));
+  });
+}
+const cspViolations = (page: Page): Promise<string[]> => page.evaluate(() => (window as any).__cspViolations);
+
+/** Needs `npm run build` (dist/client.js) and Client.App.Actions.Pipeline.run (the engine's client part); fails without them. */
 describe('debug compile page in Chromium', () => {
   let b: TestBackend;
   let browser: Browser;
+  let hostDir: string;
   beforeAll(async () => {
     if (!existsSync('dist/client.js')) throw new Error('dist/client.js is missing: run npm run build first');
-    b = await startTestBackend({ static: { mounts: { '/dist/': 'dist', '/cdn/': 'dist' } } });
+    // A plain page of the backend's origin (no debug page CSP) for the assetsUrl test.
+    hostDir = mkdtempSync(join(tmpdir(), 'debug-page-host-'));
+    writeFileSync(join(hostDir, 'index.html'), '<!doctype html><title>host</title><script src="/dist/client.js"></script>');
+    b = await startTestBackend({ static: { mounts: { '/dist/': 'dist', '/cdn/': 'dist', '/host/': hostDir } } });
     browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
     await b?.close();
+    if (hostDir) rmSync(hostDir, { recursive: true, force: true });
   });
 
-  it('runs the pipeline from its payload parameter and shows the result and the trace', async (ctx) => {
+  it('runs the pipeline from its payload parameter under its CSP and shows the result and the trace; no token in the address or the page', async () => {
     const action = await b.client.App.Actions.create({
       name: 'debug-browser',
       environment: 'client',
@@ -28,11 +45,21 @@ describe('debug compile page in Chromium', () => {
       ],
     });
     const page = await browser.newPage();
+    await recordCspViolations(page);
     try {
       const payload = encodeURIComponent(JSON.stringify({ a: 2, b: 3 }));
-      await page.goto(`${b.url}/v1/apps/${b.server.bootstrap.appId}/tasks/${action.id}/compile?html&token=${b.server.bootstrap.apiToken}&payload=${payload}`);
-      const hasRun = await page.evaluate(() => typeof (window as any).Client?.App?.Actions?.Pipeline?.run === 'function');
-      if (!hasRun) ctx.skip('Client.App.Actions.Pipeline.run is not in this build yet');
+      const token = b.server.bootstrap.apiToken;
+      const response = await page.goto(`${b.url}/v1/apps/${b.server.bootstrap.appId}/tasks/${action.id}/compile?html&token=${token}&payload=${payload}`);
+      // Redirected to a ticket URL, which the page then drops from the address bar.
+      const redirect = await response!.request().redirectedFrom()?.response();
+      expect(redirect?.status()).toBe(303);
+      expect(new URL(response!.url()).searchParams.has('ticket')).toBe(true);
+      const address = new URL(page.url());
+      expect([...address.searchParams.keys()]).toEqual(['html', 'payload']);
+      expect(JSON.parse(address.searchParams.get('payload')!)).toEqual({ a: 2, b: 3 });
+      expect(await page.content()).not.toContain(token);
+      // Fails (not skips) when the build lacks the engine's client part.
+      expect(await page.evaluate(() => typeof (window as any).Client?.App?.Actions?.Pipeline?.run)).toBe('function');
       await page.click('#run');
       await page.waitForSelector('#status.ok, #status.failed', { timeout: 15_000 });
       expect(await page.textContent('#status')).toBe('succeeded');
@@ -45,6 +72,7 @@ describe('debug compile page in Chromium', () => {
       // The console runs it too.
       const fromConsole = await page.evaluate(() => (window as any).Client.App.Actions.Pipeline.run());
       expect(JSON.stringify(fromConsole)).toContain('50');
+      expect(await cspViolations(page)).toEqual([]);
     } catch (error) {
       await screenshot(page, 'debug-page');
       throw error;
@@ -73,6 +101,7 @@ describe('debug compile page in Chromium', () => {
       ],
     });
     const page = await browser.newPage();
+    await recordCspViolations(page);
     const cdp = await page.context().newCDPSession(page);
     const parsed: { url: string; scriptId: string }[] = [];
     cdp.on('Debugger.scriptParsed', (e) => parsed.push({ url: e.url, scriptId: e.scriptId }));
@@ -98,6 +127,8 @@ describe('debug compile page in Chromium', () => {
         ['functions[1]', 'com.client.function.return', 'ok'],
       ]);
       expect(await page.evaluate(() => (window as any).Client.App.Actions.Pipeline.run({ payload: { n: 2 } }))).toBe('scaled by 3: 6');
+      // The stored function ran under the page's CSP (its script carries the nonce).
+      expect(await cspViolations(page)).toEqual([]);
     } catch (error) {
       await screenshot(page, 'debug-page-custom');
       throw error;
@@ -107,13 +138,77 @@ describe('debug compile page in Chromium', () => {
     }
   });
 
+  it('its CSP refuses scripts from elsewhere than dist/, inline scripts without the nonce, and requests to other origins', async () => {
+    const action = await b.client.App.Actions.create({ name: 'debug-csp', environment: 'client', functions: [] });
+    const page = await browser.newPage();
+    await recordCspViolations(page);
+    try {
+      await page.goto(`${b.url}/v1/apps/${b.server.bootstrap.appId}/tasks/${action.id}/compile?html&token=${b.server.bootstrap.apiToken}`);
+      await page.evaluate((url) => {
+        const w = window as any;
+        const foreign = document.createElement('script');
+        foreign.src = `${url}/cdn/client.js`;
+        document.head.append(foreign);
+        const inline = document.createElement('script');
+        inline.textContent = 'window.__inlineRan = true';
+        document.head.append(inline);
+        w.__fetch = fetch('http://127.0.0.1:9/').then(() => 'answered', () => 'refused');
+      }, b.url);
+      expect(await page.evaluate(() => (window as any).__fetch)).toBe('refused');
+      await expect.poll(() => cspViolations(page)).toEqual(
+        expect.arrayContaining([`script-src-elem ${b.url}/cdn/client.js`, 'script-src-elem inline', 'connect-src http://127.0.0.1:9/']),
+      );
+      expect(await page.evaluate(() => (window as any).__inlineRan)).toBeUndefined();
+    } catch (error) {
+      await screenshot(page, 'debug-page-csp');
+      throw error;
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('opened on another origin than publicUrl: client.js, the engine (a blob worker) and the API come from publicUrl under the CSP', async () => {
+    // The same server as 127.0.0.1 (where the page is opened) and as localhost (its publicUrl).
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const publicUrl = `http://localhost:${port}`;
+    const other = await startTestBackend({ port, publicUrl });
+    const page = await browser.newPage();
+    await recordCspViolations(page);
+    try {
+      const appId = other.server.bootstrap.appId;
+      const action = await other.client.App.Actions.create({ name: 'cross-origin', environment: 'client', functions: [{ functionPackage: 'com.client.function.return', settings: { value: '{{ n * 2 }}' } }] });
+      const path = `/v1/apps/${appId}/tasks/${action.id}/compile`;
+      const location = (await fetch(`${other.url}${path}?html&token=${other.server.bootstrap.apiToken}&payload=%7B%22n%22%3A21%7D`, { redirect: 'manual' })).headers.get('location')!;
+      expect(location.startsWith(`${publicUrl}${path}?`)).toBe(true);
+      await page.goto(`${other.url}${path}${new URL(location).search}`);
+      expect(new URL(page.url()).origin).toBe(other.url);
+      await page.click('#run');
+      await page.waitForSelector('#status.ok, #status.failed', { timeout: 15_000 });
+      expect(await page.textContent('#result')).toBe('42');
+      expect(page.workers().map((w) => w.url().slice(0, 5))).toContain('blob:');
+      expect(await cspViolations(page)).toEqual([]);
+    } catch (error) {
+      await screenshot(page, 'debug-page-cross-origin');
+      throw error;
+    } finally {
+      await page.close();
+      await other.close();
+    }
+  });
+
   it('device runs load the engine and the wasm from the configured assetsUrl', async () => {
     const action = await b.client.App.Actions.create({ name: 'assets-url', environment: 'client', functions: [{ functionPackage: 'com.client.function.return', settings: { value: '{{ n + 1 }}' } }] });
     const page = await browser.newPage();
     const requested: string[] = [];
     page.on('request', (r) => requested.push(new URL(r.url()).pathname));
     try {
-      await page.goto(`${b.url}/v1/apps/${b.server.bootstrap.appId}/tasks/${action.id}/compile?html&token=${b.server.bootstrap.apiToken}`);
+      // A plain page of the backend's origin: the debug page's CSP allows engines from dist/ only.
+      await page.goto(`${b.url}/host/`);
       const result = await page.evaluate(
         ({ appId, token }) => {
           const w = window as any;
