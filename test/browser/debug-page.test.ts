@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, screenshot } from '../helpers/browser.js';
+import { runtimeFiles } from '../helpers/runtime.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 
 /** Records the page's Content-Security-Policy violations in `window.__cspViolations` (an init script: CSP does not apply to it). */
@@ -218,10 +219,11 @@ describe('debug compile page in Chromium', () => {
         { appId: b.server.bootstrap.appId, token: b.server.bootstrap.apiToken },
       );
       expect(result).toBe(42);
-      expect(requested).toContain('/cdn/engine.mjs');
-      expect(requested).toContain('/cdn/quickjs.wasm');
-      expect(requested).not.toContain('/dist/engine.mjs');
-      expect(page.workers().map((w) => new URL(w.url()).pathname)).toContain('/cdn/engine.mjs');
+      const { engine, wasm } = runtimeFiles();
+      expect(requested).toContain(`/cdn/${engine}`);
+      expect(requested).toContain(`/cdn/${wasm}`);
+      expect(requested).not.toContain(`/dist/${engine}`);
+      expect(page.workers().map((w) => new URL(w.url()).pathname)).toContain(`/cdn/${engine}`);
     } catch (error) {
       await screenshot(page, 'device-assets-url');
       throw error;
