@@ -2,6 +2,12 @@
 // data source queries with order and pagination, an analytics event that fires a client action, notifications
 // with read receipts, and the actions panel (runWithResult, getLogs, publish, debug compile page).
 // Everything it shows was created through the same public API by demo/seed.mjs.
+//
+// Window.Client carries the app's client token, the one a real screen holds (docs/security.md, "Token kinds"):
+// it runs published actions, uses the data sources, notifications and analytics. The actions panel stands in for
+// the studio (every action with its publication state, run logs, publish, the debug page): it uses a second
+// client with the API token that `npm start` serves at /dev/config in development only. A real screen has no
+// such panel and never holds an API token.
 (() => {
   const BOOKINGS = 'Bookings';
   const SUMMARIES = 'Booking summaries';
@@ -9,7 +15,9 @@
   const PAGE_SIZE = 5;
   const $ = (id) => document.getElementById(id);
 
-  const state = { config: null, offset: 0, total: 0, actions: new Map(), cards: new Map() };
+  const state = { config: null, adminToken: null, offset: 0, total: 0, actions: new Map(), cards: new Map() };
+  /** The studio stand-in of the actions panel (API token, development only; see the top of this file). */
+  let admin = null;
 
   // ---- small helpers -------------------------------------------------------------------------------------
   const el = (tag, props = {}, ...children) => {
@@ -76,7 +84,7 @@
       const tracked = Client.App.Analytics.event({ category: 'form', action: 'submit', label: 'booking', ...booking });
       if (!tracked) throw new Error('Analytics tracking is disabled on this device, so no action runs');
       await Client.App.Analytics.idle();
-      const { logs } = await Client.App.Actions.getLogs({ id: state.actions.get(VALIDATE)?.id, limit: 1 });
+      const { logs } = await admin.App.Actions.getLogs({ id: state.actions.get(VALIDATE)?.id, limit: 1 });
       const log = logs[0];
       if (!log || log.createdAt < since) throw new Error(`No run of ${VALIDATE} was recorded for this submit`);
       if (log.type === 'app.task.failed') {
@@ -136,8 +144,8 @@
 
   // ---- actions panel -------------------------------------------------------------------------------------
   function debugUrl(action, payload) {
-    const { baseUrl, appId, authToken } = state.config;
-    const query = new URLSearchParams({ token: authToken, payload });
+    const { baseUrl, appId } = state.config;
+    const query = new URLSearchParams({ token: state.adminToken, payload });
     return `${baseUrl}/v1/apps/${appId}/tasks/${action.id}/compile?html&${query}`;
   }
 
@@ -202,7 +210,7 @@
     const published = card.querySelector('.action-published');
     published.addEventListener('click', async () => {
       const current = state.actions.get(action.name);
-      await Client.App.Actions.publish(current.id, !current.published);
+      await admin.App.Actions.publish(current.id, !current.published);
       refreshActions();
     });
     return card;
@@ -240,8 +248,8 @@
   function refreshActions() {
     refreshing ??= (async () => {
       try {
-        const actions = await Client.App.Actions.get();
-        const { logs } = await Client.App.Actions.getLogs({ limit: 100 });
+        const actions = await admin.App.Actions.get();
+        const { logs } = await admin.App.Actions.getLogs({ limit: 100 });
         const list = $('action-list');
         for (const action of actions) {
           state.actions.set(action.name, action);
@@ -288,9 +296,12 @@
   (async () => {
     const status = $('status');
     try {
-      // Dev only: `npm start` serves the app's id and API token here, so nothing is hard-coded in the page.
-      state.config = await (await fetch('/dev/config')).json();
-      Client.configure(state.config);
+      // Dev only: `npm start` serves the app's id and client token here, so nothing is hard-coded in the page.
+      const { adminToken, ...config } = await (await fetch('/dev/config')).json();
+      state.config = config;
+      state.adminToken = adminToken;
+      Client.configure(config);
+      admin = Client.createClient({ ...config, authToken: adminToken });
       signIn(localStorage.getItem('demo:user') ?? 'ann@example.com');
       const app = await Client.App.info();
       $('app-name').textContent = app.name;

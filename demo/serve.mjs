@@ -23,8 +23,10 @@ export async function startDemo({ port = 0, host = '127.0.0.1', dataDir, memory 
       devConfig: () => config,
     },
   });
-  const { appId, organizationId, apiToken } = server.bootstrap;
-  config = { baseUrl: server.url, appId, organizationId, authToken: apiToken };
+  const { appId, organizationId, clientToken, apiToken } = server.bootstrap;
+  // The screen carries the client token (what a page may hold). `adminToken` is for the demo's actions panel only,
+  // which stands in for the studio (list with publication state, logs, publish, debug page): development only.
+  config = { baseUrl: server.url, appId, organizationId, authToken: clientToken, adminToken: apiToken };
   const seeded = await seedDemo({ url: server.url, bootstrap: server.bootstrap, dist: join(root, 'dist/index.mjs'), timezone });
   return { server, seeded };
 }

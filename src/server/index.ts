@@ -152,6 +152,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (dataDir) writeFileSync(join(dataDir, 'bootstrap.json'), JSON.stringify(bootstrap, null, 2) + '\n');
     if (created && (options.log ?? !memory)) {
       console.log('[in-app-runtime server] created organization %d, app %d', bootstrap.organizationId, bootstrap.appId);
+      console.log('[in-app-runtime server] client token: %s (the one a page carries)', bootstrap.clientToken);
       console.log('[in-app-runtime server] API token:    %s', bootstrap.apiToken);
       console.log('[in-app-runtime server] studio token: %s', bootstrap.studioToken);
     }

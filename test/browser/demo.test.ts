@@ -6,7 +6,7 @@ import { startDemo } from '../../demo/serve.mjs';
 
 describe('demo page in Chromium', () => {
   let browser: Browser;
-  let demo: { server: { url: string; bootstrap: { appId: number; organizationId: number; apiToken: string }; close(): Promise<void> } };
+  let demo: { server: { url: string; bootstrap: { appId: number; organizationId: number; clientToken: string }; close(): Promise<void> } };
   let page: Page;
   let failed = false;
 
@@ -35,7 +35,9 @@ describe('demo page in Chromium', () => {
       const c = (window as unknown as { Client: { config: { appId: number; authToken: string; environment: string }; baseUrl: string } }).Client;
       return { appId: c.config.appId, token: c.config.authToken, env: c.config.environment, baseUrl: c.baseUrl };
     });
-    expect(config).toEqual({ appId: demo.server.bootstrap.appId, token: demo.server.bootstrap.apiToken, env: 'live', baseUrl: demo.server.url });
+    // The page carries the client token (iar_client_…), never the API token.
+    expect(config).toEqual({ appId: demo.server.bootstrap.appId, token: demo.server.bootstrap.clientToken, env: 'live', baseUrl: demo.server.url });
+    expect(config.token).toMatch(/^iar_client_/);
     expect(errors).toEqual([]);
   });
 
