@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 const INTERNAL: Record<string, string> = {
   DB_TERMINATED: 'PostgreSQL adapter marker of a cut connection (failover); a request caught by it answers 500 INTERNAL',
   GUEST_ERROR: 'sandbox-internal: mapped to FUNCTION_FAILED or EXPRESSION_FAILED (src/pipeline/failure.ts)',
+  MODULE_NOT_FOUND: "Node's own code, read by src/server/dependencies.ts to tell a missing package from a broken one",
 };
 
 function files(dir: string): string[] {
