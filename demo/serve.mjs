@@ -6,12 +6,13 @@ import { seedDemo } from './seed.mjs';
 const root = new URL('..', import.meta.url).pathname;
 
 /** `timezone`: the zone of the scheduled demo action (default: this machine's zone). */
-export async function startDemo({ port = 0, host = '127.0.0.1', dataDir, memory = false, clock, limits, log, timezone } = {}) {
+export async function startDemo({ port = 0, host = '127.0.0.1', publicUrl, dataDir, memory = false, clock, limits, log, timezone } = {}) {
   const { startServer } = await import(join(root, 'dist/server.mjs'));
   let config;
   const server = await startServer({
     port,
     host,
+    publicUrl,
     dataDir,
     memory,
     clock,
@@ -26,7 +27,7 @@ export async function startDemo({ port = 0, host = '127.0.0.1', dataDir, memory 
   const { appId, organizationId, clientToken, apiToken } = server.bootstrap;
   // The screen carries the client token (what a page may hold). `adminToken` is for the demo's actions panel only,
   // which stands in for the studio (list with publication state, logs, publish, debug page): development only.
-  config = { baseUrl: server.url, appId, organizationId, authToken: clientToken, adminToken: apiToken };
+  config = { baseUrl: server.publicUrl, appId, organizationId, authToken: clientToken, adminToken: apiToken };
   const seeded = await seedDemo({ url: server.url, bootstrap: server.bootstrap, dist: join(root, 'dist/index.mjs'), timezone });
   return { server, seeded };
 }

@@ -23,10 +23,12 @@ if (stale) {
 const { startDemo } = await import(join(root, 'demo/serve.mjs'));
 const port = Number(process.env.PORT ?? 8080);
 const host = process.env.HOST ?? '127.0.0.1';
+// The URL browsers reach the server at, behind a proxy or on another host name (pages and links use it).
+const publicUrl = process.env.PUBLIC_URL || undefined;
 const dataDir = process.env.DATA_DIR ?? join(root, '.data');
 let server;
 try {
-  ({ server } = await startDemo({ port, host, dataDir }));
+  ({ server } = await startDemo({ port, host, dataDir, publicUrl }));
 } catch (error) {
   if (error?.code === 'EADDRINUSE') {
     console.error(`[start] port ${port} on ${host} is already in use: stop the other process or set PORT=<free port>`);

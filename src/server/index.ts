@@ -65,6 +65,8 @@ export interface ServerOptions {
 export interface RunningServer {
   /** Base URL, e.g. `http://127.0.0.1:8080`. */
   url: string;
+  /** The URL browsers reach this server at (`publicUrl`, default `url`); pages and links are built from it. */
+  publicUrl: string;
   port: number;
   bootstrap: Bootstrap;
   /**
@@ -163,10 +165,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       server.once('error', reject);
       server.on('clientError', answerClientError);
     });
-    url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    // Listening on every interface: the URL names loopback, which a browser on this machine can open.
+    const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+    url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
     let closing: Promise<void> | undefined;
     return {
       url,
+      publicUrl: ctx.publicUrl(),
       port,
       bootstrap,
       createOrganization: async (name = 'Organization') => {

@@ -100,3 +100,22 @@ describe('runtime assets served by startServer()', () => {
     expect((await get(`${b.url}/dist/client.js`)).body.toString()).not.toContain('window.decoy');
   });
 });
+
+describe('the URLs a backend reports', () => {
+  it('listening on every interface, url and publicUrl name loopback (a browser cannot open 0.0.0.0); publicUrl is reported', async () => {
+    const wildcard = await startTestBackend({ host: '0.0.0.0' });
+    try {
+      expect(wildcard.server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(wildcard.server.publicUrl).toBe(wildcard.server.url);
+      expect((await get(`${wildcard.server.url}/dist/client.js`)).status).toBe(200);
+    } finally {
+      await wildcard.close();
+    }
+    const proxied = await startTestBackend({ publicUrl: 'https://api.example.com/' });
+    try {
+      expect(proxied.server.publicUrl).toBe('https://api.example.com');
+    } finally {
+      await proxied.close();
+    }
+  });
+});
