@@ -31,7 +31,12 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
     c.header('Access-Control-Allow-Headers', 'Auth-token, Content-Type, Idempotency-Key, If-None-Match');
     c.header('Access-Control-Expose-Headers', 'ETag');
     c.header('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE, OPTIONS');
-    if (c.req.method === 'OPTIONS') return c.body(null, 204);
+    if (c.req.method === 'OPTIONS') {
+      // Every API call from a screen is preflighted (Auth-token is not a simple header): browsers may keep
+      // the answer for a day (Chromium caps it at 2 hours), instead of asking again for each request.
+      c.header('Access-Control-Max-Age', '86400');
+      return c.body(null, 204);
+    }
     await next();
   });
   app.use(
