@@ -21,13 +21,20 @@ const external = (id) =>
 const ts = () =>
   typescript({ tsconfig: './tsconfig.json', include: ['src/**/*.ts'], noEmit: false, declaration: false, sourceMap: true });
 
-/** client.js: the engine is not bundled; src/pipeline/engine-import.ts becomes its browser twin (a runtime-computed import()). */
-const browserEngineImport = () => ({
-  name: 'browser-engine-import',
-  async resolveId(source, importer, options) {
-    if (!source.endsWith('/engine-import.js') || !importer?.includes('/src/pipeline/')) return null;
-    return fileURLToPath(new URL('./src/pipeline/engine-import.browser.ts', import.meta.url));
+/** client.js: the lazy chunks are not bundled; src/core/lazy-import.ts becomes its browser twin (a runtime-computed import()). */
+const browserLazyImport = () => ({
+  name: 'browser-lazy-import',
+  async resolveId(source, importer) {
+    if (!source.endsWith('/lazy-import.js') || !importer?.includes('/src/')) return null;
+    return fileURLToPath(new URL('./src/core/lazy-import.browser.ts', import.meta.url));
   },
+});
+
+/** A lazy chunk of client.js, dist/<name>-<hash>.mjs, named in dist/runtime.json under `name` (src/core/lazy.ts). */
+const lazyChunk = (name, input) => ({
+  input,
+  output: { dir: 'dist', entryFileNames: `${name}-[hash].mjs`, format: 'es', sourcemap: true, inlineDynamicImports: true },
+  plugins: [nodeResolve({ browser: true, exportConditions: ['browser'] }), commonjs(), ts(), terser(), runtimeFile(name, isEntry)],
 });
 
 /** dist/quickjs-<hash>.wasm: the QuickJS release-sync module, fetched by the engine on the first run. */
@@ -63,17 +70,22 @@ const runtimeFile = (key, pick, { reset = false } = {}) => ({
 });
 const isEntry = (f) => f.type === 'chunk' && f.isEntry;
 
-/** client.js: the hashed names of the lazy files (from dist/runtime.json) replace src/pipeline/asset-names.ts. */
+/**
+ * client.js: the hashed names of the lazy files (from dist/runtime.json) replace src/pipeline/asset-names.ts,
+ * one `<KEY>_FILE` constant per key (ENGINE_FILE, WASM_FILE, QUERY_FILE, VALIDATE_FILE, PIPELINE_FILE, PUSH_FILE, CATALOG_FILE).
+ */
+const RUNTIME_KEYS = ['engine', 'wasm', 'query', 'validate', 'pipeline', 'push', 'catalog'];
 const runtimeAssetNames = () => ({
   name: 'runtime-asset-names',
   resolveId(source, importer) {
-    return source.endsWith('/asset-names.js') && importer?.includes('/src/pipeline/') ? '\0runtime-asset-names' : null;
+    return source.endsWith('/asset-names.js') && importer?.includes('/src/') ? '\0runtime-asset-names' : null;
   },
   load(id) {
     if (id !== '\0runtime-asset-names') return null;
-    const { engine, wasm } = readManifest();
-    if (!engine || !wasm) this.error('dist/runtime.json lacks the engine or wasm name: the engine build must run first');
-    return `export const ENGINE_FILE = ${JSON.stringify(engine)};\nexport const WASM_FILE = ${JSON.stringify(wasm)};\n`;
+    const manifest = readManifest();
+    const missing = RUNTIME_KEYS.filter((key) => !manifest[key]);
+    if (missing.length) this.error(`dist/runtime.json lacks ${missing.join(', ')}: the lazy chunk builds must run before client.js`);
+    return RUNTIME_KEYS.map((key) => `export const ${key.toUpperCase()}_FILE = ${JSON.stringify(manifest[key])};\n`).join('');
   },
 });
 
@@ -117,12 +129,21 @@ export default [
       runtimeFile('wasm', (f) => f.type === 'asset' && f.fileName.endsWith('.wasm')),
     ],
   },
+  // Lazy chunks of client.js for what few screens need (src/core/lazy.ts): sift matching of analytics
+  // trigger `where` and getLogs `where` (query), action validation for create/update (validate), the debug
+  // page's Pipeline.run (pipeline), the Push API side of Notifications.subscribe (push), the built-ins'
+  // descriptions of Tasks.Functions.get (catalog).
+  lazyChunk('query', 'src/core/query-entry.ts'),
+  lazyChunk('validate', 'src/actions/validate.ts'),
+  lazyChunk('pipeline', 'src/actions/pipeline-run.ts'),
+  lazyChunk('push', 'src/notifications/push-subscribe.ts'),
+  lazyChunk('catalog', 'src/functions/catalog.ts'),
   // <script src="client.js">: one IIFE defining window.Client; dependencies bundled.
   {
     input: 'src/global.ts',
     output: { file: 'dist/client.js', format: 'iife', sourcemap: true, inlineDynamicImports: true },
     plugins: [
-      browserEngineImport(),
+      browserLazyImport(),
       runtimeAssetNames(),
       nodeResolve({ browser: true, exportConditions: ['browser'] }),
       commonjs(),

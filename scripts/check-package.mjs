@@ -22,10 +22,11 @@ try {
 }
 
 // The shell grew from 2.8 KB (issue 2) to the full client (data sources, notifications, actions, analytics,
-// offline stores, sift, idb), then (session 2) the offline fixes: per-app queues, ordered keys, other-tab
-// upgrades and deletions, refused device logs, engine Worker fallback. The budget keeps it honest; the engine and
-// QuickJS stay lazy (dist/engine.mjs, .wasm). docs/benchmarks.md records each raise.
-const LIMIT_GZIP = 28 * 1024;
+// offline stores, idb), then to 26.5 KB with the offline fixes; issue 13 set the core to 20 KB: what few screens
+// need is a lazy chunk next to client.js (src/core/lazy.ts: the engine and QuickJS, sift matching, action
+// validation, the debug page's Pipeline.run, push subscription). Something new that only some screens use goes
+// in a lazy chunk rather than raising this. docs/benchmarks.md records the breakdown.
+const LIMIT_GZIP = 20 * 1024;
 const gz = gzipSync(readFileSync(new URL('../dist/client.js', import.meta.url)), { level: 9 }).length;
 if (gz > LIMIT_GZIP) {
   console.error(`dist/client.js is ${gz} bytes gzipped, over the ${LIMIT_GZIP} byte budget`);

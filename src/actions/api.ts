@@ -2,7 +2,7 @@ import type { ClientContext } from '../core/context.js';
 import { createCrud } from './crud.js';
 import { getLogs } from './logs.js';
 import { createRunner, type RunOptions } from './run.js';
-import { createPipelineApi, type PipelineApi } from './pipeline-run.js';
+import { createPipelineApi, type PipelineApi } from './pipeline-api.js';
 import { createTasksFunctionsApi, type TasksFunctionsApi } from '../functions/tasks-functions.js';
 import type { Action, ActionInput, ActionUpdate, GetLogsOptions, LogsPage } from './types.js';
 

@@ -1,9 +1,9 @@
 /** Client.App.Actions.{create, update, remove, get, publish}: validated here first, then by the backend. */
 import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
+import { loadChunk } from '../core/lazy.js';
 import { actionsChanged } from '../storage/actions-cache.js';
 import type { Action, ActionInput, ActionUpdate } from './types.js';
-import { describeIssues, validateActionInput } from './validate.js';
 
 export const tasksPath = (ctx: ClientContext, rest = '') => `v1/apps/${ctx.appId()}/tasks${rest}`;
 
@@ -13,7 +13,9 @@ export function checkIdOrName(idOrName: unknown, what = 'idOrName'): string {
   throw new ClientError('INVALID_ARGUMENT', `${what} must be an action id (positive integer) or name (non-empty string)`);
 }
 
-function assertValid(input: unknown, partial: boolean): void {
+/** Validates with src/actions/validate.ts, a lazy chunk of client.js (few screens create or change actions). */
+async function assertValid(ctx: ClientContext, input: unknown, partial: boolean): Promise<void> {
+  const { describeIssues, validateActionInput } = await loadChunk('validate', ctx.config().assetsUrl);
   const issues = validateActionInput(input, { partial });
   if (issues.length) throw new ClientError('INVALID_ACTION', describeIssues(issues), { issues });
 }
@@ -22,7 +24,7 @@ export function createCrud(ctx: ClientContext) {
   return {
     /** Creates an action (unpublished; `active` defaults to true). */
     async create(definition: ActionInput): Promise<Action> {
-      assertValid(definition, false);
+      await assertValid(ctx, definition, false);
       const { action } = await ctx.http.request<{ action: Action }>('POST', tasksPath(ctx), { json: definition });
       await actionsChanged(ctx);
       return action;
@@ -30,7 +32,7 @@ export function createCrud(ctx: ClientContext) {
     /** Changes the working copy (and `name`, `active`); the published snapshot changes only on publish. */
     async update(idOrName: number | string, props: ActionUpdate): Promise<Action> {
       const target = checkIdOrName(idOrName);
-      assertValid(props, true);
+      await assertValid(ctx, props, true);
       const { action } = await ctx.http.request<{ action: Action }>('PUT', tasksPath(ctx, `/${target}`), { json: props });
       await actionsChanged(ctx);
       return action;

@@ -1,6 +1,6 @@
 /** Client.App.Actions.getLogs and the upload of device run logs. */
-import { safeTester } from '../core/safe-query.js';
 import type { ClientContext } from '../core/context.js';
+import { loadChunk } from '../core/lazy.js';
 import { ClientError } from '../http/errors.js';
 import { perClient } from '../storage/client-store.js';
 import { onOnline } from '../storage/connectivity.js';
@@ -76,11 +76,14 @@ export async function getLogs(ctx: ClientContext, options?: GetLogsOptions): Pro
   await uploadDeviceLogs(ctx).catch(() => undefined);
   const remote = await ctx.http.request<LogsPage>('POST', tasksPath(ctx, '/logs'), { json: { id, limit, where } });
   const seen = new Set(remote.logs.map((l) => l.deviceKey).filter(Boolean));
-  const test = where ? safeTester(where, 'options.where') : () => true;
-  const local = (await pendingRunLogs(ctx))
+  let local = (await pendingRunLogs(ctx))
     .map((p) => p.log)
-    .filter((log) => !seen.has(log.deviceKey) && (LOG_TYPES as readonly string[]).includes(log.type))
-    .filter((log) => (id === undefined || log.data.actionId === id) && test(log));
+    .filter((log) => !seen.has(log.deviceKey) && (LOG_TYPES as readonly string[]).includes(log.type) && (id === undefined || log.data.actionId === id));
+  // sift (the lazy query chunk) only when device records wait for the `where`.
+  if (where && local.length > 0) {
+    const test = (await loadChunk('query', ctx.config().assetsUrl)).safeTester(where, 'options.where');
+    local = local.filter((log) => test(log));
+  }
   const logs = [...remote.logs, ...local]
     .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : (b.id ?? Infinity) - (a.id ?? Infinity)))
     .slice(0, limit);

@@ -1,10 +1,24 @@
-/** Client.App.Actions.Pipeline: runs the pipeline of the debug compile page (spec "Debug path"). */
+/**
+ * Client.App.Actions.Pipeline: runs the pipeline of the debug compile page (spec "Debug path"). Only that page
+ * runs it, so this is a lazy chunk of client.js (`pipeline-<hash>.mjs`, loaded by src/actions/pipeline-api.ts):
+ * what it needs of client.js comes in `host` (the client's engine loader, function registry and error class),
+ * so it bundles nothing of the client's state.
+ */
 import type { ClientContext } from '../core/context.js';
-import { registeredFunctions } from '../functions/registry.js';
-import { ClientError } from '../http/errors.js';
+import type { ClientError } from '../http/errors.js';
 import type { FunctionPackageSource, HostServices, PipelineLimits, PipelineNode, RunOutcome } from '../pipeline/types.js';
-import { deviceHostServices } from './device-services.js';
-import { loadEngine } from './engine.js';
+import type { Engine } from './engine.js';
+
+/** What the chunk uses of client.js. */
+export interface PipelineHost {
+  ctx: ClientContext;
+  loadEngine(options: { assetsUrl?: string; logger?: { once(key: string, message: string): void } }): Promise<Engine>;
+  /** Host services of device runs (this client's data sources and notifications). */
+  services(): HostServices;
+  /** Custom functions registered on this device. */
+  registered(): FunctionPackageSource[];
+  ClientError: typeof ClientError;
+}
 
 export interface PipelineRunOptions {
   /** The pipeline; default `window.ENV.taskPipeline` (an array of nodes, or an object with `functions`). */
@@ -24,35 +38,28 @@ export interface PipelineRunOptions {
   signal?: AbortSignal;
 }
 
-export interface PipelineApi {
-  /** Runs the page's pipeline on this device, logs its trace to the console and resolves with the result (rejects with a ClientError carrying the run error). */
-  run<T = unknown>(options?: PipelineRunOptions): Promise<T>;
-  /** Same, resolving with the whole outcome (result or error, trace, duration) instead of throwing. */
-  runWithTrace(options?: PipelineRunOptions): Promise<RunOutcome>;
-}
-
 type PageEnv = { taskPipeline?: unknown; taskFunctions?: unknown };
 
 function pageEnv(): PageEnv {
   return ((globalThis as { ENV?: PageEnv }).ENV ?? {}) as PageEnv;
 }
 
-function resolvePipeline(given: PipelineRunOptions['pipeline']): PipelineNode[] {
+function resolvePipeline(host: PipelineHost, given: PipelineRunOptions['pipeline']): PipelineNode[] {
   let source: unknown = given ?? pageEnv().taskPipeline;
   if (typeof source === 'string') {
     try {
       source = JSON.parse(source);
     } catch {
-      throw new ClientError('INVALID_ARGUMENT', 'Pipeline.run: ENV.taskPipeline is not valid JSON');
+      throw new host.ClientError('INVALID_ARGUMENT', 'Pipeline.run: ENV.taskPipeline is not valid JSON');
     }
   }
   if (Array.isArray(source)) return source as PipelineNode[];
   if (source && typeof source === 'object' && Array.isArray((source as { functions?: unknown }).functions))
     return (source as { functions: PipelineNode[] }).functions;
-  throw new ClientError('INVALID_ARGUMENT', 'Pipeline.run: no pipeline (pass options.pipeline or set window.ENV.taskPipeline)');
+  throw new host.ClientError('INVALID_ARGUMENT', 'Pipeline.run: no pipeline (pass options.pipeline or set window.ENV.taskPipeline)');
 }
 
-function resolvePayload(given: PipelineRunOptions['payload']): Record<string, unknown> {
+function resolvePayload(host: PipelineHost, given: PipelineRunOptions['payload']): Record<string, unknown> {
   if (given !== undefined) return given;
   const search = (globalThis as { location?: { search?: string } }).location?.search ?? '';
   const raw = new URLSearchParams(search).get('payload');
@@ -61,19 +68,19 @@ function resolvePayload(given: PipelineRunOptions['payload']): Record<string, un
   try {
     parsed = JSON.parse(raw);
   } catch (error) {
-    throw new ClientError('INVALID_ARGUMENT', `Pipeline.run: the payload query parameter is not valid JSON (${(error as Error).message})`);
+    throw new host.ClientError('INVALID_ARGUMENT', `Pipeline.run: the payload query parameter is not valid JSON (${(error as Error).message})`);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw new ClientError('INVALID_ARGUMENT', 'Pipeline.run: the payload query parameter must be a JSON object');
+    throw new host.ClientError('INVALID_ARGUMENT', 'Pipeline.run: the payload query parameter must be a JSON object');
   return parsed as Record<string, unknown>;
 }
 
-function customFunctions(ctx: ClientContext, extra: FunctionPackageSource[] | undefined): FunctionPackageSource[] {
+function customFunctions(host: PipelineHost, extra: FunctionPackageSource[] | undefined): FunctionPackageSource[] {
   const byPackage = new Map<string, FunctionPackageSource>();
   const fromPage = pageEnv().taskFunctions;
   if (Array.isArray(fromPage))
     for (const f of fromPage) if (f && typeof f.package === 'string' && typeof f.code === 'string') byPackage.set(f.package, f);
-  for (const f of registeredFunctions(ctx)) byPackage.set(f.package, f);
+  for (const f of host.registered()) byPackage.set(f.package, f);
   for (const f of extra ?? []) byPackage.set(f.package, f);
   return [...byPackage.values()];
 }
@@ -89,31 +96,23 @@ function logTrace(ctx: ClientContext, outcome: RunOutcome): void {
   if (typeof c?.groupEnd === 'function') c.groupEnd();
 }
 
-export function createPipelineApi(ctx: ClientContext): PipelineApi {
-  const runWithTrace = async (options: PipelineRunOptions = {}): Promise<RunOutcome> => {
-    const functions = resolvePipeline(options.pipeline);
-    const payload = resolvePayload(options.payload);
-    const config = ctx.config();
-    const { runPipeline } = await loadEngine({ assetsUrl: config.assetsUrl, logger: ctx.logger });
-    const outcome = await runPipeline({
-      functions,
-      payload,
-      context: { trigger: 'manual', ...(options.context ?? {}) },
-      environment: 'client',
-      services: options.services ?? deviceHostServices(ctx),
-      customFunctions: customFunctions(ctx, options.customFunctions),
-      limits: { runTimeoutMs: config.limits.runTimeoutMs, payloadChars: config.limits.payloadChars, resultBytes: config.limits.resultBytes, ...(options.limits ?? {}) },
-      signal: options.signal,
-    });
-    if (options.log !== false) logTrace(ctx, outcome);
-    return outcome;
-  };
-  return {
-    runWithTrace,
-    async run<T>(options?: PipelineRunOptions): Promise<T> {
-      const outcome = await runWithTrace(options);
-      if (!outcome.ok) throw new ClientError(outcome.error.code, `${outcome.error.errorType}: ${outcome.error.errorMessage}`, outcome.error);
-      return outcome.result as T;
-    },
-  };
+/** Runs the page's pipeline on this device and resolves with the whole outcome (result or error, trace, duration). */
+export async function runWithTrace(host: PipelineHost, options: PipelineRunOptions = {}): Promise<RunOutcome> {
+  const { ctx } = host;
+  const functions = resolvePipeline(host, options.pipeline);
+  const payload = resolvePayload(host, options.payload);
+  const config = ctx.config();
+  const { runPipeline } = await host.loadEngine({ assetsUrl: config.assetsUrl, logger: ctx.logger });
+  const outcome = await runPipeline({
+    functions,
+    payload,
+    context: { trigger: 'manual', ...(options.context ?? {}) },
+    environment: 'client',
+    services: options.services ?? host.services(),
+    customFunctions: customFunctions(host, options.customFunctions),
+    limits: { runTimeoutMs: config.limits.runTimeoutMs, payloadChars: config.limits.payloadChars, resultBytes: config.limits.resultBytes, ...(options.limits ?? {}) },
+    signal: options.signal,
+  });
+  if (options.log !== false) logTrace(ctx, outcome);
+  return outcome;
 }

@@ -73,7 +73,7 @@ export function createAnalyticsApi(ctx: ClientContext, options: AnalyticsOptions
   const dispatcherOf = (): Dispatcher => {
     const environment = ctx.config().environment;
     return perClient(ctx, `analyticsDispatcher:${ctx.appId()}:${environment}:${options.run ? 'custom' : 'device'}`, () => {
-      const dispatcher = createDispatcher({ run, logger: ctx.logger, environment });
+      const dispatcher = createDispatcher({ run, logger: ctx.logger, environment, assetsUrl: () => ctx.config().assetsUrl });
       const cache = actionsCache(ctx);
       cache.subscribe((actions) => dispatcher.setActions(actions));
       cache.get().catch((error) => {

@@ -1,7 +1,8 @@
 import type { Action } from '../actions/types.js';
 import type { Logger } from '../core/logger.js';
 import type { AnalyticsEvent } from './types.js';
-import { compileWhere, equalityAt, type Tester } from '../core/partial-where.js';
+import { loadChunk, loadedChunk } from '../core/lazy.js';
+import type { Tester } from '../core/safe-query.js';
 
 /** Runs one action on the device with the analytics context; the actions module supplies it. */
 export type AnalyticsRunner = (action: Action, context: { trigger: 'analytics'; event: AnalyticsEvent }) => Promise<void>;
@@ -15,6 +16,8 @@ export interface DispatcherOptions {
   maxQueued?: number;
   /** Runs at the same time (default 1: runs start in the order of the events). */
   concurrency?: number;
+  /** Folder of the lazy `query` chunk (sift), loaded when a trigger has a `where` (default: next to client.js). */
+  assetsUrl?: () => string | undefined;
 }
 
 export interface Dispatcher {
@@ -35,6 +38,14 @@ export interface Dispatcher {
 interface Registered {
   action: Action;
   testers: Tester[];
+}
+
+/**
+ * The event type a trigger's `where` fixes by plain equality (`{ type: 'analytics.event', … }`), if any: the
+ * `type` key of its flattened form (src/core/partial-where.ts), without sift. A malformed `where` is ignored anyway.
+ */
+function fixedType(where: Record<string, unknown> | undefined): unknown {
+  return typeof where === 'object' && where !== null && !Array.isArray(where) ? where.type : undefined;
 }
 
 /** Whether `action` may run on this device for an analytics event. */
@@ -72,12 +83,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (!isDeviceAnalyticsAction(action, options.environment)) continue;
       const triggers = action.triggers.filter((t) => t.trigger === 'analytics');
       // Index under the event type when every analytics trigger of the action fixes the same one.
-      const types = new Set(triggers.map((t) => equalityAt(t.where, 'type')));
+      const types = new Set(triggers.map((t) => fixedType(t.where)));
       const testers: Tester[] = [];
       triggers.forEach((t) => {
         const index = action.triggers.indexOf(t);
         try {
-          testers.push(compileWhere(t.where, `triggers[${index}].where`));
+          const query = loadedChunk('query');
+          if (t.where === undefined || t.where === null) testers.push(() => true);
+          else if (!query) throw new Error('its where cannot be matched: the query chunk did not load');
+          else testers.push(query.compileWhere(t.where, `triggers[${index}].where`));
         } catch (error) {
           options.logger.warn(`Action "${action.name}" (${action.id}): analytics trigger ignored: ${(error as Error).message}`);
         }
@@ -147,13 +161,28 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
+  /** Whether `actions` has a device analytics trigger with a `where`: its matching needs sift, the lazy query chunk. */
+  const needsQuery = (actions: readonly Action[]) =>
+    actions.some((a) => isDeviceAnalyticsAction(a, options.environment) && a.triggers.some((t) => t?.trigger === 'analytics' && t.where != null));
+  let generation = 0;
+
+  function apply(actions: readonly Action[]) {
+    compile(actions);
+    ready = true;
+    const held = waiting.splice(0);
+    for (const event of held) dispatcher.dispatch(event);
+    queueMicrotask(pump);
+  }
+
   const dispatcher: Dispatcher = {
     setActions(actions) {
-      compile(actions);
-      ready = true;
-      const held = waiting.splice(0);
-      for (const event of held) dispatcher.dispatch(event);
-      queueMicrotask(pump);
+      const current = ++generation;
+      if (loadedChunk('query') || !needsQuery(actions)) return apply(actions);
+      // Until sift is here the previous list stays in force (before the first, events wait as before any list).
+      // If it cannot load, the triggers with a `where` are ignored with a warning (compile).
+      loadChunk('query', options.assetsUrl?.())
+        .catch((error: unknown) => options.logger.warn(`Analytics trigger matching could not load: ${(error as Error)?.message ?? error}`))
+        .then(() => current === generation && apply(actions));
     },
     get ready() {
       return ready;

@@ -4,7 +4,7 @@
  * (so a function stored for the other side fails with its node path before anything runs).
  */
 import type { FunctionPackageSource, PipelineNode, RunOutcome } from '../pipeline/types.js';
-import { builtinDescriptor, type FunctionEnvironment } from './catalog.js';
+import { isBuiltin, type FunctionEnvironment } from './catalog.js';
 
 /** A custom function as a host holds it: its code (absent when this side may not have it) and where it may run. */
 export interface CustomFunctionSource extends FunctionPackageSource {
@@ -27,7 +27,7 @@ export function customPackageUses(nodes: unknown): Map<string, string> {
         walk(node.elseFunctions, `${path}.elseFunctions`);
       } else {
         const pkg = (node as { functionPackage?: unknown }).functionPackage;
-        if (typeof pkg === 'string' && !builtinDescriptor(pkg) && !uses.has(pkg)) uses.set(pkg, path);
+        if (typeof pkg === 'string' && !isBuiltin(pkg) && !uses.has(pkg)) uses.set(pkg, path);
         walk(node.functions, `${path}.functions`);
       }
     });

@@ -1,5 +1,6 @@
 import type { ClientContext } from '../core/context.js';
-import { BUILTIN_FUNCTIONS, type FunctionDescriptor } from './catalog.js';
+import { loadChunk } from '../core/lazy.js';
+import type { FunctionDescriptor } from './catalog.js';
 import { descriptorOf, registeredFunctions } from './registry.js';
 
 /** What `Client.App.Tasks.Functions.get()` returns for each function (spec "Function descriptor"). */
@@ -20,9 +21,9 @@ const info = (f: FunctionDescriptor): FunctionInfo => ({ id: f.id, name: f.name,
 export function createTasksFunctionsApi(ctx: ClientContext): TasksFunctionsApi {
   return {
     async get(options) {
-      const { functions } = await ctx.http.request<{ functions: FunctionInfo[] }>('GET', `v1/apps/${ctx.appId()}/tasks/functions`, {
-        signal: options?.signal,
-      });
+      // The built-ins' descriptions are the lazy `catalog` chunk of client.js (a studio's function picker).
+      const request = ctx.http.request<{ functions: FunctionInfo[] }>('GET', `v1/apps/${ctx.appId()}/tasks/functions`, { signal: options?.signal });
+      const [{ functions }, { BUILTIN_FUNCTIONS }] = await Promise.all([request, loadChunk('catalog', ctx.config().assetsUrl)]);
       const seen = new Set<string>();
       const out: FunctionInfo[] = [];
       const add = (f: FunctionInfo) => {

@@ -70,7 +70,7 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
     );
     // The CDN: a copy of client.js and the files of dist/runtime.json under /in-app-runtime/0.1.0/.
     const copy = mkdtempSync(join(tmpdir(), 'iar-cdn-'));
-    for (const name of ['client.js', files.engine, files.wasm]) copyFileSync(join('dist', name), join(copy, name));
+    for (const name of ['client.js', ...Object.values(files)]) copyFileSync(join('dist', name), join(copy, name));
     const types: Record<string, string> = { js: 'text/javascript', mjs: 'text/javascript', wasm: 'application/wasm' };
     cdnOrigin = await listen(
       createServer((req, res) => {
@@ -114,6 +114,8 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
       expect(await runDouble(page, 21)).toBe(42);
       expect(requested).toContain(`${backend.url}/dist/${files.engine}`);
       expect(requested).toContain(`${backend.url}/dist/${files.wasm}`);
+      // The analytics trigger has a where: its matching (sift) is the lazy query chunk, from next to client.js.
+      expect(requested).toContain(`${backend.url}/dist/${files.query}`);
       // A cross-origin engine runs as a module Worker started from a same-origin blob.
       expect(page.workers().length).toBeGreaterThan(0);
       await page.evaluate(() => (window as any).Client.App.Analytics.idle());
