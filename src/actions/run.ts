@@ -5,11 +5,12 @@
 import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
 import { isNetworkError, isTimeoutError } from '../http/errors.js';
-import { findCachedAction } from '../storage/actions-cache.js';
+import { findCachedAction, peekCachedAction } from '../storage/actions-cache.js';
 import { isOnline } from '../storage/connectivity.js';
 import { sendOrQueue } from '../storage/run-queue.js';
 import { checkIdOrName, tasksPath } from './crud.js';
 import { runOnDevice } from './device-run.js';
+import { loadEngine } from './engine.js';
 import { takeRunSlot } from './rate-limit.js';
 import type { Action } from './types.js';
 
@@ -51,6 +52,18 @@ async function loadRunnable(ctx: ClientContext, target: string): Promise<Action>
   }
 }
 
+/**
+ * Starts the device engine (its Worker and the wasm) while the action is fetched, when the list this device
+ * stored says the action runs here: the fetch and the engine's start overlap instead of following each other.
+ */
+function warmEngine(ctx: ClientContext, target: string): void {
+  void peekCachedAction(ctx, decodeURIComponent(target))
+    .then((cached) => {
+      if (cached && cached.environment !== 'server' && !cached.pageId) return loadEngine({ assetsUrl: ctx.config().assetsUrl, logger: ctx.logger });
+    })
+    .catch(() => undefined);
+}
+
 /** An action this device has never seen, named while offline: taken for a server action (its run is queued). */
 const offlineUnknown = (target: string): Action => ({ name: decodeURIComponent(target), environment: 'server' }) as Action;
 
@@ -67,6 +80,7 @@ export function createRunner(ctx: ClientContext) {
     if (typeof name !== 'string' || name.trim() === '') throw new ClientError('INVALID_ARGUMENT', 'name must be the name of an action');
     const target = checkIdOrName(name, 'name');
     const body = checkPayload(ctx, payload);
+    warmEngine(ctx, target);
     const action = await loadRunnable(ctx, target);
     return { target, body, action, onDevice: action.environment !== 'server' };
   }

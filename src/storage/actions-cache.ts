@@ -220,7 +220,20 @@ function createActionsCache(
  * reached. Undefined when the device has never seen it.
  */
 export async function findCachedAction(ctx: ClientContext, idOrName: number | string): Promise<Action | undefined> {
-  const actions = await actionsCache(ctx).get();
+  return pick(await actionsCache(ctx).get(), idOrName);
+}
+
+/**
+ * The action as this device last stored it, read from memory or the local store only (never the network,
+ * never waiting for a revalidation): a hint, e.g. to start the engine while the action is fetched.
+ */
+export async function peekCachedAction(ctx: ClientContext, idOrName: number | string): Promise<Action | undefined> {
+  const environment = ctx.config().environment;
+  const store = await clientStore(ctx, ctx.appId());
+  return pick((await store.get<CachedActions>('actions', environment))?.actions ?? [], idOrName);
+}
+
+function pick(actions: Action[], idOrName: number | string): Action | undefined {
   const key = typeof idOrName === 'string' ? idOrName.trim() : idOrName;
   if (typeof key === 'number' || /^\d+$/.test(key)) {
     const byId = actions.find((a) => a.id === Number(key));

@@ -45,7 +45,7 @@ async function countingProxy(port: number): Promise<{ url: string; down: () => n
 it('runtime delivery across origins: cold and warm page load → first client run', async () => {
   const backend = await startServer({ memory: true, log: false });
   const proxy = await countingProxy(backend.port);
-  const { appId, apiToken } = backend.bootstrap;
+  const { appId, apiToken, clientToken } = backend.bootstrap;
   const api = createClient({ baseUrl: backend.url, appId, authToken: apiToken });
   const action = await api.App.Actions.create({
     name: 'first-run',
@@ -56,7 +56,7 @@ it('runtime delivery across origins: cold and warm page load → first client ru
 
   const screens: Record<string, string> = {
     '/app.html': `<!doctype html><html><head><title>Screen</title>
-      <script src="${proxy.url}/dist/client.js" data-base-url="${proxy.url}" data-app-id="${appId}" data-auth-token="${apiToken}" data-auto-page-view="false"></script>
+      <script src="${proxy.url}/dist/client.js" data-base-url="${proxy.url}" data-app-id="${appId}" data-auth-token="${clientToken}" data-auto-page-view="false"></script>
       <script>Client.App.Actions.runWithResult('first-run', { n: 1 }).then((r) => { window.result = r; window.done = performance.now(); }, (e) => { window.failed = String(e && e.message); });</script>
       </head><body>screen</body></html>`,
     '/empty.html': `<!doctype html><html><head><title>Empty</title></head><body>empty</body></html>`,

@@ -34,10 +34,10 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
     return new Promise((resolve) => server.listen(0, host, () => resolve(`http://${host}:${(server.address() as { port: number }).port}`)));
   }
 
-  /** The README's script tag, on a screen of its own origin. */
+  /** The README's script tag (with the app's client token), on a screen of its own origin. */
   function scriptTag(src: string, extra = ''): string {
     const { appId } = backend.bootstrap;
-    return `<script src="${src}" data-base-url="${backend.url}" data-app-id="${appId}" data-auth-token="${backend.bootstrap.apiToken}" ${extra}></script>`;
+    return `<script src="${src}" data-base-url="${backend.url}" data-app-id="${appId}" data-auth-token="${backend.bootstrap.clientToken}" ${extra}></script>`;
   }
 
   async function open(path: string, body: string): Promise<{ page: Page; errors: string[]; requested: string[] }> {
@@ -163,6 +163,38 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
       throw error;
     } finally {
       await page.close();
+    }
+  });
+
+  it('a device that stored the actions list starts the engine while the action is fetched', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      // First load: the page view's analytics trigger makes the screen load and store the actions list.
+      pages.set('/warm.html', `<!doctype html><html><head>${scriptTag(`${backend.url}/dist/client.js`, 'data-page-id="77"')}</head><body></body></html>`);
+      await page.goto(`${screenOrigin}/warm.html`);
+      await page.waitForFunction(() => typeof (window as any).Client === 'object');
+      await page.evaluate(() => (window as any).Client.App.Analytics.idle());
+      // Second load: the action's definition answers slowly; the engine is asked for before that answer.
+      const events: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().includes('/dist/engine-')) events.push('engine requested');
+      });
+      await page.route('**/v1/apps/*/tasks/double?*', async (route) => {
+        await new Promise((r) => setTimeout(r, 1500));
+        events.push('action answered');
+        await route.continue();
+      });
+      pages.set('/warm2.html', `<!doctype html><html><head>${scriptTag(`${backend.url}/dist/client.js`, 'data-auto-page-view="false"')}</head><body></body></html>`);
+      await page.goto(`${screenOrigin}/warm2.html`);
+      await page.waitForFunction(() => typeof (window as any).Client === 'object');
+      expect(await runDouble(page, 4)).toBe(8);
+      expect(events).toEqual(['engine requested', 'action answered']);
+    } catch (error) {
+      await screenshot(page, 'topology-warm-engine');
+      throw error;
+    } finally {
+      await context.close();
     }
   });
 
