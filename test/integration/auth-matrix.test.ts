@@ -104,12 +104,13 @@ const ROWS: Row[] = [
   { route: 'POST /v1/data-sources/:ds/data', variant: 'truncate', fresh: newDataSource, path: (id) => `/v1/data-sources/${id}/data`, json: () => ({ entries: [] }) },
   { route: 'PUT /v1/data-sources/:ds/data', path: () => `${dsPath()}/data`, json: (_, kind) => ({ insertedBy: kind }), client: true },
   { route: 'POST /v1/data-sources/:ds/data/query', path: () => `${dsPath()}/data/query`, json: () => ({}), client: true },
-  { route: 'POST /v1/data-sources/:ds/data/query', variant: 'delete query', fresh: newEntry, path: () => `${dsPath()}/data/query`, json: (id) => ({ type: 'delete', where: { $id: id } }), client: true },
+  { route: 'POST /v1/data-sources/:ds/data/query', variant: 'delete query', fresh: newEntry, path: () => `${dsPath()}/data/query`, json: (id) => ({ type: 'delete', where: { $id: id } }) },
   { route: 'GET /v1/data-sources/:ds/data/:entryId', path: () => `${dsPath()}/data/${ids.entry}`, client: true },
   { route: 'PUT /v1/data-sources/:ds/data/:entryId', path: () => `${dsPath()}/data/${ids.entry}`, json: (_, kind) => ({ updatedBy: kind }), client: true },
   { route: 'DELETE /v1/data-sources/:ds/data/:entryId', fresh: newEntry, path: (id) => `${dsPath()}/data/${id}`, client: true },
   { route: 'GET /v1/data-sources/:ds/indexes/:indexes', path: () => `${dsPath()}/indexes/a`, client: true },
   { route: 'POST /v1/data-sources/:ds/commit', path: () => `${dsPath()}/commit`, json: (_, kind) => ({ entries: [{ data: { committedBy: kind } }], append: true, returnEntries: false }), client: true },
+  { route: 'POST /v1/data-sources/:ds/commit', variant: 'replace (no append)', fresh: newDataSource, path: (id) => `/v1/data-sources/${id}/commit`, json: () => ({ entries: [] }) },
   { route: 'GET /v1/data-sources/:ds/versions', path: () => `/v1/data-sources/${ids.vds}/versions` },
   { route: 'GET /v1/data-sources/:ds/versions/:versionId/data', path: () => `/v1/data-sources/${ids.vds}/versions/${ids.version}/data` },
   { route: 'POST /v1/data-sources/:ds/versions/:versionId/data', path: () => `/v1/data-sources/${ids.vds}/versions/${ids.version}/data`, json: () => ({}) },
@@ -310,6 +311,13 @@ describe('authorization matrix', () => {
 });
 
 describe('what a client token sees', () => {
+  it('a /v1 path missing from the route table is closed to client tokens (fail closed)', async () => {
+    const res = await b.api('GET', `/v1/apps/${x.appId}/not-a-route`, { token: x.clientToken });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('CLIENT_TOKEN_FORBIDDEN');
+    expect((await b.api('GET', `/v1/apps/${x.appId}/not-a-route`, { token: x.apiToken })).status).toBe(404);
+  });
+
   it('reads the live (published) copies of actions only', async () => {
     const draft = (await ok(b.api('POST', tasks(), { json: { name: 'unpublished-draft', environment: 'server', functions: returnFn(7) } }))).action;
     await ok(b.api('PUT', `${tasks()}/${ids.action}`, { json: { functions: returnFn('working copy') } }));

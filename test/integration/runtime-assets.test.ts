@@ -52,10 +52,12 @@ describe('runtime assets served by startServer()', () => {
     const again = await get(`${b.url}/dist/client.js`, { 'If-None-Match': etag });
     expect(again.status).toBe(304);
     expect(again.body.length).toBe(0);
-    // The brotli copy's ETag differs (another representation) but names the same content.
+    // The brotli copy is another representation with its own ETag: each revalidates only its own.
     const br = await get(`${b.url}/dist/client.js`, { 'Accept-Encoding': 'gzip, deflate, br, zstd' });
     expect(br.headers.etag).not.toBe(etag);
     expect((await get(`${b.url}/dist/client.js`, { 'Accept-Encoding': 'br', 'If-None-Match': String(br.headers.etag) })).status).toBe(304);
+    expect((await get(`${b.url}/dist/client.js`, { 'Accept-Encoding': 'br', 'If-None-Match': `W/${br.headers.etag}` })).status).toBe(304);
+    expect((await get(`${b.url}/dist/client.js`, { 'Accept-Encoding': 'gzip', 'If-None-Match': String(br.headers.etag) })).status).toBe(200);
     expect((await get(`${b.url}/dist/client.js`, { 'If-None-Match': '"something-else"' })).status).toBe(200);
   });
 
@@ -71,6 +73,9 @@ describe('runtime assets served by startServer()', () => {
     expect(gz.headers['content-encoding']).toBe('gzip');
     expect(gunzipSync(gz.body).equals(original)).toBe(true);
 
+    // q-values: the client's preference wins over ours.
+    const preferGzip = await get(`${b.url}/dist/${files.engine}`, { 'Accept-Encoding': 'br;q=0.1, gzip' });
+    expect(preferGzip.headers['content-encoding']).toBe('gzip');
     const refused = await get(`${b.url}/dist/${files.engine}`, { 'Accept-Encoding': 'br;q=0, gzip;q=0' });
     expect(refused.headers['content-encoding']).toBeUndefined();
     expect(refused.body.equals(original)).toBe(true);

@@ -93,6 +93,8 @@ export function tokenKindGate(): MiddlewareHandler<AppEnv> {
     if (auth) {
       const route = routeOf(c);
       if (route) refuseKind(auth, acceptedKinds(route), `call ${route} (${ROUTES[route]!.summary})`);
+      // A route missing from the table (a new route not yet listed) is closed to pages' tokens.
+      else refuseKind(auth, ['api', 'studio'], `call ${c.req.method} ${new URL(c.req.url).pathname}`);
     }
     await next();
   };

@@ -61,7 +61,7 @@ export function findRuntimeDir(from = dirname(fileURLToPath(import.meta.url))): 
   return undefined;
 }
 
-/** The encodings the request accepts (q > 0), best first among those we have. */
+/** The available encoding the request prefers: the highest q (RFC 9110 §12.5.3), brotli before gzip on a tie. */
 export function chooseEncoding(header: string | undefined, available: readonly Encoding[]): Encoding {
   const accepted = new Map<string, number>();
   for (const part of (header ?? '').split(',')) {
@@ -70,18 +70,17 @@ export function chooseEncoding(header: string | undefined, available: readonly E
     const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
     accepted.set(name, q ? Number(q.slice(2)) || 0 : 1);
   }
-  const ok = (name: string) => (accepted.get(name) ?? accepted.get('*') ?? 0) > 0;
-  if (available.includes('br') && ok('br')) return 'br';
-  if (available.includes('gzip') && ok('gzip')) return 'gzip';
-  return 'identity';
+  const weight = (name: Encoding) => accepted.get(name) ?? accepted.get('*') ?? 0;
+  return (['br', 'gzip'] as const)
+    .filter((encoding) => available.includes(encoding) && weight(encoding) > 0)
+    .reduce<Encoding>((best, encoding) => (best === 'identity' || weight(encoding) > weight(best) ? encoding : best), 'identity');
 }
 
-/** Whether an If-None-Match header names this file's content (any of its encodings: weak comparison, RFC 9110 §13.1.2). */
+/** Whether an If-None-Match header names this representation (weak comparison, RFC 9110 §13.1.2). */
 function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
   if (ifNoneMatch.trim() === '*') return true;
-  const base = etag.replace(/^"|"$/g, '').replace(/-(br|gz)$/, '');
-  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '').replace(/^"|"$/g, '').replace(/-(br|gz)$/, '') === base);
+  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
 async function readOptional(path: string): Promise<Uint8Array | undefined> {
@@ -148,7 +147,8 @@ export function registerRuntimeRoutes(app: App, options: RuntimeRouteOptions = {
       return next();
     }
     if (!(await servedNames(dir).catch(() => new Set<string>())).has(name)) return next();
-    const file = await load(dir, name);
+    // A file that vanished under a rebuild (between stat and read) is simply not there.
+    const file = await load(dir, name).catch(() => undefined);
     if (!file) return next();
     const encoding = chooseEncoding(c.req.header('Accept-Encoding'), Object.keys(file.variants) as Encoding[]);
     const variant = file.variants[encoding]!;

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { App, AppEnv, ServerContext } from '../../context.js';
 import { readJson, readJsonObject } from '../../http/body.js';
+import { requireKind } from '../../http/auth.js';
 import { HttpError } from '../../http/errors.js';
 import type { DataSourceService, UploadedFile } from '../service.js';
 import { setOwn } from '../query/values.js';
@@ -55,6 +56,8 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
   app.post('/v1/data-sources/:ds/data/query', async (c) => {
     const ref = dataSourceRef(c);
     const body = await readJson(c);
+    // A page's client token is public: no bulk delete (one entry at a time, as the rules allow).
+    if (isPlainObject(body) && body.type === 'delete') requireKind(c, ['api', 'studio'], 'delete entries by query (delete one entry by id instead)');
     return c.json(await service.query(callerOf(c), ref, body ?? {}));
   });
 
@@ -83,6 +86,9 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
   app.post('/v1/data-sources/:ds/commit', async (c) => {
     const ref = dataSourceRef(c);
     const body = await readJsonObject(c);
+    // Without append: true a commit replaces the whole data source (like a truncate): not for a page's token.
+    if (parseBooleanFlag(body.append, 'append') !== true)
+      requireKind(c, ['api', 'studio'], 'commit without append: true (it replaces the whole data source)');
     return c.json(await service.commit(callerOf(c), ref, body));
   });
 }
