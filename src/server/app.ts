@@ -26,6 +26,7 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
   app.notFound((c) => c.json(errorBody('NOT_FOUND', `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
 
   app.use('/v1/*', async (c, next) => {
+    c.set('limits', ctx.limits);
     // App screens call the backend from other origins; tokens travel in a header, never in cookies.
     c.header('Access-Control-Allow-Origin', '*');
     c.header('Access-Control-Allow-Headers', 'Auth-token, Content-Type, Idempotency-Key, If-None-Match');

@@ -34,6 +34,21 @@ export interface ServerLimits {
   analyticsBatchIdDays?: number;
   /** Log-triggered runs in a row (each triggered by a write of the one before) before the next is skipped as a loop (default 10). */
   logTriggerChain?: number;
+  /** Deepest nesting of arrays/objects accepted in a JSON body, e.g. entry data or action settings (default 256; past it 400 NESTING_TOO_DEEP). */
+  bodyDepth: number;
+  /**
+   * Deepest nesting of a where-like input: data source `where`/`$filters`, `aggregate`, `join`, version-data
+   * `where`, getLogs `where`, notification `where`/`scope`, trigger `where` (default 64; past it 400 NESTING_TOO_DEEP).
+   */
+  filterDepth: number;
+  /**
+   * Memory budget of one `aggregate`, in estimated bytes (default 64 MB): the values its stages and operators
+   * build, summed over the run, and the size of any one value an operator compares or hashes, and of the result.
+   * Past it 422 AGGREGATE_TOO_LARGE (query/budget.ts).
+   */
+  aggregateBytes: number;
+  /** Time budget of one `aggregate`, ms (default 5 s; past it 422 QUERY_TIMEOUT). */
+  aggregateTimeoutMs: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
@@ -44,6 +59,10 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   bodyBytes: 10 * 1024 * 1024,
   fileBytes: 10 * 1024 * 1024,
   dataSourceVersions: 20,
+  bodyDepth: 256,
+  filterDepth: 64,
+  aggregateBytes: 64 * 1024 * 1024,
+  aggregateTimeoutMs: 5000,
 };
 
 /** What every route module gets. */
@@ -88,5 +107,5 @@ export function normalizePublicUrl(value: string): string {
   return (parsed.origin + parsed.pathname).replace(/\/+$/, '');
 }
 
-export type AppEnv = { Variables: { auth: TokenRecord | null } };
+export type AppEnv = { Variables: { auth: TokenRecord | null; limits: ServerLimits } };
 export type App = Hono<AppEnv>;

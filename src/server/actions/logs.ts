@@ -2,7 +2,9 @@
 import { safeTester } from '../../core/safe-query.js';
 import { DEFAULT_LOG_LIMIT, LOG_TYPES, MAX_LOG_LIMIT, type ActionLog, type LogsPage } from '../../actions/types.js';
 import type { ServerContext } from '../context.js';
+import { DEFAULT_SERVER_LIMITS } from '../context.js';
 import { HttpError } from '../http/errors.js';
+import { checkNesting } from '../http/nesting.js';
 import { countLogs, insertDeviceLog, iterateLogs } from './log-store.js';
 import { getActionById, touchLastRun } from './store.js';
 
@@ -16,8 +18,11 @@ const SKIPPED = 'app.task.skipped';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Reads `{ id, limit, where }` from a query string or a JSON body; 400 naming the bad field. */
-export function parseLogQuery(raw: Record<string, unknown>): LogQuery {
+/**
+ * Reads `{ id, limit, where }` from a query string or a JSON body; 400 naming the bad field. `where` (also
+ * as JSON in a query string) nests at most `filterDepth` levels (400 NESTING_TOO_DEEP).
+ */
+export function parseLogQuery(raw: Record<string, unknown>, filterDepth = DEFAULT_SERVER_LIMITS.filterDepth): LogQuery {
   const query: LogQuery = {};
   const int = (name: string, value: unknown, max?: number): number => {
     const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
@@ -37,6 +42,7 @@ export function parseLogQuery(raw: Record<string, unknown>): LogQuery {
   }
   if (where !== undefined && where !== null) {
     if (!isObject(where)) throw new HttpError(400, 'INVALID_FIELD', 'Field "where" must be an object (a sift query on the record)');
+    checkNesting(where, filterDepth, 'Field "where"', 'filterDepth');
     try {
       safeTester(where);
     } catch (error) {

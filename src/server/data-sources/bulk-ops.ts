@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
+import { checkFilterFields } from '../http/nesting.js';
 import { authorize, filterColumns, hasColumnFilter, type Caller, type Grant } from './access.js';
 import {
   bumpDataVersion,
@@ -177,6 +178,8 @@ export type QueryResponse = { entries: unknown[]; pagination?: { total: number; 
 export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRef, input: unknown): Promise<QueryResponse> {
   const { ctx } = core;
   const ds = await resolveDataSource(ctx.db, ref, caller);
+  // Before any recursive code sees them (the service is also called by app actions, without a parsed body).
+  checkFilterFields(input, ctx.limits.filterDepth, ['where', 'aggregate', 'join']);
   const body = validateQuery(input ?? {});
   if (body.type === 'delete') {
     // The where sees only the columns the delete rule shows (it cannot probe hidden ones).
@@ -208,7 +211,11 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
   }
   const grant = authorize(ds, 'select', caller);
   const entries = withGrant(await core.cache.entries(ctx.db, ds.id), grant);
-  return runQuery(entries as EntryRecord[], body, joinLoader(core, caller, ds));
+  return runQuery(entries as EntryRecord[], body, joinLoader(core, caller, ds), {
+    bytes: ctx.limits.aggregateBytes,
+    timeoutMs: ctx.limits.aggregateTimeoutMs,
+    depth: ctx.limits.bodyDepth,
+  });
 }
 
 export async function versionsOf(core: Core, caller: Caller, ref: DataSourceRef): Promise<VersionRecord[]> {
@@ -240,6 +247,7 @@ export async function versionEntries(
     limit = Number(options.limit);
     if (!Number.isInteger(limit) || limit < 0) throw new HttpError(400, 'INVALID_FIELD', 'Field "limit" must be a non-negative integer');
   }
+  checkFilterFields(options, core.ctx.limits.filterDepth, ['where']);
   const test = options.where === undefined || options.where === null ? undefined : compileWhere(options.where);
   const { entries } = await snapshotEntries(core, ds.id, versionId);
   // Hidden columns are removed before `where` runs, so they cannot be probed through it.

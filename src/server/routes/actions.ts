@@ -3,6 +3,7 @@ import type { App, AppEnv, ServerContext } from '../context.js';
 import { intParam, requireKind } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { HttpError } from '../http/errors.js';
+import { checkFilterFields } from '../http/nesting.js';
 import { compilePage } from '../actions/compile-page.js';
 import { parseLogQuery, readLogs, uploadDeviceLogs } from '../actions/logs.js';
 import { registerPageRoutes } from '../actions/pages-routes.js';
@@ -64,13 +65,13 @@ export function registerActionRoutes(app: App, ctx: ServerContext): void {
 
   app.post(base, async (c) => {
     const record = await loadApp(ctx, c);
-    const row = await createAction(ctx, record, await readJsonObject(c));
+    const row = await createAction(ctx, record, withCheckedTriggers(ctx, await readJsonObject(c)));
     return c.json({ action: toAction(row) }, 201);
   });
 
   app.get(`${base}/logs`, async (c) => {
     const record = await loadApp(ctx, c);
-    return c.json(await readLogs(ctx, record.id, parseLogQuery(c.req.query())));
+    return c.json(await readLogs(ctx, record.id, parseLogQuery(c.req.query(), ctx.limits.filterDepth)));
   });
 
   /** `{ id, limit, where }` reads logs; `{ logs: [...] }` uploads device records (idempotent by deviceKey). */
@@ -80,7 +81,7 @@ export function registerActionRoutes(app: App, ctx: ServerContext): void {
     if (body.logs !== undefined) return c.json(await uploadDeviceLogs(ctx, record, body.logs), 201);
     // Run logs hold the results of every user's runs: a client token only uploads its device's records.
     requireKind(c, ['api', 'studio'], 'read run logs (a client token only uploads device logs)');
-    return c.json(await readLogs(ctx, record.id, parseLogQuery(body)));
+    return c.json(await readLogs(ctx, record.id, parseLogQuery(body, ctx.limits.filterDepth)));
   });
 
   app.get(`${base}/:idOrName`, async (c: Context<AppEnv>, next: Next) => {
@@ -97,7 +98,7 @@ export function registerActionRoutes(app: App, ctx: ServerContext): void {
 
   app.put(`${base}/:idOrName`, async (c) => {
     const record = await loadApp(ctx, c);
-    const row = await changeAction(ctx, record.id, c.req.param('idOrName'), await readJsonObject(c));
+    const row = await changeAction(ctx, record.id, c.req.param('idOrName'), withCheckedTriggers(ctx, await readJsonObject(c)));
     return c.json({ action: toAction(row) });
   });
 
@@ -142,4 +143,10 @@ export function registerActionRoutes(app: App, ctx: ServerContext): void {
   app.get(`${base}/:id/compile`, (c) => compilePage(ctx, c));
 
   registerPageRoutes(app, ctx);
+}
+
+/** An action body whose trigger `where`s nest at most `limits.filterDepth` levels (400 NESTING_TOO_DEEP otherwise). */
+function withCheckedTriggers(ctx: ServerContext, body: Record<string, unknown>): Record<string, unknown> {
+  if (Array.isArray(body.triggers)) body.triggers.forEach((t, i) => checkFilterFields(t, ctx.limits.filterDepth, ['where'], `triggers[${i}].`));
+  return body;
 }

@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import type { App, AppEnv, ServerContext } from '../context.js';
 import { intParam, requireAuth, requireStudio } from '../http/auth.js';
 import { readJson, readJsonObject } from '../http/body.js';
+import { checkFilterFields } from '../http/nesting.js';
 import { getNotificationService } from '../notifications/index.js';
 import { parseMarkAsRead } from '../notifications/validate.js';
 import { loadApp } from './apps.js';
@@ -20,8 +21,14 @@ export function registerNotificationRoutes(app: App, ctx: ServerContext): void {
   const service = getNotificationService(ctx);
   const base = '/v1/apps/:appId/notifications';
 
+  /** A notification's `scope` (matched like a `where`) nests at most `limits.filterDepth` levels. */
+  const checkedScope = <T>(body: T, prefix = ''): T => {
+    checkFilterFields(body, ctx.limits.filterDepth, ['scope'], prefix);
+    return body;
+  };
   const list = async (c: Context<AppEnv>, input: Record<string, unknown>, fromQuery: boolean) => {
     const record = await loadApp(ctx, c);
+    checkFilterFields(input, ctx.limits.filterDepth, ['where', 'scope', 'user']);
     const query = service.parseList(input, fromQuery);
     const result = await service.list(record.id, { studio: requireAuth(c).kind === 'studio' }, query);
     return typeof result === 'number' ? c.json({ count: result }) : c.json({ notifications: result });
@@ -31,13 +38,15 @@ export function registerNotificationRoutes(app: App, ctx: ServerContext): void {
 
   app.put(base, async (c) => {
     const record = await loadApp(ctx, c);
-    const notification = await service.create(record.id, await readJsonObject(c));
+    const notification = await service.create(record.id, checkedScope(await readJsonObject(c)));
     return c.json({ notification }, 201);
   });
 
   app.post(`${base}/batch`, async (c) => {
     const record = await loadApp(ctx, c);
-    const notifications = await service.batch(record.id, await readJsonObject(c));
+    const body = await readJsonObject(c);
+    if (Array.isArray(body.notifications)) body.notifications.forEach((n, i) => checkedScope(n, `notifications[${i}].`));
+    const notifications = await service.batch(record.id, body);
     return c.json({ notifications }, 201);
   });
 
@@ -50,7 +59,7 @@ export function registerNotificationRoutes(app: App, ctx: ServerContext): void {
   app.put(`${base}/:notificationId`, async (c) => {
     const record = await loadApp(ctx, c);
     const id = intParam(c, 'notificationId');
-    const notification = await service.update(record.id, id, await readJson(c, { required: true }));
+    const notification = await service.update(record.id, id, checkedScope(await readJson(c, { required: true })));
     return c.json({ notification });
   });
 

@@ -6,6 +6,7 @@ import * as pipeline from 'mingo/operators/pipeline';
 import * as projections from 'mingo/operators/projection';
 import * as queries from 'mingo/operators/query';
 import type { Options } from 'mingo/types';
+import { AggregateBudget, activeBudget, withBudget, type AggregateLimits } from './budget.js';
 import { asInvalidQuery, invalidQuery, isPlainObject } from './errors.js';
 import { guardRegex } from './regex-guard.js';
 import type { EntryRecord } from './types.js';
@@ -74,11 +75,99 @@ const $convertToNumber = (obj: unknown, expr: unknown, options: Options) => {
 
 const expressionNames = Object.keys(expressions).filter((name) => name.startsWith('$') && !REFUSED_EXPRESSIONS.has(name));
 
+type ExprOp = (obj: unknown, expr: unknown, options: Options) => unknown;
+type StageOp = (coll: { map(f: (doc: unknown) => unknown): unknown }, expr: unknown, options: Options) => { map(f: (doc: unknown) => unknown): unknown };
+
+/**
+ * Operators that walk their inputs whole (deep comparison, hashing): their arguments are evaluated here first and
+ * measured as trees (budget.ts), then handed to the operator as `$literal`s, so a value shared many times over
+ * cannot make one call walk more than the budget.
+ */
+const WALKING = new Set([
+  '$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$cmp', '$in', '$indexOfArray', '$setUnion', '$setIntersection',
+  '$setDifference', '$setEquals', '$setIsSubset', '$allElementsTrue', '$anyElementTrue',
+]);
+/** Stages that only pass documents through (nothing new to charge). */
+const PASS_THROUGH = new Set(['$match', '$sort', '$skip', '$limit']);
+
+/** Internal (never accepted from callers: not in KNOWN_KEYS): evaluates its expression and measures it as a tree. */
+const TREE_CHECKED = '$__treeChecked';
+const $__treeChecked: ExprOp = (obj, expr, options) => {
+  const value = evalExpr(obj as never, expr as never, options);
+  return activeBudget()?.checkTree(value, 'a $group key') ?? value;
+};
+
+function budgetedExpression(name: string, op: ExprOp): ExprOp {
+  if (name === '$literal') return op;
+  if (WALKING.has(name)) {
+    return (obj, expr, options) => {
+      const budget = activeBudget();
+      if (!budget) return op(obj, expr, options);
+      budget.tick();
+      const args = budget.checkTree(evalExpr(obj as never, expr as never, options), `the arguments of ${name}`);
+      const literal = Array.isArray(expr) && Array.isArray(args) ? args.map((v) => ({ $literal: v })) : { $literal: args };
+      return budget.charge(budget.checkTree(op(obj, literal, options), `the value of ${name}`), name);
+    };
+  }
+  return (obj, expr, options) => {
+    const budget = activeBudget();
+    if (!budget) return op(obj, expr, options);
+    budget.tick();
+    return budget.charge(budget.checkTree(op(obj, expr, options), `the value of ${name}`), name);
+  };
+}
+
+function budgetedAccumulator(name: string, op: ExprOp): ExprOp {
+  if (name === '$addToSet') {
+    // unique() hashes every value: measure them as trees first.
+    const push = accumulators.$push as unknown as ExprOp;
+    return (coll, expr, options) => {
+      const budget = activeBudget();
+      if (!budget) return op(coll, expr, options);
+      budget.tick();
+      const values = budget.checkTree(push(coll, expr, options), 'the values of $addToSet') as unknown[];
+      return budget.charge(budget.checkTree(op(values, '$$CURRENT', options), `the value of ${name}`), name);
+    };
+  }
+  return (coll, expr, options) => {
+    const budget = activeBudget();
+    if (!budget) return op(coll, expr, options);
+    budget.tick();
+    return budget.charge(budget.checkTree(op(coll, expr, options), `the value of ${name}`), name);
+  };
+}
+
+function budgetedStage(name: string, op: StageOp): StageOp {
+  return (coll, expr, options) => {
+    const budget = activeBudget();
+    if (!budget) return op(coll, expr, options);
+    let spec = expr;
+    // Group keys are hashed: measured as trees.
+    if (name === '$group' && isPlainObject(expr) && Object.prototype.hasOwnProperty.call(expr, '_id')) spec = { ...expr, _id: { [TREE_CHECKED]: expr._id } };
+    if (name === '$sortByCount') spec = { [TREE_CHECKED]: expr };
+    const out = op(coll, spec, options);
+    if (PASS_THROUGH.has(name)) return out;
+    return out.map((doc) => {
+      budget.tick();
+      return budget.charge(budget.checkTree(doc, `a document of ${name}`), name);
+    }) as ReturnType<StageOp>;
+  };
+}
+
+function wrapAll<T>(ops: Record<string, AnyFn>, wrap: (name: string, op: T) => T): Record<string, T> {
+  const out: Record<string, T> = {};
+  for (const name of Object.keys(ops)) out[name] = wrap(name, ops[name] as unknown as T);
+  return out;
+}
+
 /* eslint-disable @typescript-eslint/no-explicit-any */
 const context = Context.init({
-  pipeline: pick(pipeline, AGGREGATE_STAGES) as any,
-  accumulator: pick(accumulators, AGGREGATE_ACCUMULATORS) as any,
-  expression: { ...pick(expressions, expressionNames), $convertToNumber } as any,
+  pipeline: wrapAll(pick(pipeline, AGGREGATE_STAGES), budgetedStage) as any,
+  accumulator: wrapAll(pick(accumulators, AGGREGATE_ACCUMULATORS), budgetedAccumulator) as any,
+  expression: {
+    ...wrapAll({ ...pick(expressions, expressionNames), $convertToNumber: $convertToNumber as AnyFn }, budgetedExpression),
+    [TREE_CHECKED]: $__treeChecked,
+  } as any,
   query: pick(queries, QUERY_OPERATORS) as any,
   projection: pick(projections, ['$elemMatch', '$slice']) as any,
 });
@@ -127,16 +216,25 @@ export function checkPipeline(aggregate: unknown, field = 'aggregate'): object[]
   return aggregate as object[];
 }
 
-/** Runs the pipeline over `entries` (cloned first, so stages never change stored data). */
-export function runAggregate(entries: readonly EntryRecord[], aggregate: unknown, field = 'aggregate'): unknown[] {
+/** The budget of a run when none is given (the server passes limits.aggregateBytes / aggregateTimeoutMs). */
+export const DEFAULT_AGGREGATE_LIMITS: AggregateLimits = { bytes: 64 * 1024 * 1024, timeoutMs: 5000 };
+
+/**
+ * Runs the pipeline over `entries` (cloned first, so stages never change stored data) under a memory and time
+ * budget (budget.ts): past it 422 AGGREGATE_TOO_LARGE or QUERY_TIMEOUT.
+ */
+export function runAggregate(entries: readonly EntryRecord[], aggregate: unknown, field = 'aggregate', limits: AggregateLimits = DEFAULT_AGGREGATE_LIMITS): unknown[] {
   const stages = checkPipeline(aggregate, field);
-  return asInvalidQuery(field, () => {
-    const aggregator = new Aggregator(stages as never, {
-      context,
-      scriptEnabled: false,
-      processingMode: ProcessingMode.CLONE_INPUT,
-      collectionResolver: () => [],
-    });
-    return aggregator.run(entries as never) as unknown[];
-  });
+  const budget = new AggregateBudget(limits);
+  return asInvalidQuery(field, () =>
+    withBudget(budget, () => {
+      const aggregator = new Aggregator(stages as never, {
+        context,
+        scriptEnabled: false,
+        processingMode: ProcessingMode.CLONE_INPUT,
+        collectionResolver: () => [],
+      });
+      return budget.checkTree(aggregator.run(entries as never) as unknown[], 'the result');
+    }),
+  );
 }

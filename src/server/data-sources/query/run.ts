@@ -1,4 +1,5 @@
 import { runAggregate } from './aggregate.js';
+import type { AggregateLimits } from './budget.js';
 import { compileQuery, type CompiledQuery } from './compile.js';
 import { asInvalidQuery } from './errors.js';
 import { joinValue, loadJoin, type LoadedJoin } from './joins.js';
@@ -33,13 +34,14 @@ function page(matches: EntryRecord[], compiled: CompiledQuery): EntryRecord[] {
  * With `aggregate`, the page of entries matching `where` goes through the pipeline instead.
  * `pagination.total` counts before offset/limit; `pagination.limit` is the requested limit (0 = none).
  * A body with `type: 'delete'` is run as a select of the same `where` (use matchingIds to delete).
+ * `aggregateLimits` is the aggregate's memory and time budget (budget.ts; default DEFAULT_AGGREGATE_LIMITS).
  */
-export async function runQuery(entries: readonly EntryRecord[], body: QueryBody, joins: JoinLoader): Promise<QueryResult> {
+export async function runQuery(entries: readonly EntryRecord[], body: QueryBody, joins: JoinLoader, aggregateLimits?: AggregateLimits): Promise<QueryResult> {
   const compiled = compileQuery(body);
   let matches = filterEntries(entries, compiled.where);
 
   if (compiled.body.aggregate) {
-    return { entries: runAggregate(page(matches, compiled), compiled.body.aggregate) };
+    return { entries: runAggregate(page(matches, compiled), compiled.body.aggregate, 'aggregate', aggregateLimits) };
   }
 
   const loaded: LoadedJoin[] = [];
