@@ -105,6 +105,8 @@ function workerEngine(engineUrl: string, wasmUrl: string | undefined, onDead: (r
   // Module goes with the first run. Where the page cannot compile it (e.g. a CSP without 'wasm-unsafe-eval'),
   // the Worker fetches it itself from wasmUrl.
   const wasmModule: Promise<WebAssembly.Module | undefined> = wasmUrl ? fetchWasm(wasmUrl).catch(() => undefined) : Promise.resolve(undefined);
+  // Posted before any run (runs are posted once the same promise settles): the Worker warms QuickJS up with it.
+  void wasmModule.then((module) => worker.postMessage({ type: 'warm', wasmUrl, wasmModule: module } satisfies PageToWorker));
   const runs = new Map<number, WorkerRun>();
   let seq = 0;
   let fallback: Promise<Engine> | undefined;
@@ -177,10 +179,10 @@ function workerEngine(engineUrl: string, wasmUrl: string | undefined, onDead: (r
         const onAbort = () => post({ type: 'abort', id });
         signal?.addEventListener('abort', onAbort, { once: true });
         runs.set(id, { resolve, options, started, touched: false, detach: () => signal?.removeEventListener('abort', onAbort) });
-        void wasmModule.then((module) => {
+        void wasmModule.then(() => {
           if (!runs.has(id) || fallback) return; // moved to the inline engine meanwhile
           if (signal?.aborted) finish(id, failedOutcome('AbortError', 'ABORTED', 'The run was cancelled before it started', started));
-          else post({ type: 'run', id, options: data, hasHttp: typeof services.http === 'function', wasmUrl, wasmModule: module });
+          else post({ type: 'run', id, options: data, hasHttp: typeof services.http === 'function' });
         });
       });
     },

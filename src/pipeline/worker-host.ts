@@ -11,7 +11,16 @@ interface Port {
 
 const METHODS = ['find', 'findOne', 'findById', 'insert', 'update', 'removeById', 'query', 'commit'] as const;
 
+/** The warm-up run: one node, no host services. */
+const WARM_UP = {
+  functions: [{ functionPackage: 'com.client.function.return', settings: { value: 1 } }],
+  payload: {},
+  environment: 'client' as const,
+  services: { dataSources: { connect: () => ({}) as DataSourceConnectionLike }, notifications: { create: async () => ({}) } },
+};
+
 export function serveWorker(port: Port): void {
+  let warming: Promise<void> = Promise.resolve();
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   const aborts = new Map<number, AbortController>();
   let callSeq = 0;
@@ -42,10 +51,17 @@ export function serveWorker(port: Port): void {
       else p.reject(deserializeError(message.error));
     } else if (message.type === 'abort') {
       aborts.get(message.id)?.abort();
-    } else if (message.type === 'run') {
-      // The page compiled the wasm while this Worker started (device.ts); else it is fetched here.
+    } else if (message.type === 'warm') {
+      // The page compiled the wasm while this Worker started (device.ts); else it is fetched here. A first tiny run
+      // instantiates QuickJS and compiles what every run executes, and leaves the module in the pool for the
+      // page's first real run.
       if (message.wasmModule) configureWasm(message.wasmModule);
       else if (message.wasmUrl) configureWasm(message.wasmUrl);
+      warming = runPipeline(WARM_UP).then(
+        () => undefined,
+        () => undefined,
+      );
+    } else if (message.type === 'run') {
       const controller = new AbortController();
       aborts.set(message.id, controller);
       // runPipeline resolves every failure as an outcome; anything else still ends the run, so the page never waits forever.
@@ -53,7 +69,7 @@ export function serveWorker(port: Port): void {
         aborts.delete(message.id);
         port.postMessage({ type: 'done', id: message.id, outcome });
       };
-      void Promise.resolve()
+      void warming
         .then(() => runPipeline({ ...message.options, services: servicesFor(message.id, message.hasHttp), signal: controller.signal }))
         .then(settled, (error: unknown) =>
           settled({

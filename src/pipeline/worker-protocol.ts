@@ -4,7 +4,9 @@ import type { HostServices, RunOutcome, RunPipelineOptions } from './types.js';
 export type WorkerRunOptions = Omit<RunPipelineOptions, 'services' | 'signal'>;
 
 export type PageToWorker =
-  | { type: 'run'; id: number; options: WorkerRunOptions; hasHttp: boolean; wasmUrl?: string; wasmModule?: WebAssembly.Module }
+  /** First message: where QuickJS comes from (the module the page compiled, else its URL); the Worker warms up with it. */
+  | { type: 'warm'; wasmUrl?: string; wasmModule?: WebAssembly.Module }
+  | { type: 'run'; id: number; options: WorkerRunOptions; hasHttp: boolean }
   | { type: 'abort'; id: number }
   | { type: 'reply'; id: number; callId: number; ok: boolean; value?: unknown; error?: SerializedError };
 
