@@ -1,8 +1,9 @@
+import { loadEngine } from '../actions/engine.js';
 import type { ClientContext } from '../core/context.js';
-import { actionsCache } from '../storage/actions-cache.js';
+import { actionsCache, peekCachedActions } from '../storage/actions-cache.js';
 import { perClient } from '../storage/client-store.js';
 import { createDelivery, type Delivery } from './delivery.js';
-import { createDispatcher, type AnalyticsRunner, type Dispatcher } from './dispatcher.js';
+import { createDispatcher, isDeviceAnalyticsAction, type AnalyticsRunner, type Dispatcher } from './dispatcher.js';
 import { checkData, checkKind } from './events.js';
 import { autoFields } from './fields.js';
 import { prefStore, type PrefStore } from './prefs.js';
@@ -75,6 +76,14 @@ export function createAnalyticsApi(ctx: ClientContext, options: AnalyticsOptions
     return perClient(ctx, `analyticsDispatcher:${ctx.appId()}:${environment}:${options.run ? 'custom' : 'device'}`, () => {
       const dispatcher = createDispatcher({ run, logger: ctx.logger, environment, assetsUrl: () => ctx.config().assetsUrl });
       const cache = actionsCache(ctx);
+      // A page load with a stored list whose analytics actions run here: the engine starts while the list is
+      // revalidated (up to limits.actionsRevalidateMs), so the first matching event does not wait for it too.
+      if (!options.run)
+        void peekCachedActions(ctx)
+          .then((list) => {
+            if (list.some((a) => isDeviceAnalyticsAction(a, environment) && !a.pageId)) return loadEngine({ assetsUrl: ctx.config().assetsUrl, logger: ctx.logger });
+          })
+          .catch(() => undefined);
       cache.subscribe((actions) => dispatcher.setActions(actions));
       cache.get().catch((error) => {
         ctx.logger.warn(`Analytics triggers could not be loaded: ${(error as Error)?.message ?? error}`);

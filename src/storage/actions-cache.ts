@@ -228,9 +228,13 @@ export async function findCachedAction(ctx: ClientContext, idOrName: number | st
  * never waiting for a revalidation): a hint, e.g. to start the engine while the action is fetched.
  */
 export async function peekCachedAction(ctx: ClientContext, idOrName: number | string): Promise<Action | undefined> {
-  const environment = ctx.config().environment;
+  return pick(await peekCachedActions(ctx), idOrName);
+}
+
+/** The list this device last stored, from the local store only (same hint as peekCachedAction). */
+export async function peekCachedActions(ctx: ClientContext): Promise<Action[]> {
   const store = await clientStore(ctx, ctx.appId());
-  return pick((await store.get<CachedActions>('actions', environment))?.actions ?? [], idOrName);
+  return (await store.get<CachedActions>('actions', ctx.config().environment))?.actions ?? [];
 }
 
 function pick(actions: Action[], idOrName: number | string): Action | undefined {

@@ -198,6 +198,44 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
     }
   });
 
+  it("a page load whose stored list has analytics actions for this device starts the engine during the list's revalidation", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      pages.set('/reval.html', `<!doctype html><html><head>${scriptTag(`${backend.url}/dist/client.js`, 'data-page-id="77"')}</head><body></body></html>`);
+      await page.goto(`${screenOrigin}/reval.html`);
+      await page.waitForFunction(() => typeof (window as any).Client === 'object');
+      await page.evaluate(() => (window as any).Client.App.Analytics.idle());
+      // Second load: the revalidation of the stored list answers slowly; the engine is asked for before that.
+      const events: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().includes('/dist/engine-')) events.push('engine requested');
+      });
+      await page.route('**/v1/apps/*/tasks?*', async (route) => {
+        await new Promise((r) => setTimeout(r, 1500));
+        events.push('list answered');
+        await route.continue();
+      });
+      // The page waits for the revalidation up to 10 s before matching its page view: without the early start,
+      // the engine would only be asked for once the list has answered.
+      pages.set(
+        '/reval2.html',
+        `<!doctype html><html><head>${scriptTag(`${backend.url}/dist/client.js`, 'data-page-id="77" data-auto-page-view="false"')}
+        <script>Client.configure({ limits: { actionsRevalidateMs: 10000 } }); Client.App.Analytics.pageView();</script></head><body></body></html>`,
+      );
+      await page.goto(`${screenOrigin}/reval2.html`);
+      await page.waitForFunction(() => typeof (window as any).Client === 'object');
+      await eventually(async () => events.includes('list answered'), 15_000);
+      await page.evaluate(() => (window as any).Client.App.Analytics.idle());
+      expect(events.slice(0, 2)).toEqual(['engine requested', 'list answered']);
+    } catch (error) {
+      await screenshot(page, 'topology-revalidation-engine');
+      throw error;
+    } finally {
+      await context.close();
+    }
+  });
+
   it('the debug compile page of a startServer() backend loads its runtime and runs the pipeline', async () => {
     const [action] = (await api.App.Actions.get()).filter((a) => a.name === 'double');
     const page = await browser.newPage();
