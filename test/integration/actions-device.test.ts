@@ -15,6 +15,12 @@ beforeAll(async () => {
 });
 afterAll(() => b.close());
 
+/**
+ * These clients keep retrying log uploads in the background after their test (and after the backend closed);
+ * their warnings would reach the console after the test file ended, which vitest reports as an error.
+ */
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
 describe('device runs', () => {
   it('client and any actions run on the device, log to IndexedDB, upload, and getLogs merges them with server records', async () => {
     const device = await b.client.App.Actions.create({ name: 'on-device', environment: 'client', functions: [fn('return', { value: 'device {{ x }}' })] });
@@ -44,6 +50,7 @@ describe('device runs', () => {
   it('keeps device logs while the upload fails and shows them in getLogs; uploads later exactly once', async () => {
     let offline = true;
     const flaky = createClient({
+      logger: quiet,
       baseUrl: b.url,
       appId,
       authToken: b.server.bootstrap.apiToken,
@@ -77,6 +84,7 @@ describe('device runs', () => {
     // An app of its own: clients of one app share the device's store, and any of them may upload its logs.
     const tenant = await b.server.createOrganization('burst');
     const counting = createClient({
+      logger: quiet,
       baseUrl: b.url,
       appId: tenant.appId,
       authToken: tenant.apiToken,
@@ -175,7 +183,7 @@ describe('device runs', () => {
 
   it('limits manual device runs per minute with RATE_LIMITED and retryAt', async () => {
     let now = Date.parse('2025-02-01T08:00:00Z');
-    const limited = createClient({ baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, clock: () => now, limits: { runsPerMinute: 2 } });
+    const limited = createClient({ logger: quiet, baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, clock: () => now, limits: { runsPerMinute: 2 } });
     const action = await limited.App.Actions.create({ name: 'device-limited', environment: 'client', functions: [fn('return', { value: 1 })] });
     await limited.App.Actions.publish(action.id, true);
     await limited.App.Actions.runWithResult('device-limited');
@@ -191,7 +199,7 @@ describe('device runs', () => {
   it('a device screen-targeted action calls the handler this screen registered', async () => {
     const page = await b.api('POST', `/v1/apps/${appId}/pages`, { json: { name: 'Here', script: '' } });
     const pageId = page.body.page.id;
-    const screen = createClient({ baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, pageId, environment: 'viewer' });
+    const screen = createClient({ logger: quiet, baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, pageId, environment: 'viewer' });
     await screen.App.Actions.create({ name: 'local-screen', environment: 'client', pageId });
     const missing = await rejection(screen.App.Actions.runWithResult('local-screen'));
     expect(missing.code).toBe('SCREEN_NOT_LOADED');
