@@ -6,7 +6,7 @@ export interface Engine {
   runPipeline(options: RunPipelineOptions): Promise<RunOutcome>;
 }
 
-/** `assetsUrl` (config) locates engine.mjs and quickjs.wasm; default: next to client.js. */
+/** `assetsUrl` (config) locates the engine chunk and the QuickJS wasm; default: next to client.js. */
 export function loadEngine(options: { assetsUrl?: string; logger?: { once(key: string, message: string): void } } = {}): Promise<Engine> {
   return loadDeviceEngine(options);
 }

@@ -1,5 +1,5 @@
 /**
- * Entry of the lazily loaded engine chunk (`dist/engine.mjs`): imported by the page when no
+ * Entry of the lazily loaded engine chunk (`dist/engine-<hash>.mjs`): imported by the page when no
  * Worker is available, or started as a module Worker, where it serves runs posted by the page.
  */
 import { serveWorker } from './worker-host.js';
