@@ -166,74 +166,55 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
     }
   });
 
-  it('a device that stored the actions list starts the engine while the action is fetched', async () => {
+  /**
+   * Loads a screen whose page view stores the actions list on the device, then `second` in the same browser
+   * context with the requests matching `held` answered 1.5 s late, runs `act`, and gives the order in which the
+   * engine chunk was asked for and the held request answered.
+   */
+  async function engineVersusHeld(name: string, held: string, second: string, act: (page: Page) => Promise<unknown>): Promise<string[]> {
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
-      // First load: the page view's analytics trigger makes the screen load and store the actions list.
-      pages.set('/warm.html', `<!doctype html><html><head>${scriptTag(`${backend.url}/dist/client.js`, 'data-page-id="77"')}</head><body></body></html>`);
-      await page.goto(`${screenOrigin}/warm.html`);
+      pages.set(`/${name}-first.html`, `<!doctype html><html><head>${scriptTag(`${backend.url}/dist/client.js`, 'data-page-id="77"')}</head><body></body></html>`);
+      await page.goto(`${screenOrigin}/${name}-first.html`);
       await page.waitForFunction(() => typeof (window as any).Client === 'object');
       await page.evaluate(() => (window as any).Client.App.Analytics.idle());
-      // Second load: the action's definition answers slowly; the engine is asked for before that answer.
       const events: string[] = [];
       page.on('request', (r) => {
         if (r.url().includes('/dist/engine-')) events.push('engine requested');
       });
-      await page.route('**/v1/apps/*/tasks/double?*', async (route) => {
+      await page.route(held, async (route) => {
         await new Promise((r) => setTimeout(r, 1500));
-        events.push('action answered');
+        events.push('held answered');
         await route.continue();
       });
-      pages.set('/warm2.html', `<!doctype html><html><head>${scriptTag(`${backend.url}/dist/client.js`, 'data-auto-page-view="false"')}</head><body></body></html>`);
-      await page.goto(`${screenOrigin}/warm2.html`);
+      pages.set(`/${name}-second.html`, `<!doctype html><html><head>${second}</head><body></body></html>`);
+      await page.goto(`${screenOrigin}/${name}-second.html`);
       await page.waitForFunction(() => typeof (window as any).Client === 'object');
-      expect(await runDouble(page, 4)).toBe(8);
-      expect(events).toEqual(['engine requested', 'action answered']);
+      await act(page);
+      await eventually(async () => events.includes('held answered'), 15_000);
+      return events.slice(0, 2);
     } catch (error) {
-      await screenshot(page, 'topology-warm-engine');
+      await screenshot(page, `topology-${name}`);
       throw error;
     } finally {
       await context.close();
     }
+  }
+
+  it('a device that stored the actions list starts the engine while the action is fetched', async () => {
+    const second = scriptTag(`${backend.url}/dist/client.js`, 'data-auto-page-view="false"');
+    const order = await engineVersusHeld('warm', '**/v1/apps/*/tasks/double?*', second, async (page) => expect(await runDouble(page, 4)).toBe(8));
+    expect(order).toEqual(['engine requested', 'held answered']);
   });
 
   it("a page load whose stored list has analytics actions for this device starts the engine during the list's revalidation", async () => {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    try {
-      pages.set('/reval.html', `<!doctype html><html><head>${scriptTag(`${backend.url}/dist/client.js`, 'data-page-id="77"')}</head><body></body></html>`);
-      await page.goto(`${screenOrigin}/reval.html`);
-      await page.waitForFunction(() => typeof (window as any).Client === 'object');
-      await page.evaluate(() => (window as any).Client.App.Analytics.idle());
-      // Second load: the revalidation of the stored list answers slowly; the engine is asked for before that.
-      const events: string[] = [];
-      page.on('request', (r) => {
-        if (r.url().includes('/dist/engine-')) events.push('engine requested');
-      });
-      await page.route('**/v1/apps/*/tasks?*', async (route) => {
-        await new Promise((r) => setTimeout(r, 1500));
-        events.push('list answered');
-        await route.continue();
-      });
-      // The page waits for the revalidation up to 10 s before matching its page view: without the early start,
-      // the engine would only be asked for once the list has answered.
-      pages.set(
-        '/reval2.html',
-        `<!doctype html><html><head>${scriptTag(`${backend.url}/dist/client.js`, 'data-page-id="77" data-auto-page-view="false"')}
-        <script>Client.configure({ limits: { actionsRevalidateMs: 10000 } }); Client.App.Analytics.pageView();</script></head><body></body></html>`,
-      );
-      await page.goto(`${screenOrigin}/reval2.html`);
-      await page.waitForFunction(() => typeof (window as any).Client === 'object');
-      await eventually(async () => events.includes('list answered'), 15_000);
-      await page.evaluate(() => (window as any).Client.App.Analytics.idle());
-      expect(events.slice(0, 2)).toEqual(['engine requested', 'list answered']);
-    } catch (error) {
-      await screenshot(page, 'topology-revalidation-engine');
-      throw error;
-    } finally {
-      await context.close();
-    }
+    // The page waits for the revalidation up to 10 s before matching its page view: without the early start, the
+    // engine would only be asked for once the list has answered.
+    const second = `${scriptTag(`${backend.url}/dist/client.js`, 'data-page-id="77" data-auto-page-view="false"')}
+      <script>Client.configure({ limits: { actionsRevalidateMs: 10000 } }); Client.App.Analytics.pageView();</script>`;
+    const order = await engineVersusHeld('reval', '**/v1/apps/*/tasks?*', second, (page) => page.evaluate(() => (window as any).Client.App.Analytics.idle()));
+    expect(order).toEqual(['engine requested', 'held answered']);
   });
 
   it('the debug compile page of a startServer() backend loads its runtime and runs the pipeline', async () => {
