@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { createClient } from '../../src/index.js';
-import { collectPageErrors, launchChromium, screenshot } from '../helpers/browser.js';
+import { collectPageErrors, launchChromium, onPage } from '../helpers/browser.js';
 import { runtimeFiles } from '../helpers/runtime.js';
 
 /**
@@ -63,7 +63,7 @@ describe('lazy chunks of client.js in Chromium', () => {
 
   it('a screen that records analytics and reads a data source fetches no lazy chunk', async () => {
     const { page, errors, requested } = await open('/analytics.html', 'data-page-id="5"');
-    try {
+    await onPage(page, 'lazy-chunks-analytics', async () => {
       const found = await page.evaluate(async () => {
         const Client = (window as any).Client;
         Client.App.Analytics.event({ category: 'form', action: 'submit' });
@@ -78,17 +78,12 @@ describe('lazy chunks of client.js in Chromium', () => {
       const dist = requested.filter((r) => r.url.startsWith(`${backend.url}/dist/`)).map((r) => r.url.slice(`${backend.url}/dist/`.length));
       expect(dist).toEqual(['client.js']);
       expect(errors).toEqual([]);
-    } catch (error) {
-      await screenshot(page, 'lazy-chunks-analytics');
-      throw error;
-    } finally {
-      await page.close();
-    }
+    });
   });
 
   it('Actions.create() with an invalid definition loads the validation chunk and rejects with the typed error', async () => {
     const { page, errors, requested } = await open('/studio.html', 'data-auto-page-view="false"');
-    try {
+    await onPage(page, 'lazy-chunks-validate', async () => {
       const result = await page.evaluate(async () => {
         const Client = (window as any).Client;
         const pending = Client.App.Actions.create({
@@ -126,11 +121,6 @@ describe('lazy chunks of client.js in Chromium', () => {
       expect(requested.some((r) => r.method === 'POST' && /\/tasks$/.test(r.url))).toBe(false);
       expect(requested.map((r) => r.url)).not.toContain(`${backend.url}/dist/${files.engine}`);
       expect(errors).toEqual([]);
-    } catch (error) {
-      await screenshot(page, 'lazy-chunks-validate');
-      throw error;
-    } finally {
-      await page.close();
-    }
+    });
   });
 });

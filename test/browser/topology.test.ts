@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { createClient, type Client } from '../../src/index.js';
-import { collectPageErrors, launchChromium, screenshot } from '../helpers/browser.js';
+import { collectPageErrors, launchChromium, onPage, screenshot } from '../helpers/browser.js';
 import { runtimeFiles } from '../helpers/runtime.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -110,7 +110,7 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
 
   it('client.js from the backend: a client action runs in the engine Worker; the page view fires its analytics action', async () => {
     const { page, errors, requested } = await open('/backend.html', scriptTag(`${backend.url}/dist/client.js`, 'data-page-id="77"'));
-    try {
+    await onPage(page, 'topology-backend', async () => {
       expect(await runDouble(page, 21)).toBe(42);
       expect(requested).toContain(`${backend.url}/dist/${files.engine}`);
       expect(requested).toContain(`${backend.url}/dist/${files.wasm}`);
@@ -122,29 +122,19 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
       const visits = await api.DataSources.connect('visits');
       await eventually(async () => (await visits.find({ where: { page: 77 } })).length === 1, 15_000);
       expect(errors).toEqual([]);
-    } catch (error) {
-      await screenshot(page, 'topology-backend');
-      throw error;
-    } finally {
-      await page.close();
-    }
+    });
   });
 
   it('client.js from a CDN copy: the engine and the wasm come from next to it, the API from the backend', async () => {
     const { page, errors, requested } = await open('/cdn.html', scriptTag(`${cdnOrigin}/in-app-runtime/0.1.0/client.js`, 'data-auto-page-view="false"'));
-    try {
+    await onPage(page, 'topology-cdn', async () => {
       expect(await runDouble(page, 5)).toBe(10);
       expect(requested).toContain(`${cdnOrigin}/in-app-runtime/0.1.0/${files.engine}`);
       expect(requested).toContain(`${cdnOrigin}/in-app-runtime/0.1.0/${files.wasm}`);
       expect(requested.some((u) => u.startsWith(`${backend.url}/dist/`))).toBe(false);
       expect(requested.some((u) => u.startsWith(`${backend.url}/v1/`))).toBe(true);
       expect(errors).toEqual([]);
-    } catch (error) {
-      await screenshot(page, 'topology-cdn');
-      throw error;
-    } finally {
-      await page.close();
-    }
+    });
   });
 
   it('data-assets-url moves the engine and the wasm to another origin than client.js', async () => {
@@ -152,18 +142,13 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
       '/assets-url.html',
       scriptTag(`${cdnOrigin}/in-app-runtime/0.1.0/client.js`, `data-auto-page-view="false" data-assets-url="${backend.url}/dist/"`),
     );
-    try {
+    await onPage(page, 'topology-assets-url', async () => {
       expect(await runDouble(page, 1)).toBe(2);
       expect(requested).toContain(`${backend.url}/dist/${files.engine}`);
       expect(requested).toContain(`${backend.url}/dist/${files.wasm}`);
       expect(requested.some((u) => u.startsWith(`${cdnOrigin}/in-app-runtime/0.1.0/engine`))).toBe(false);
       expect(errors).toEqual([]);
-    } catch (error) {
-      await screenshot(page, 'topology-assets-url');
-      throw error;
-    } finally {
-      await page.close();
-    }
+    });
   });
 
   /**
@@ -221,7 +206,7 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
     const [action] = (await api.App.Actions.get()).filter((a) => a.name === 'double');
     const page = await browser.newPage();
     const errors = collectPageErrors(page);
-    try {
+    await onPage(page, 'topology-debug-page', async () => {
       const payload = encodeURIComponent(JSON.stringify({ n: 8 }));
       await page.goto(`${backend.url}/v1/apps/${backend.bootstrap.appId}/tasks/${action!.id}/compile?html&token=${backend.bootstrap.apiToken}&payload=${payload}`);
       await page.click('#run');
@@ -229,11 +214,6 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
       expect(await page.textContent('#status')).toBe('succeeded');
       expect(JSON.parse((await page.textContent('#result'))!)).toBe(16);
       expect(errors).toEqual([]);
-    } catch (error) {
-      await screenshot(page, 'topology-debug-page');
-      throw error;
-    } finally {
-      await page.close();
-    }
+    });
   });
 });

@@ -38,3 +38,15 @@ export function collectPageErrors(page: Page): string[] {
   });
   return errors;
 }
+
+/** Runs `body` on `page`, saves a screenshot when it fails (then rethrows), and closes the page either way. */
+export async function onPage<T>(page: Page, name: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    await screenshot(page, name);
+    throw error;
+  } finally {
+    await page.close();
+  }
+}
