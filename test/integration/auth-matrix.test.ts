@@ -294,7 +294,8 @@ describe('authorization matrix', () => {
         const res = await b.api(method, row.path(fresh, kind), { token: tokenOf(kind), json: row.json?.(fresh, kind) });
         const outcome = expected(row, kind);
         expect(matches(res.status, outcome), `${name} as ${kind}: expected ${outcome}, got ${res.status} ${JSON.stringify(res.body)}`).toBe(true);
-        expect(res.body, `${name} as ${kind}`).toEqual({ error: { code: expect.any(String), message: expect.any(String) } });
+        expect(res.body, `${name} as ${kind}`).toEqual({ error: { code: expect.any(String), message: expect.any(String) }, message: expect.any(String) });
+        expect(res.body.message, `${name} as ${kind}: the top-level message repeats error.message`).toBe(res.body.error.message);
         if (kind === 'client') expect(res.body.error.code, `${name} as client`).toBe('CLIENT_TOKEN_FORBIDDEN');
         if (kind === 'api' && outcome === '403') expect(res.body.error.code, `${name} as api`).toBe('STUDIO_ONLY');
         if (kind === 'none') expect(res.body.error.code).toBe('MISSING_TOKEN');

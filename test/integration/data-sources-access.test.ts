@@ -24,9 +24,8 @@ describe('data sources: tokens, public flag and security rules', () => {
 
   const denied = (res: { status: number; body: any }, name: string, verb: string) => {
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({
-      error: { code: 'datasource.access', message: `The security rules for the data source "${name}" do not allow this app to ${verb} data.` },
-    });
+    const message = `The security rules for the data source "${name}" do not allow this app to ${verb} data.`;
+    expect(res.body).toEqual({ error: { code: 'datasource.access', message }, message });
   };
 
   it('lists, creates and deletes API and client tokens of an app (studio only)', async () => {

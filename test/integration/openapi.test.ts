@@ -124,5 +124,8 @@ describe('OpenAPI document', () => {
     const error = await b.api('GET', `/v1/apps/${appId}/tasks/999999`);
     expect(error.status).toBe(404);
     expect(Object.keys(error.body.error)).toEqual(expect.arrayContaining(['code', 'message']));
+    const errorSchema = (doc as unknown as { components: { schemas: { Error: { properties: Record<string, unknown> } } } }).components.schemas.Error;
+    expect(Object.keys(errorSchema.properties).sort()).toEqual(Object.keys(error.body).sort());
+    expect(error.body.message).toBe(error.body.error.message);
   });
 });

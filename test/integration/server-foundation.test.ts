@@ -17,7 +17,7 @@ describe('reference backend foundation', () => {
     const res = await backend.api('GET', '/v1/does-not-exist');
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toContain('application/json');
-    expect(res.body).toEqual({ error: { code: 'NOT_FOUND', message: 'No route for GET /v1/does-not-exist' } });
+    expect(res.body).toEqual({ error: { code: 'NOT_FOUND', message: 'No route for GET /v1/does-not-exist' }, message: 'No route for GET /v1/does-not-exist' });
   });
 
   it('refuses a request without a token with 401', async () => {

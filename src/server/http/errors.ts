@@ -1,6 +1,9 @@
 import type { Context } from 'hono';
 
-/** Every failure the backend answers with: `{ error: { code, message, ...details } }` (design §3). */
+/**
+ * Every failure the backend answers with: `{ error: { code, message, ...details }, message }` (design §3); the
+ * top-level `message` repeats `error.message` for integration clients that read `response.data.message`.
+ */
 export class HttpError extends Error {
   constructor(
     readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503,
@@ -18,7 +21,7 @@ export const badRequest = (message: string, details?: Record<string, unknown>) =
 export const notFound = (what: string) => new HttpError(404, 'NOT_FOUND', `${what} not found`);
 
 export function errorBody(code: string, message: string, details?: Record<string, unknown>) {
-  return { error: { code, message, ...(details ?? {}) } };
+  return { error: { code, message, ...(details ?? {}) }, message };
 }
 
 export function sendError(c: Context, error: unknown): Response {

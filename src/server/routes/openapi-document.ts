@@ -45,8 +45,11 @@ const nullable = (schema: Json): Json => ({ anyOf: [schema, { type: 'null' }] })
 
 const schemas: Record<string, Json> = {
   Error: obj(
-    { error: obj({ code: { ...str, description: 'UPPER_SNAKE code (docs/errors.md)' }, message: str }, ['code', 'message']) },
-    ['error'],
+    {
+      error: obj({ code: { ...str, description: 'UPPER_SNAKE code (docs/errors.md)' }, message: str }, ['code', 'message']),
+      message: { ...str, description: 'the same text as error.message (integration clients read it)' },
+    },
+    ['error', 'message'],
   ),
   App: obj({ id: int, name: str, organizationId: int, createdAt: time }, ['id', 'name', 'organizationId']),
   Organization: obj({ id: int, name: str, encryption: bool }),
@@ -383,7 +386,7 @@ export function openApiDocument(serverUrl?: string): Json {
       version: '0.1.0',
       description:
         'REST interface of data sources, notifications, app actions and analytics. Every `v1` request carries the `Auth-token` header; ' +
-        'errors are `{ error: { code, message } }` (docs/errors.md).',
+        'errors are `{ error: { code, message }, message }` (docs/errors.md).',
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ authToken: [] }],
