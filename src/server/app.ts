@@ -7,6 +7,7 @@ import { registerActionRoutes } from './routes/actions.js';
 import { registerAnalyticsRoutes } from './routes/analytics.js';
 import { registerAppRoutes } from './routes/apps.js';
 import { registerFunctionRoutes } from './routes/functions.js';
+import { registerIdentityRoutes } from './routes/identity.js';
 import { registerDataSourceRoutes } from './routes/data-sources.js';
 import { registerNotificationRoutes } from './routes/notifications.js';
 import { registerOpenApiRoutes } from './routes/openapi.js';
@@ -53,6 +54,7 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
   app.use('/v1/*', tokenKindGate());
 
   registerAppRoutes(app, ctx);
+  registerIdentityRoutes(app, ctx);
   registerDataSourceRoutes(app, ctx);
   registerNotificationRoutes(app, ctx);
   registerActionRoutes(app, ctx);
