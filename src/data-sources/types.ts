@@ -122,6 +122,8 @@ export interface FindQuery {
   /** `id`, `data.<column>` or bare column names. */
   attributes?: string[];
   join?: Record<string, JoinDefinition>;
+  /** Leave out entries equal to an earlier one as returned (useful with `attributes` that leave `id` out). */
+  distinct?: boolean;
 }
 
 /** The body of `query` (POST …/data/query). */

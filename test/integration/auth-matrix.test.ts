@@ -83,6 +83,10 @@ const deviceLog = (kind: Kind) => ({
 const ROWS: Row[] = [
   { route: 'GET /openapi.json', path: () => '/openapi.json', client: true, expect: { none: '2xx', unknown: '2xx', foreign: '2xx' } },
 
+  // Identity: every API or studio token sees its own user and organization (another tenant's token: its own, 2xx).
+  { route: 'GET /v1/user', path: () => '/v1/user', expect: { foreign: '2xx' } },
+  { route: 'GET /v1/organizations', path: () => '/v1/organizations', expect: { foreign: '2xx' } },
+
   // Apps, organizations, tokens
   { route: 'GET /v1/apps/:appId', path: () => a(), client: true },
   { route: 'PUT /v1/apps/:appId', path: () => a(), json: () => ({ name: 'Demo app' }), studio: true },
@@ -95,6 +99,7 @@ const ROWS: Row[] = [
 
   // Data sources: client tokens use entries like the app's API token; administration and history are refused.
   { route: 'GET /v1/data-sources', path: () => `/v1/data-sources?appId=${x.appId}`, client: true },
+  { route: 'GET /v1/data-sources', variant: "the token's organization", path: () => '/v1/data-sources?type=matrix', client: true, expect: { foreign: '2xx' } },
   { route: 'POST /v1/data-sources', path: () => `/v1/data-sources?appId=${x.appId}`, json: (_, kind) => ({ name: `Created by ${kind}` }) },
   { route: 'GET /v1/data-sources/:ds', path: () => dsPath(), client: true },
   { route: 'PUT /v1/data-sources/:ds', path: () => dsPath(), json: () => ({ type: 'matrix' }) },
@@ -102,6 +107,7 @@ const ROWS: Row[] = [
   { route: 'DELETE /v1/data-sources/:ds', fresh: newDataSource, path: (id) => `/v1/data-sources/${id}` },
   { route: 'POST /v1/data-sources/:ds/data', path: () => `${dsPath()}/data`, json: (_, kind) => ({ entries: [{ imported: kind }], append: true }) },
   { route: 'POST /v1/data-sources/:ds/data', variant: 'truncate', fresh: newDataSource, path: (id) => `/v1/data-sources/${id}/data`, json: () => ({ entries: [] }) },
+  { route: 'GET /v1/data-sources/:ds/data', path: () => `${dsPath()}/data`, client: true },
   { route: 'PUT /v1/data-sources/:ds/data', path: () => `${dsPath()}/data`, json: (_, kind) => ({ insertedBy: kind }), client: true },
   { route: 'POST /v1/data-sources/:ds/data/query', path: () => `${dsPath()}/data/query`, json: () => ({}), client: true },
   { route: 'POST /v1/data-sources/:ds/data/query', variant: 'delete query', fresh: newEntry, path: () => `${dsPath()}/data/query`, json: (id) => ({ type: 'delete', where: { $id: id } }) },

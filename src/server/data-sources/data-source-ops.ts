@@ -32,8 +32,17 @@ export interface DataSourceScope {
   organizationId?: unknown;
 }
 
+const given = (v: unknown) => v !== undefined && v !== null && v !== '';
+
+/** The caller's own organization (a list without context lists it), or 401 without a token. */
+function ownOrganization(caller: Caller): number {
+  if (caller.kind === 'app') return caller.organizationId;
+  if (caller.kind === 'token' && caller.token) return caller.token.organizationId;
+  if (caller.kind === 'token') throw new HttpError(401, 'MISSING_TOKEN', 'This route needs an Auth-token header');
+  throw new HttpError(400, 'INVALID_PARAMETER', 'Give one of the query parameters "appId" and "organizationId"');
+}
+
 async function resolveScope(core: Core, caller: Caller, scope: DataSourceScope): Promise<{ organizationId: number; appId: number | null }> {
-  const given = (v: unknown) => v !== undefined && v !== null && v !== '';
   if (given(scope.appId) === given(scope.organizationId))
     throw new HttpError(400, 'INVALID_PARAMETER', 'Give exactly one of the query parameters "appId" and "organizationId"');
   const key = given(scope.appId) ? 'appId' : 'organizationId';
@@ -85,10 +94,19 @@ function viewFor(caller: Caller, ds: DataSourceRecord): DataSourceView {
   };
 }
 
-export async function listOf(core: Core, caller: Caller, scope: DataSourceScope): Promise<DataSourceView[]> {
-  const { organizationId, appId } = await resolveScope(core, caller, scope);
+/**
+ * The data sources the caller may see in a context: `appId` (that app's), `organizationId` (all of the
+ * organization), or neither (all of the caller's own organization). `type` keeps those of that type only.
+ */
+export async function listOf(core: Core, caller: Caller, scope: DataSourceScope & { type?: unknown }): Promise<DataSourceView[]> {
+  if (scope.type !== undefined && typeof scope.type !== 'string') throw new HttpError(400, 'INVALID_PARAMETER', 'Query parameter "type" must be a string');
+  const { organizationId, appId } =
+    !given(scope.appId) && !given(scope.organizationId)
+      ? { organizationId: ownOrganization(caller), appId: null }
+      : await resolveScope(core, caller, scope);
   const all = await listDataSources(core.ctx.db, appId !== null ? { appId } : { organizationId });
-  return all.filter((ds) => canSee(ds, caller)).map((ds) => viewFor(caller, ds));
+  const typed = scope.type === undefined ? all : all.filter((ds) => ds.type === scope.type);
+  return typed.filter((ds) => canSee(ds, caller)).map((ds) => viewFor(caller, ds));
 }
 
 export async function getOne(core: Core, caller: Caller, ref: DataSourceRef): Promise<DataSourceView> {

@@ -19,7 +19,7 @@ export function createDataSourceService(ctx: ServerContext) {
   const core: Core = createCore(ctx);
   const svc = {
     core,
-    list: (caller: Caller, scope: DataSourceScope) => listOf(core, caller, scope),
+    list: (caller: Caller, scope: DataSourceScope & { type?: unknown }) => listOf(core, caller, scope),
     get: (caller: Caller, ref: DataSourceRef) => getOne(core, caller, ref),
     create: (caller: Caller, scope: DataSourceScope, body: Record<string, unknown>) => createOne(core, caller, scope, body),
     update: (caller: Caller, ref: DataSourceRef, body: Record<string, unknown>) => updateOne(core, caller, ref, body),

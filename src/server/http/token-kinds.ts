@@ -19,6 +19,7 @@ export const CLIENT_ROUTES: ReadonlySet<string> = new Set([
   // Data sources: entries as the access rules allow (like the app's API token); never administration.
   'GET /v1/data-sources',
   'GET /v1/data-sources/:ds',
+  'GET /v1/data-sources/:ds/data',
   'PUT /v1/data-sources/:ds/data',
   'POST /v1/data-sources/:ds/data/query',
   'GET /v1/data-sources/:ds/data/:entryId',

@@ -53,6 +53,7 @@ const schemas: Record<string, Json> = {
   ),
   App: obj({ id: int, name: str, organizationId: int, createdAt: time }, ['id', 'name', 'organizationId']),
   Organization: obj({ id: int, name: str, encryption: bool }),
+  User: obj({ id: int, email: str, firstName: str, lastName: str, fullName: str }, ['id', 'email', 'firstName', 'lastName', 'fullName']),
   ApiToken: obj({ id: int, appId: int, name: str, kind: { enum: ['api', 'client'] }, token: { ...str, description: 'only in the create answer' }, createdAt: time }),
   DataSource: obj(
     {
@@ -88,6 +89,7 @@ const schemas: Record<string, Json> = {
     limit: int,
     offset: int,
     includePagination: bool,
+    distinct: { ...bool, description: 'leave out rows equal to an earlier row (compared after attributes and joins)' },
   }),
   Commit: obj(
     {
@@ -243,6 +245,10 @@ const ac = 'docs/actions.md';
 export const ROUTES: Record<string, Operation> = {
   'GET /openapi.json': { tag: 'meta', summary: 'This document', anonymous: true, ok: { 200: ['OpenAPI 3.1 document', free] } },
 
+  // Identity of the token
+  'GET /v1/user': { tag: 'apps', summary: 'The owner of the token: the named API user of an API token, the studio user of a studio token', see: 'docs/decisions.md', ok: { 200: ['The user', obj({ user: ref('User') })] } },
+  'GET /v1/organizations': { tag: 'apps', summary: 'The organizations visible to the token (its own)', ok: { 200: ['Organizations', obj({ organizations: arr(ref('Organization')) })] } },
+
   // Apps, organizations, tokens
   'GET /v1/apps/:appId': { tag: 'apps', summary: 'The app of the token', ok: { 200: ['The app', obj({ app: ref('App') })] } },
   'PUT /v1/apps/:appId': { tag: 'apps', summary: 'Rename the app (studio token)', body: obj({ name: str }, ['name']), ok: { 200: ['The app', obj({ app: ref('App') })] } },
@@ -254,12 +260,13 @@ export const ROUTES: Record<string, Operation> = {
   'POST /v1/organizations/:organizationId/apps': { tag: 'apps', summary: 'Create another app of the organization (studio token)', body: obj({ name: str }, ['name']), ok: { 201: ['The app', obj({ app: ref('App') })] } },
 
   // Data sources
-  'GET /v1/data-sources': { tag: 'data-sources', summary: 'List data sources of exactly one context', see: ds, query: { appId: 'app context', organizationId: 'organization context' }, ok: { 200: ['Data sources', obj({ dataSources: arr(ref('DataSource')) })] } },
-  'POST /v1/data-sources': { tag: 'data-sources', summary: 'Create a data source (name unique per organization)', see: ds, query: { appId: 'app context', organizationId: 'organization context' }, body: obj({ name: str, type: nullable(str) }, ['name']), ok: { 201: ['Created', obj({ dataSource: ref('DataSource') })] } },
+  'GET /v1/data-sources': { tag: 'data-sources', summary: "List data sources of one context (none: the token's organization)", see: ds, query: { appId: 'app context', organizationId: 'organization context', type: 'only data sources of this type, e.g. keystore' }, ok: { 200: ['Data sources', obj({ dataSources: arr(ref('DataSource')) })] } },
+  'POST /v1/data-sources': { tag: 'data-sources', summary: 'Create a data source (name unique per organization)', see: ds, query: { appId: 'app context', organizationId: 'organization context' }, body: obj({ name: str, type: nullable(str), appId: int, organizationId: int }, ['name']), ok: { 201: ['Created', obj({ dataSource: ref('DataSource') })] } },
   'GET /v1/data-sources/:ds': { tag: 'data-sources', summary: 'One data source by id or URL-encoded name', see: ds, anonymous: true, query: { dsn: 'treat an all-digit :ds as a name' }, ok: { 200: ['Data source', obj({ dataSource: ref('DataSource') })] } },
   'PUT /v1/data-sources/:ds': { tag: 'data-sources', summary: 'Update name, type, columns, definition, hooks (public, accessRules: studio token)', see: ds, body: obj({ name: str, type: nullable(str), columns: arr(str), definition: free, hooks: arr(free), public: bool, accessRules: arr(free) }), ok: { 200: ['Updated', obj({ dataSource: ref('DataSource') })] } },
   'DELETE /v1/data-sources/:ds': { tag: 'data-sources', summary: 'Delete the data source, its entries, versions and files', ok: { 200: ['Deleted (no body)'] } },
   'POST /v1/data-sources/:ds/data': { tag: 'data-sources', summary: 'Bulk import (replace, or append); [] without append truncates', see: ds, query: { append: 'true to append' }, body: obj({ entries: arr(free), append: bool }, ['entries']), ok: { 200: ['Imported (no body)'] } },
+  'GET /v1/data-sources/:ds/data': { tag: 'data-sources', summary: 'Every entry (same access rules as a select), in the default order', see: ds, anonymous: true, query: { limit: 'most entries (0 or absent: all)', offset: 'entries skipped' }, ok: { 200: ['Entries', obj({ entries: arr(ref('Entry')) })] } },
   'PUT /v1/data-sources/:ds/data': { tag: 'data-sources', summary: 'Insert an entry (JSON or multipart with files)', see: ds, body: free, multipart: true, ok: { 201: ['The entry', ref('Entry')] } },
   'POST /v1/data-sources/:ds/data/query': { tag: 'data-sources', summary: 'Select (with order, pagination, attributes, aggregate, join) or delete', see: ds, anonymous: true, body: ref('Query'), ok: { 200: ['Entries, pagination, or deletedCount', obj({ entries: arr(any), pagination: ref('Pagination'), deletedCount: int })] } },
   'GET /v1/data-sources/:ds/data/:entryId': { tag: 'data-sources', summary: 'One entry', anonymous: true, ok: { 200: ['The entry', ref('Entry')] } },

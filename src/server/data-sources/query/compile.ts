@@ -54,6 +54,10 @@ export function compileQuery(raw: unknown): CompiledQuery {
     if (typeof raw.includePagination !== 'boolean') throw invalidQuery('includePagination must be a boolean');
     body.includePagination = raw.includePagination;
   }
+  if (raw.distinct !== undefined && raw.distinct !== null) {
+    if (typeof raw.distinct !== 'boolean') throw invalidQuery('distinct must be a boolean');
+    if (raw.distinct) body.distinct = true;
+  }
   const joins = compileJoins(raw.join, 'join');
   if (joins.length > 0) body.join = raw.join as QueryBody['join'];
   if (raw.aggregate !== undefined && raw.aggregate !== null) {
@@ -61,10 +65,12 @@ export function compileQuery(raw: unknown): CompiledQuery {
     if (joins.length > 0) throw invalidQuery('join cannot be combined with aggregate');
     if (attributes) throw invalidQuery('attributes cannot be combined with aggregate (use $project)');
     if (body.includePagination) throw invalidQuery('includePagination cannot be combined with aggregate');
+    if (body.distinct) throw invalidQuery('distinct cannot be combined with aggregate (use $group)');
   }
   if (type === 'delete') {
     if (body.aggregate) throw invalidQuery('aggregate cannot be used with type delete');
     if (joins.length > 0) throw invalidQuery('join cannot be used with type delete');
+    if (body.distinct) throw invalidQuery('distinct cannot be used with type delete');
     if (body.limit) throw invalidQuery('limit cannot be used with type delete: every entry matching where is deleted');
     if (body.offset) throw invalidQuery('offset cannot be used with type delete: every entry matching where is deleted');
   }

@@ -1,6 +1,7 @@
 import { runAggregate } from './aggregate.js';
 import type { AggregateLimits } from './budget.js';
 import { compileQuery, type CompiledQuery } from './compile.js';
+import { distinctRows } from './distinct.js';
 import { asInvalidQuery } from './errors.js';
 import { joinValue, loadJoin, type LoadedJoin } from './joins.js';
 import { sortEntries } from './order.js';
@@ -52,11 +53,9 @@ export async function runQuery(entries: readonly EntryRecord[], body: QueryBody,
     matches = matches.filter((entry) => required.every((join) => join.matchesOf(entry).length > 0));
   }
 
-  const total = matches.length;
-  const selected = page(matches, compiled);
   const withJoins = loaded.filter((join) => join.join.on !== null);
   const projection = compiled.projection;
-  const out: unknown[] =
+  const shape = (selected: EntryRecord[]): unknown[] =>
     projection === null && withJoins.length === 0
       ? selected
       : selected.map((entry) => {
@@ -68,6 +67,17 @@ export async function runQuery(entries: readonly EntryRecord[], body: QueryBody,
           }
           return result;
         });
+
+  let total = matches.length;
+  let out: unknown[];
+  if (compiled.body.distinct) {
+    // Rows are compared as returned: every match is ordered and shaped, then offset/limit page the distinct rows.
+    const rows = distinctRows(shape(sortEntries(matches, compiled.order, 0)));
+    total = rows.length;
+    const offset = compiled.body.offset ?? 0;
+    const limit = compiled.body.limit ?? 0;
+    out = rows.slice(offset, limit > 0 ? offset + limit : undefined);
+  } else out = shape(page(matches, compiled));
 
   if (!compiled.body.includePagination) return { entries: out };
   return { entries: out, pagination: { total, limit: compiled.body.limit ?? 0, offset: compiled.body.offset ?? 0 } };

@@ -44,6 +44,8 @@ export interface QueryBody {
   limit?: number;
   offset?: number;
   includePagination?: boolean;
+  /** Leave out rows equal to an earlier row of the answer (compared after attributes and joins). */
+  distinct?: boolean;
 }
 
 /** Reference to another data source of a join. */

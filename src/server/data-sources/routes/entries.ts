@@ -41,6 +41,22 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
     return c.body(null, 200);
   });
 
+  // Every entry (integration clients list before they commit), in the default order; `limit` / `offset` page it.
+  // The access rules of a select apply (columns a rule hides are left out).
+  app.get('/v1/data-sources/:ds/data', async (c) => {
+    const ref = dataSourceRef(c);
+    const page: Record<string, number> = {};
+    for (const name of ['limit', 'offset'] as const) {
+      const raw = c.req.query(name);
+      if (raw === undefined || raw === '') continue;
+      if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+        throw new HttpError(400, 'INVALID_PARAMETER', `Query parameter "${name}" must be a non-negative integer`);
+      page[name] = Number(raw);
+    }
+    const result = await service.query(callerOf(c), ref, { type: 'select', ...page });
+    return c.json({ entries: 'entries' in result ? result.entries : [] });
+  });
+
   app.put('/v1/data-sources/:ds/data', async (c) => {
     const ref = dataSourceRef(c);
     const type = c.req.header('Content-Type') ?? '';
