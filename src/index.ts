@@ -23,6 +23,8 @@ export type { DataSourcesApi, DataSourceConnection } from './data-sources/api.js
 export type {
   CommitBody,
   CommitEntry,
+  CommitItemError,
+  CommitOptions,
   CommitResult,
   CreateDataSourceInput,
   DataSource,

@@ -3,6 +3,7 @@ import { ClientError, isApiError } from '../http/errors.js';
 import { addressOf, checkId, checkObject } from './paths.js';
 import type {
   CommitBody,
+  CommitOptions,
   CommitResult,
   DataSourceEntry,
   DataSourceVersion,
@@ -41,7 +42,11 @@ export interface DataSourceConnection {
   removeById(id: number): Promise<void>;
   /** Replaces every entry with `entries` (or appends them with `{ append: true }`); `[]` empties the data source. */
   import(entries: EntryData[], options?: { append?: boolean }): Promise<void>;
-  commit<T extends EntryData = EntryData>(body: CommitBody<T>): Promise<CommitResult<T>>;
+  /**
+   * Inserts, updates and deletes in one request. Converges with a stale list: deleting an id that is gone is a
+   * no-op, updating one is reported in `errors` while the rest applies; `idempotencyKey` makes a retry apply once.
+   */
+  commit<T extends EntryData = EntryData>(body: CommitBody<T>, options?: CommitOptions): Promise<CommitResult<T>>;
   /** Distinct values of a column (`a.b` reaches nested values). */
   getIndex(column: string): Promise<unknown[]>;
   getIndexes(columns: string[]): Promise<Record<string, unknown[]>>;
@@ -59,7 +64,11 @@ const isFormData = (value: unknown): value is FormData => typeof FormData !== 'u
 export function createDataSourceConnection(ctx: ClientContext, idOrName: number | string): DataSourceConnection {
   const { segment, query: flag } = addressOf(idOrName);
   const base = `v1/data-sources/${segment}`;
-  const request = <T>(method: string, path: string, options: { json?: unknown; body?: BodyInit; query?: Record<string, string | number | boolean | undefined> } = {}) =>
+  const request = <T>(
+    method: string,
+    path: string,
+    options: { json?: unknown; body?: BodyInit; query?: Record<string, string | number | boolean | undefined>; headers?: Record<string, string> } = {},
+  ) =>
     ctx.http.request<T>(method, base + path, { ...options, query: { ...flag, ...(options.query ?? {}) } });
 
   const select = async <T extends EntryData>(query: FindQuery | undefined, limit?: number) => {
@@ -106,10 +115,13 @@ export function createDataSourceConnection(ctx: ClientContext, idOrName: number 
       entries.forEach((e, i) => checkObject(e, `entries[${i}]`));
       await request('POST', '/data', { json: { entries, append: options.append ?? false } });
     },
-    async commit(body) {
+    async commit(body, options = {}) {
       checkObject(body, 'The commit body');
       if (!Array.isArray(body.entries)) throw new ClientError('INVALID_ARGUMENT', 'commit() needs an `entries` array');
-      return request('POST', '/commit', { json: body });
+      const key = options.idempotencyKey;
+      if (key !== undefined && (typeof key !== 'string' || key === '' || key.length > 200))
+        throw new ClientError('INVALID_ARGUMENT', 'commit() idempotencyKey must be a string of 1 to 200 characters');
+      return request('POST', '/commit', { json: body, headers: key === undefined ? undefined : { 'Idempotency-Key': key } });
     },
     async getIndex(column) {
       if (typeof column !== 'string' || column.trim() === '' || column.includes(','))

@@ -171,9 +171,29 @@ export interface CommitBody<T extends EntryData = EntryData> {
   returnEntries?: boolean;
 }
 
+/** An update of a commit that was not applied: its entry no longer exists (deleted since it was listed). */
+export interface CommitItemError {
+  /** Index of the update in `entries`. */
+  index: number;
+  id: number;
+  clientId?: string | number;
+  code: 'ENTRY_NOT_FOUND';
+  message: string;
+}
+
 export interface CommitResult<T extends EntryData = EntryData> {
   entries?: DataSourceEntry<T>[];
   clientIds?: { id: number; clientId: string | number }[];
+  /** Updates not applied (the rest of the commit was); absent when every update applied. */
+  errors?: CommitItemError[];
+}
+
+export interface CommitOptions {
+  /**
+   * Sent as the `Idempotency-Key` header: a commit re-sent with the same key (after a lost answer) is applied
+   * once, and answered again with the data set as it is then. At most 200 characters; remembered a day.
+   */
+  idempotencyKey?: string;
 }
 
 export interface DataSourceVersion {

@@ -31,7 +31,7 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
     // App screens call the backend from other origins; tokens travel in a header, never in cookies.
     c.header('Access-Control-Allow-Origin', '*');
     c.header('Access-Control-Allow-Headers', 'Auth-token, Content-Type, Idempotency-Key, If-None-Match');
-    c.header('Access-Control-Expose-Headers', 'ETag');
+    c.header('Access-Control-Expose-Headers', 'ETag, Idempotent-Replayed');
     c.header('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE, OPTIONS');
     if (c.req.method === 'OPTIONS') {
       // Every API call from a screen is preflighted (Auth-token is not a simple header): browsers may keep

@@ -32,6 +32,8 @@ export interface ServerLimits {
   outboundResponseBytes?: number;
   /** Days the backend remembers an analytics batch id, so a re-sent batch is stored once (default 30). */
   analyticsBatchIdDays?: number;
+  /** Hours a data source commit's Idempotency-Key is remembered, so a re-sent commit applies once (default 24). */
+  idempotencyKeyHours?: number;
   /** Log-triggered runs in a row (each triggered by a write of the one before) before the next is skipped as a loop (default 10). */
   logTriggerChain?: number;
   /** Deepest nesting of arrays/objects accepted in a JSON body, e.g. entry data or action settings (default 256; past it 400 NESTING_TOO_DEEP). */

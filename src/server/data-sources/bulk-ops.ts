@@ -2,31 +2,19 @@ import type { Queryable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { checkFilterFields } from '../http/nesting.js';
 import { authorize, filterColumns, hasColumnFilter, type Caller, type Grant } from './access.js';
-import {
-  bumpDataVersion,
-  byDefaultOrder,
-  emitLogs,
-  resolveDataSource,
-  takeSnapshot,
-  toView,
-  writeEntryLogs,
-  type Core,
-  type DataSourceRef,
-  type EntryEvent,
-} from './core.js';
+import { bumpDataVersion, emitLogs, resolveDataSource, takeSnapshot, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
-import { pendingWebHooks, runOperationHooks } from './hooks.js';
-import { deleteAllEntries, deleteEntriesByIds, insertEntryRow, insertEntryRows, updateEntryRow } from './store/entries.js';
+import { deleteAllEntries, deleteEntriesByIds, insertEntryRow, insertEntryRows } from './store/entries.js';
 import { findVersion, listVersions, readSnapshot } from './store/versions.js';
 import type { DataSourceRecord, EntryRecord, EntryView, VersionRecord } from './types.js';
-import { checkCommitBody, checkEntryData, checkPositiveId } from './validate.js';
+import { checkEntryData, checkPositiveId } from './validate.js';
 
-/** Whole-data-set operations: import/truncate, commit, query (select/delete), versions and restore. */
+/** Whole-data-set operations: import/truncate, query (select/delete), versions and restore (commit: commit.ts). */
 
-const withGrant = (entries: readonly EntryRecord[], grant: Grant): readonly EntryRecord[] =>
+export const withGrant = (entries: readonly EntryRecord[], grant: Grant): readonly EntryRecord[] =>
   hasColumnFilter(grant) ? entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : entries;
 
-async function insertMany(
+export async function insertMany(
   tx: Queryable,
   ds: DataSourceRecord,
   items: readonly { data: Record<string, unknown>; order: number }[],
@@ -36,7 +24,7 @@ async function insertMany(
   return items.map(({ data, order }, i) => ({ id: ids[i]!, dataSourceId: ds.id, data, order, createdAt: now, updatedAt: now }));
 }
 
-const nextOrder = (entries: readonly EntryRecord[]) => {
+export const nextOrder = (entries: readonly EntryRecord[]) => {
   let max = -1;
   for (const e of entries) if (e.order > max) max = e.order;
   return max + 1;
@@ -62,98 +50,6 @@ export async function importEntries(core: Core, caller: Caller, ref: DataSourceR
     return { version, entries: append ? [...state.entries, ...inserted] : inserted };
   });
   core.cache.set(ds.id, result.version, result.entries);
-}
-
-export interface CommitResult {
-  entries?: EntryView[];
-  clientIds?: { id: number; clientId: unknown }[];
-}
-
-/** `POST .../commit`: inserts, updates and removals in one transaction (all or nothing). */
-export async function commitEntries(core: Core, caller: Caller, ref: DataSourceRef, input: Record<string, unknown>): Promise<CommitResult> {
-  const { ctx } = core;
-  const ds = await resolveDataSource(ctx.db, ref, caller);
-  const body = checkCommitBody(input);
-  const inserts = body.entries.filter((e) => e.id === undefined);
-  const updates = body.entries.filter((e) => e.id !== undefined);
-  if (inserts.length) authorize(ds, 'insert', caller);
-  if (updates.length) authorize(ds, 'update', caller);
-  if (body.delete.length) authorize(ds, 'delete', caller);
-  // A commit that sends nothing still replaces (or confirms) the data set: it needs some write right.
-  if (!inserts.length && !updates.length && !body.delete.length) authorize(ds, body.append ? 'update' : 'delete', caller);
-  const readGrant = body.returnEntries ? authorize(ds, 'select', caller) : {};
-  const runInsertHooks = body.runHooks.includes('insert');
-  const runUpdateHooks = body.runHooks.includes('update');
-
-  const result = await ctx.db.transaction(async (tx) => {
-    const state = await core.cache.entriesIn(tx, ds.id);
-    const byId = new Map<number, EntryRecord>();
-    for (const e of state.entries) byId.set(e.id, e);
-    body.entries.forEach((e, i) => {
-      if (e.id !== undefined && !byId.has(e.id))
-        throw new HttpError(404, 'ENTRY_NOT_FOUND', `entries[${i}].id: entry ${e.id} not found in data source ${ds.id}`);
-    });
-    const sentIds = new Set(updates.map((e) => e.id!));
-    const removed = body.append
-      ? body.delete.filter((id) => byId.has(id))
-      : state.entries.filter((e) => !sentIds.has(e.id)).map((e) => e.id);
-    if (removed.length) authorize(ds, 'delete', caller);
-    await takeSnapshot(core, tx, ds, state.entries, 'commit', caller);
-
-    const now = ctx.nowIso();
-    if (removed.length) {
-      if (!body.append && sentIds.size === 0) await deleteAllEntries(tx, ds.id);
-      else await deleteEntriesByIds(tx, ds.id, removed);
-    }
-    const events: EntryEvent[] = [];
-    const changed = new Map<number, EntryRecord>();
-    const base = body.append ? nextOrder(state.entries) : 0;
-    const orderOf = (i: number) => (body.append ? undefined : i);
-    for (let i = 0; i < body.entries.length; i++) {
-      const sent = body.entries[i]!;
-      if (sent.id === undefined) continue;
-      const old = byId.get(sent.id)!;
-      let data = body.extend ? { ...old.data, ...sent.data } : sent.data;
-      if (runUpdateHooks) data = runOperationHooks(ds, 'update', data, core.matcher);
-      const order = orderOf(i);
-      await updateEntryRow(tx, sent.id, { data: JSON.stringify(data), now, order });
-      changed.set(sent.id, { ...old, data, order: order ?? old.order, updatedAt: now });
-      events.push({ type: 'dataSource.entry.update', entryId: sent.id, columns: Object.keys(sent.data) });
-    }
-    const insertItems: { data: Record<string, unknown>; order: number }[] = [];
-    const insertIndexes: number[] = [];
-    body.entries.forEach((sent, i) => {
-      if (sent.id !== undefined) return;
-      const data = runInsertHooks ? runOperationHooks(ds, 'insert', sent.data, core.matcher) : sent.data;
-      insertItems.push({ data, order: body.append ? base + insertItems.length : i });
-      insertIndexes.push(i);
-    });
-    const inserted = await insertMany(tx, ds, insertItems, now);
-    for (const e of inserted) events.push({ type: 'dataSource.entry.create', entryId: e.id, columns: Object.keys(e.data) });
-    const removedSet = new Set(removed);
-    for (const id of removed) events.push({ type: 'dataSource.entry.delete', entryId: id, columns: Object.keys(byId.get(id)!.data) });
-    const version = await bumpDataVersion(tx, ds.id);
-    const logs = await writeEntryLogs(core, tx, ds, caller, events);
-    const next: EntryRecord[] = [];
-    for (const e of state.entries) if (!removedSet.has(e.id)) next.push(changed.get(e.id) ?? e);
-    next.push(...inserted);
-    const clientIds: { id: number; clientId: unknown }[] = [];
-    inserted.forEach((e, k) => {
-      const sent = body.entries[insertIndexes[k]!]!;
-      if (sent.clientId !== undefined) clientIds.push({ id: e.id, clientId: sent.clientId });
-    });
-    for (const sent of updates) if (sent.clientId !== undefined) clientIds.push({ id: sent.id!, clientId: sent.clientId });
-    return { version, next, logs, inserted, changed: [...changed.values()], clientIds };
-  });
-
-  core.cache.set(ds.id, result.version, result.next);
-  emitLogs(core, result.logs);
-  if (runInsertHooks) for (const e of result.inserted) core.webhooks.fire(ds, pendingWebHooks(ds, 'insert', e, core.matcher));
-  if (runUpdateHooks) for (const e of result.changed) core.webhooks.fire(ds, pendingWebHooks(ds, 'update', e, core.matcher));
-  const out: CommitResult = {};
-  if (body.returnEntries) out.entries = withGrant([...result.next].sort(byDefaultOrder), readGrant).map(toView);
-  if (result.clientIds.length) out.clientIds = result.clientIds;
-  return out;
 }
 
 /** Loads a joined data source (same organization as the parent), checking the caller may read it. */

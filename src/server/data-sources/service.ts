@@ -2,7 +2,8 @@ import type { ServerContext } from '../context.js';
 import { HttpError } from '../http/errors.js';
 import type { DataSourceConnectionLike, DataQuery } from '../../pipeline/types.js';
 import type { Caller } from './access.js';
-import { commitEntries, importEntries, queryEntries, restoreVersion, versionEntries, versionsOf } from './bulk-ops.js';
+import { importEntries, queryEntries, restoreVersion, versionEntries, versionsOf } from './bulk-ops.js';
+import { commitEntries, type CommitIdempotency } from './commit.js';
 import { createCore, type Core, type DataSourceRef } from './core.js';
 import { createOne, deleteOne, getOne, listOf, updateOne, type DataSourceScope } from './data-source-ops.js';
 import { deleteEntry, getEntry, getIndexes, insertEntry, readFileOf, updateEntry, type UploadedFile } from './entry-ops.js';
@@ -30,7 +31,8 @@ export function createDataSourceService(ctx: ServerContext) {
     deleteEntry: (caller: Caller, ref: DataSourceRef, id: number) => deleteEntry(core, caller, ref, id),
     indexes: (caller: Caller, ref: DataSourceRef, columns: readonly string[]) => getIndexes(core, caller, ref, columns),
     import: (caller: Caller, ref: DataSourceRef, entries: unknown, append: boolean) => importEntries(core, caller, ref, entries, append),
-    commit: (caller: Caller, ref: DataSourceRef, body: Record<string, unknown>) => commitEntries(core, caller, ref, body),
+    commit: (caller: Caller, ref: DataSourceRef, body: Record<string, unknown>, idempotency?: CommitIdempotency) =>
+      commitEntries(core, caller, ref, body, idempotency),
     query: (caller: Caller, ref: DataSourceRef, body: unknown) => queryEntries(core, caller, ref, body),
     versions: (caller: Caller, ref: DataSourceRef) => versionsOf(core, caller, ref),
     versionEntries: (caller: Caller, ref: DataSourceRef, versionId: number, options: { limit?: unknown; where?: unknown }) =>

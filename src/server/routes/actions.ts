@@ -3,6 +3,7 @@ import type { App, AppEnv, ServerContext } from '../context.js';
 import { intParam, requireKind } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { HttpError } from '../http/errors.js';
+import { idempotencyKey } from '../http/idempotency.js';
 import { checkFilterFields } from '../http/nesting.js';
 import { compilePage } from '../actions/compile-page.js';
 import { parseLogQuery, readLogs, uploadDeviceLogs } from '../actions/logs.js';
@@ -19,13 +20,6 @@ const base = '/v1/apps/:appId/tasks';
 
 /** Words after `tasks/` that belong to other routes (the function catalog of the engine). */
 const RESERVED = new Set(['functions']);
-
-function idempotencyKey(c: Context<AppEnv>): string | undefined {
-  const key = c.req.header('Idempotency-Key');
-  if (key === undefined || key === '') return undefined;
-  if (key.length > 200) throw new HttpError(400, 'INVALID_HEADER', 'Header "Idempotency-Key" must be at most 200 characters');
-  return key;
-}
 
 /**
  * The `environment` a request reads or runs actions as. Client tokens get the live (published) copies only:

@@ -273,7 +273,19 @@ export const ROUTES: Record<string, Operation> = {
   'PUT /v1/data-sources/:ds/data/:entryId': { tag: 'data-sources', summary: 'Update an entry (shallow merge)', body: free, ok: { 201: ['The entry', ref('Entry')] } },
   'DELETE /v1/data-sources/:ds/data/:entryId': { tag: 'data-sources', summary: 'Delete an entry', ok: { 200: ['Deleted', empty] } },
   'GET /v1/data-sources/:ds/indexes/:indexes': { tag: 'data-sources', summary: 'Distinct values of comma-separated columns (dots for nested)', anonymous: true, ok: { 200: ['Indexes', obj({ indexes: { type: 'object', additionalProperties: arr(any) } })] } },
-  'POST /v1/data-sources/:ds/commit': { tag: 'data-sources', summary: 'Inserts, updates and deletes in one transaction', see: ds, body: ref('Commit'), ok: { 200: ['The whole data set (unless returnEntries is false)', obj({ entries: arr(ref('Entry')), clientIds: free })] } },
+  'POST /v1/data-sources/:ds/commit': {
+    tag: 'data-sources',
+    summary: 'Inserts, updates and deletes in one transaction; converges with a stale list (gone ids: delete no-op, update reported in errors)',
+    see: ds,
+    headers: { 'Idempotency-Key': 'a commit re-sent with the same key (same token, data source and body) applies once; answered again with header Idempotent-Replayed: true' },
+    body: ref('Commit'),
+    ok: {
+      200: [
+        'The whole data set (unless returnEntries is false), clientIds, and the updates not applied',
+        obj({ entries: arr(ref('Entry')), clientIds: free, errors: arr(obj({ index: int, id: int, clientId: { type: ['string', 'integer'] }, code: { enum: ['ENTRY_NOT_FOUND'] }, message: str })) }),
+      ],
+    },
+  },
   'GET /v1/data-sources/:ds/versions': { tag: 'data-sources', summary: 'Snapshots, newest first', ok: { 200: ['Versions', obj({ versions: arr(ref('Version')) })] } },
   'GET /v1/data-sources/:ds/versions/:versionId/data': { tag: 'data-sources', summary: 'Entries of a snapshot', query: { limit: 'most entries' }, ok: { 200: ['Entries', obj({ entries: arr(ref('Entry')) })] } },
   'POST /v1/data-sources/:ds/versions/:versionId/data': { tag: 'data-sources', summary: 'Entries of a snapshot, with a where filter', body: obj({ limit: int, where: free }), ok: { 200: ['Entries', obj({ entries: arr(ref('Entry')) })] } },

@@ -3,6 +3,7 @@ import type { App, AppEnv, ServerContext } from '../../context.js';
 import { readJson, readJsonObject } from '../../http/body.js';
 import { requireKind } from '../../http/auth.js';
 import { HttpError } from '../../http/errors.js';
+import { idempotencyKey } from '../../http/idempotency.js';
 import type { DataSourceService, UploadedFile } from '../service.js';
 import { setOwn } from '../query/values.js';
 import { parseBooleanFlag, isPlainObject } from '../validate.js';
@@ -105,6 +106,9 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
     // Without append: true a commit replaces the whole data source (like a truncate): not for a page's token.
     if (parseBooleanFlag(body.append, 'append') !== true)
       requireKind(c, ['api', 'studio'], 'commit without append: true (it replaces the whole data source)');
-    return c.json(await service.commit(callerOf(c), ref, body));
+    const key = idempotencyKey(c);
+    const { replayed, ...result } = await service.commit(callerOf(c), ref, body, key === undefined ? undefined : { key });
+    if (replayed) c.header('Idempotent-Replayed', 'true');
+    return c.json(result);
   });
 }

@@ -1,4 +1,5 @@
 import type { App, ServerContext } from '../../context.js';
+import { pruneCommitReceiptsRegularly } from '../commit.js';
 import { dataSourceService } from '../service.js';
 import { registerAdminRoutes } from './admin.js';
 import { registerDataSourceCrudRoutes } from './data-sources.js';
@@ -9,6 +10,7 @@ import { registerVersionRoutes } from './versions.js';
 /** Every data source route, backed by the one data source service of the server. */
 export function registerAllDataSourceRoutes(app: App, ctx: ServerContext): void {
   const service = dataSourceService(ctx);
+  pruneCommitReceiptsRegularly(ctx);
   registerAdminRoutes(app, ctx, service);
   registerDataSourceCrudRoutes(app, ctx, service);
   registerEntryRoutes(app, ctx, service);

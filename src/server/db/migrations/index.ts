@@ -6,6 +6,7 @@ import { actionMigrations } from './0004-actions.js';
 import { functionMigrations } from './0005-functions.js';
 import { analyticsMigrations } from './0006-analytics.js';
 import { clientTokenMigrations } from './0007-client-tokens.js';
+import { commitReceiptMigrations } from './0008-commit-receipts.js';
 
 /** Every migration, in the order they are applied. */
 export const migrations: readonly Migration[] = [
@@ -16,4 +17,5 @@ export const migrations: readonly Migration[] = [
   ...functionMigrations,
   ...analyticsMigrations,
   ...clientTokenMigrations,
+  ...commitReceiptMigrations,
 ];

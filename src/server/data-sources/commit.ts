@@ -1,0 +1,234 @@
+import { createHash } from 'node:crypto';
+import { HttpError } from '../http/errors.js';
+import { authorize, type Caller } from './access.js';
+import { insertMany, nextOrder, withGrant } from './bulk-ops.js';
+import {
+  bumpDataVersion,
+  byDefaultOrder,
+  emitLogs,
+  resolveDataSource,
+  takeSnapshot,
+  toView,
+  writeEntryLogs,
+  type Core,
+  type DataSourceRef,
+  type EntryEvent,
+} from './core.js';
+import { pendingWebHooks, runOperationHooks } from './hooks.js';
+import { findCommitReceipt, insertCommitReceipt, pruneCommitReceipts, type ReceiptKey } from './store/commit-receipts.js';
+import { deleteAllEntries, deleteEntriesByIds, updateEntryRow } from './store/entries.js';
+import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
+import { checkCommitBody, type CommitBody } from './validate.js';
+
+/**
+ * `POST …/commit`: inserts, updates and removals in one transaction, converging when the client's list is stale
+ * (docs/data-sources.md, "Commits that converge"):
+ * - an id of `delete` that no longer exists is a no-op;
+ * - an update (`{ id, data }`) of an id that no longer exists is not applied and is reported in `errors`
+ *   (`ENTRY_NOT_FOUND`, with its index in `entries`), while the rest of the commit applies;
+ * - with an `Idempotency-Key`, a commit re-sent by the same token to the same data source with the same body is
+ *   applied once: the repeat answers the data set as it is now, with the first answer's `clientIds` and `errors`.
+ * A malformed body is still refused whole (400), before anything changes.
+ */
+
+/** One update the commit could not apply. */
+export interface CommitItemError {
+  index: number;
+  id: number;
+  clientId?: unknown;
+  code: 'ENTRY_NOT_FOUND';
+  message: string;
+}
+
+export interface CommitResult {
+  entries?: EntryView[];
+  clientIds?: { id: number; clientId: unknown }[];
+  errors?: CommitItemError[];
+  /** Set when an earlier commit with the same Idempotency-Key was answered again (the route sends a header). */
+  replayed?: true;
+}
+
+/** The commit's Idempotency-Key, if the request sent one. */
+export interface CommitIdempotency {
+  key: string;
+}
+
+/** The part of a commit answer kept in a receipt (the data set itself is answered as it is at each replay). */
+type Receipt = Pick<CommitResult, 'clientIds' | 'errors'>;
+
+const receiptKeyOf = (ds: DataSourceRecord, caller: Caller, key: string): ReceiptKey => ({
+  dataSourceId: ds.id,
+  tokenId: caller.kind === 'token' ? (caller.token?.id ?? 0) : 0,
+  key,
+});
+
+/** Same body, same hash: the body as parsed, serialized again (key order as sent). */
+const hashOf = (input: Record<string, unknown>) => createHash('sha256').update(JSON.stringify(input)).digest('base64url');
+
+const keyReused = () =>
+  new HttpError(409, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for another commit body to this data source: use a new key for a new commit');
+
+/**
+ * PostgreSQL's unique violation: the receipt's key was taken by a concurrent commit with the same key (SQLite's
+ * single writer runs the two transactions one after the other: the second finds the receipt and replays).
+ */
+const isDuplicateKey = (error: unknown) => (error as { code?: unknown })?.code === '23505';
+
+export async function commitEntries(
+  core: Core,
+  caller: Caller,
+  ref: DataSourceRef,
+  input: Record<string, unknown>,
+  idempotency?: CommitIdempotency,
+): Promise<CommitResult> {
+  const { ctx } = core;
+  const ds = await resolveDataSource(ctx.db, ref, caller);
+  const body = checkCommitBody(input);
+  const inserts = body.entries.filter((e) => e.id === undefined);
+  const updates = body.entries.filter((e) => e.id !== undefined);
+  if (inserts.length) authorize(ds, 'insert', caller);
+  if (updates.length) authorize(ds, 'update', caller);
+  if (body.delete.length) authorize(ds, 'delete', caller);
+  // A commit that sends nothing still replaces (or confirms) the data set: it needs some write right.
+  if (!inserts.length && !updates.length && !body.delete.length) authorize(ds, body.append ? 'update' : 'delete', caller);
+  const readGrant = body.returnEntries ? authorize(ds, 'select', caller) : {};
+  const receipt = idempotency && { key: receiptKeyOf(ds, caller, idempotency.key), hash: hashOf(input) };
+
+  const answer = async (outcome: Receipt, replayed: boolean): Promise<CommitResult> => {
+    const out: CommitResult = {};
+    if (body.returnEntries) {
+      const entries = await core.cache.entries(ctx.db, ds.id);
+      out.entries = withGrant([...entries].sort(byDefaultOrder), readGrant).map(toView);
+    }
+    if (outcome.clientIds?.length) out.clientIds = outcome.clientIds;
+    if (outcome.errors?.length) out.errors = outcome.errors;
+    if (replayed) out.replayed = true;
+    return out;
+  };
+  const replay = async (): Promise<CommitResult | undefined> => {
+    if (!receipt) return undefined;
+    const found = await findCommitReceipt(ctx.db, receipt.key);
+    if (!found) return undefined;
+    if (found.requestHash !== receipt.hash) throw keyReused();
+    return answer(found.answer as Receipt, true);
+  };
+
+  const earlier = await replay();
+  if (earlier) return earlier;
+  let result: Awaited<ReturnType<typeof applyCommit>>;
+  try {
+    result = await applyCommit(core, caller, ds, body, receipt);
+  } catch (error) {
+    // A commit with the same key that committed while this one ran: answer as a repeat of it.
+    if (receipt && isDuplicateKey(error)) {
+      const again = await replay();
+      if (again) return again;
+    }
+    throw error;
+  }
+  if (result.replayed) {
+    if (result.replayed.requestHash !== receipt!.hash) throw keyReused();
+    return answer(result.replayed.answer as Receipt, true);
+  }
+  const applied = result.applied;
+  core.cache.set(ds.id, applied.version, applied.next);
+  emitLogs(core, applied.logs);
+  if (body.runHooks.includes('insert')) for (const e of applied.inserted) core.webhooks.fire(ds, pendingWebHooks(ds, 'insert', e, core.matcher));
+  if (body.runHooks.includes('update')) for (const e of applied.changed) core.webhooks.fire(ds, pendingWebHooks(ds, 'update', e, core.matcher));
+  return answer(applied.outcome, false);
+}
+
+/** The transaction of a commit: the receipt (if any) is checked and written in it, so a commit applies once. */
+async function applyCommit(core: Core, caller: Caller, ds: DataSourceRecord, body: CommitBody, receipt: { key: ReceiptKey; hash: string } | undefined) {
+  const { ctx } = core;
+  const runInsertHooks = body.runHooks.includes('insert');
+  const runUpdateHooks = body.runHooks.includes('update');
+  return ctx.db.transaction(async (tx) => {
+    if (receipt) {
+      const found = await findCommitReceipt(tx, receipt.key);
+      if (found) return { replayed: found } as const;
+    }
+    const state = await core.cache.entriesIn(tx, ds.id);
+    const byId = new Map<number, EntryRecord>();
+    for (const e of state.entries) byId.set(e.id, e);
+    // Updates of entries removed since the client listed them: reported, not applied.
+    const errors: CommitItemError[] = [];
+    body.entries.forEach((e, i) => {
+      if (e.id === undefined || byId.has(e.id)) return;
+      errors.push({
+        index: i,
+        id: e.id,
+        ...(e.clientId !== undefined ? { clientId: e.clientId } : {}),
+        code: 'ENTRY_NOT_FOUND',
+        message: `entries[${i}].id: entry ${e.id} not found in data source ${ds.id} (deleted since it was listed?); this update was not applied`,
+      });
+    });
+    const updates = body.entries.filter((e) => e.id !== undefined && byId.has(e.id));
+    const sentIds = new Set(updates.map((e) => e.id!));
+    const removed = body.append ? body.delete.filter((id) => byId.has(id)) : state.entries.filter((e) => !sentIds.has(e.id)).map((e) => e.id);
+    if (removed.length) authorize(ds, 'delete', caller);
+    await takeSnapshot(core, tx, ds, state.entries, 'commit', caller);
+
+    const now = ctx.nowIso();
+    if (removed.length) {
+      if (!body.append && sentIds.size === 0) await deleteAllEntries(tx, ds.id);
+      else await deleteEntriesByIds(tx, ds.id, removed);
+    }
+    const events: EntryEvent[] = [];
+    const changed = new Map<number, EntryRecord>();
+    const base = body.append ? nextOrder(state.entries) : 0;
+    for (let i = 0; i < body.entries.length; i++) {
+      const sent = body.entries[i]!;
+      if (sent.id === undefined) continue;
+      const old = byId.get(sent.id);
+      if (!old) continue;
+      let data = body.extend ? { ...old.data, ...sent.data } : sent.data;
+      if (runUpdateHooks) data = runOperationHooks(ds, 'update', data, core.matcher);
+      const order = body.append ? undefined : i;
+      await updateEntryRow(tx, sent.id, { data: JSON.stringify(data), now, order });
+      changed.set(sent.id, { ...old, data, order: order ?? old.order, updatedAt: now });
+      events.push({ type: 'dataSource.entry.update', entryId: sent.id, columns: Object.keys(sent.data) });
+    }
+    const insertItems: { data: Record<string, unknown>; order: number }[] = [];
+    const insertIndexes: number[] = [];
+    body.entries.forEach((sent, i) => {
+      if (sent.id !== undefined) return;
+      const data = runInsertHooks ? runOperationHooks(ds, 'insert', sent.data, core.matcher) : sent.data;
+      insertItems.push({ data, order: body.append ? base + insertItems.length : i });
+      insertIndexes.push(i);
+    });
+    const inserted = await insertMany(tx, ds, insertItems, now);
+    for (const e of inserted) events.push({ type: 'dataSource.entry.create', entryId: e.id, columns: Object.keys(e.data) });
+    const removedSet = new Set(removed);
+    for (const id of removed) events.push({ type: 'dataSource.entry.delete', entryId: id, columns: Object.keys(byId.get(id)!.data) });
+    const version = await bumpDataVersion(tx, ds.id);
+    const logs = await writeEntryLogs(core, tx, ds, caller, events);
+    const next: EntryRecord[] = [];
+    for (const e of state.entries) if (!removedSet.has(e.id)) next.push(changed.get(e.id) ?? e);
+    next.push(...inserted);
+    const clientIds: { id: number; clientId: unknown }[] = [];
+    inserted.forEach((e, k) => {
+      const sent = body.entries[insertIndexes[k]!]!;
+      if (sent.clientId !== undefined) clientIds.push({ id: e.id, clientId: sent.clientId });
+    });
+    for (const sent of updates) if (sent.clientId !== undefined) clientIds.push({ id: sent.id!, clientId: sent.clientId });
+    const outcome: Receipt = { ...(clientIds.length ? { clientIds } : {}), ...(errors.length ? { errors } : {}) };
+    if (receipt) await insertCommitReceipt(tx, receipt.key, { requestHash: receipt.hash, answer: outcome }, now);
+    return { applied: { version, next, logs, inserted, changed: [...changed.values()], outcome } } as const;
+  });
+}
+
+/** Hours a commit's Idempotency-Key is remembered (`limits.idempotencyKeyHours`, default 24). */
+export const DEFAULT_IDEMPOTENCY_KEY_HOURS = 24;
+
+/** Forgets commit receipts older than the key lifetime, at every `tick()` and hourly. */
+export function pruneCommitReceiptsRegularly(ctx: Core['ctx']): void {
+  const prune = async () => {
+    const hours = ctx.limits.idempotencyKeyHours ?? DEFAULT_IDEMPOTENCY_KEY_HOURS;
+    await pruneCommitReceipts(ctx.db, new Date(ctx.clock() - hours * 3_600_000).toISOString());
+  };
+  ctx.onTick(prune);
+  const timer = setInterval(() => prune().catch((error) => console.error('[in-app-runtime server] pruning commit receipts failed', error)), 3_600_000);
+  timer.unref?.();
+  ctx.onClose(() => clearInterval(timer));
+}
