@@ -81,7 +81,7 @@ export async function getLogs(ctx: ClientContext, options?: GetLogsOptions): Pro
     .filter((log) => !seen.has(log.deviceKey) && (LOG_TYPES as readonly string[]).includes(log.type) && (id === undefined || log.data.actionId === id));
   // sift (the lazy query chunk) only when device records wait for the `where`.
   if (where && local.length > 0) {
-    const test = (await loadChunk('query', ctx.config().assetsUrl)).safeTester(where, 'options.where');
+    const test = (await loadChunk('query', ctx.config().assetsUrl)).compileFilter(where, 'options.where');
     local = local.filter((log) => test(log));
   }
   const logs = [...remote.logs, ...local]

@@ -3,7 +3,7 @@
  * request) and the backend (checked again, with cron-parser for `frequency`).
  * Every issue names the offending path, e.g. `functions[1].conditions[0].condition`.
  */
-import { compileWhere } from '../core/partial-where.js';
+import { compilePartialFilter } from '../filter/partial.js';
 import { policyProblem } from '../pipeline/policies.js';
 import { RESERVED_ACTION_NAMES, type ActionInput } from './types.js';
 
@@ -184,7 +184,7 @@ export function validateActionInput(input: unknown, options: ValidateOptions = {
             issues.push({ path: `${at}.where`, message: 'is only used by log and analytics triggers', kind: 'meaning' });
           else {
             try {
-              compileWhere(t.where, `${at}.where`);
+              compilePartialFilter(t.where, `${at}.where`);
             } catch (error) {
               issues.push({ path: `${at}.where`, message: `is not a valid query: ${(error as Error).message}`, kind: 'shape' });
             }

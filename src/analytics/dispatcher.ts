@@ -2,7 +2,7 @@ import type { Action } from '../actions/types.js';
 import type { Logger } from '../core/logger.js';
 import type { AnalyticsEvent } from './types.js';
 import { loadChunk, loadedChunk } from '../core/lazy.js';
-import type { Tester } from '../core/safe-query.js';
+import type { Tester } from '../filter/tester.js';
 
 /** Runs one action on the device with the analytics context; the actions module supplies it. */
 export type AnalyticsRunner = (action: Action, context: { trigger: 'analytics'; event: AnalyticsEvent }) => Promise<void>;
@@ -91,7 +91,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           const query = loadedChunk('query');
           if (t.where === undefined || t.where === null) testers.push(() => true);
           else if (!query) throw new Error('its where cannot be matched: the query chunk did not load');
-          else testers.push(query.compileWhere(t.where, `triggers[${index}].where`));
+          else testers.push(query.compilePartialFilter(t.where, `triggers[${index}].where`));
         } catch (error) {
           options.logger.warn(`Action "${action.name}" (${action.id}): analytics trigger ignored: ${(error as Error).message}`);
         }

@@ -5,7 +5,7 @@ import { createAnalyticsApi } from '../../src/analytics/api.js';
 import { createDispatcher } from '../../src/analytics/dispatcher.js';
 import { deviceRunner } from '../../src/analytics/runner.js';
 import type { AnalyticsEvent } from '../../src/analytics/types.js';
-import { flattenWhere } from '../../src/core/partial-where.js';
+import { flattenWhere } from '../../src/filter/partial.js';
 import { resolveConfig } from '../../src/core/config.js';
 import type { ClientContext } from '../../src/core/context.js';
 import { withOnce } from '../../src/core/logger.js';

@@ -59,7 +59,8 @@ describe('analytics-triggered actions in Chromium', () => {
     const onSubmit = await b.studio.App.Actions.create({
       name: 'on-submit',
       environment: 'any',
-      triggers: [{ trigger: 'analytics', where: { type: 'analytics.event', data: { category: 'form', action: 'submit' } } }],
+      // A $regex in the where: the device matches it with RE2 from the lazy query chunk (issue 14).
+      triggers: [{ trigger: 'analytics', where: { type: 'analytics.event', data: { category: 'form', action: { $regex: '^su(b|bm)+it$' } } } }],
       functions: [
         { functionPackage: 'com.client.function.insert-entry', settings: { dataSourceName: 'submissions', data: { form: '{{ event.data.formId }}', page: '{{ event.data._pageId }}' } } },
       ],

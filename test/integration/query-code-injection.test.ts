@@ -3,8 +3,8 @@
  * compile a `$where` string with `new Function` in the backend's own realm.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { safeTester } from '../../src/core/safe-query.js';
-import { compileWhere } from '../../src/core/partial-where.js';
+import { compileFilter as safeTester } from '../../src/filter/tester.js';
+import { compilePartialFilter as compileWhere } from '../../src/filter/partial.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 
 const FLAG = '__iar_injected__';
@@ -17,9 +17,9 @@ describe('code-running operators are refused everywhere', () => {
   });
   afterAll(() => backend.close());
 
-  it('safeTester and the partial-document compiler refuse $where at any depth', () => {
+  it('the filter module and the partial-document compiler refuse $where at any depth', () => {
     expect(() => safeTester({ $where: payload })).toThrow(/\$where is not allowed/);
-    expect(() => safeTester({ $or: [{ a: 1 }, { $where: payload }] })).toThrow(/\$or\[1\]: \$where is not allowed/);
+    expect(() => safeTester({ $or: [{ a: 1 }, { $where: payload }] })).toThrow(/\$or\[1\]\.\$where: operator \$where is not allowed/);
     expect(() => safeTester({ a: { $elemMatch: { $where: payload } } })).toThrow(/not allowed/);
     expect(() => compileWhere({ data: { x: { $not: { $where: payload } } } })).toThrow(/not allowed/);
     expect(() => safeTester({ a: { $bogus: 1 } })).toThrow();
@@ -28,10 +28,10 @@ describe('code-running operators are refused everywhere', () => {
   });
 
   it('a logical operator without a list is a 400 naming it, not an inner error', async () => {
-    expect(() => safeTester({ $and: 5 })).toThrow('where.$and: must be an array of queries');
+    expect(() => safeTester({ $and: 5 })).toThrow('where.$and must be a non-empty array of queries');
     const res = await backend.api('POST', `/v1/apps/${backend.server.bootstrap.appId}/tasks/logs`, { json: { where: { $and: 5 } } });
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toContain('$and: must be an array of queries');
+    expect(res.body.error.message).toContain('where.$and must be a non-empty array of queries');
   });
 
   it('getLogs where (server route) answers 400 and runs nothing', async () => {

@@ -6,7 +6,7 @@ import type { Action, ActionTrigger } from '../../src/actions/types.js';
 import { createAnalyticsApi } from '../../src/analytics/api.js';
 import { createDispatcher, isDeviceAnalyticsAction } from '../../src/analytics/dispatcher.js';
 import type { AnalyticsEvent } from '../../src/analytics/types.js';
-import { compileWhere, flattenWhere } from '../../src/core/partial-where.js';
+import { compilePartialFilter as compileWhere, flattenWhere } from '../../src/filter/partial.js';
 import { resolveConfig } from '../../src/core/config.js';
 import type { ClientContext } from '../../src/core/context.js';
 import { withOnce } from '../../src/core/logger.js';
@@ -201,7 +201,7 @@ describe('trigger dispatch', () => {
     d.dispatch(pageView({}));
     await d.idle();
     expect(runs).toEqual(['good']);
-    expect(lines.join('\n')).toMatch(/"bad".*triggers\[0\]\.where: \$where is not allowed/);
+    expect(lines.join('\n')).toMatch(/"bad".*triggers\[0\]\.where\.\$where: operator \$where is not allowed/);
   });
 
   it('drops runs beyond the queue limit with a warning instead of piling up', async () => {

@@ -1,5 +1,5 @@
 /** Reading action logs (getLogs) and taking in records written by devices. */
-import { safeTester } from '../../core/safe-query.js';
+import { compileFilter } from '../../filter/tester.js';
 import { DEFAULT_LOG_LIMIT, LOG_TYPES, MAX_LOG_LIMIT, type ActionLog, type LogsPage } from '../../actions/types.js';
 import type { ServerContext } from '../context.js';
 import { DEFAULT_SERVER_LIMITS } from '../context.js';
@@ -44,7 +44,7 @@ export function parseLogQuery(raw: Record<string, unknown>, filterDepth = DEFAUL
     if (!isObject(where)) throw new HttpError(400, 'INVALID_FIELD', 'Field "where" must be an object (a sift query on the record)');
     checkNesting(where, filterDepth, 'Field "where"', 'filterDepth');
     try {
-      safeTester(where);
+      compileFilter(where);
     } catch (error) {
       throw new HttpError(400, 'INVALID_FIELD', `Field "where" is not a valid query: ${(error as Error).message}`);
     }
@@ -66,7 +66,7 @@ export async function readLogs(ctx: ServerContext, appId: number, query: LogQuer
       }
       return { count: await countLogs(tx, appId, { actionId: query.id }), logs };
     });
-  const test = safeTester(query.where) as (log: ActionLog) => boolean;
+  const test = compileFilter(query.where) as (log: ActionLog) => boolean;
   const logs: ActionLog[] = [];
   let count = 0;
   // Skipped occurrences (overlap, missed under `skip`) are shown only to a `where` that names their type.

@@ -1,55 +1,15 @@
-import { safeTester } from '../../core/safe-query.js';
+import { compilePartialFilter } from '../../filter/partial.js';
 import { HttpError } from '../http/errors.js';
 import type { JsonObject } from './types.js';
 
-const isPlainObject = (value: unknown): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Logical operators whose operands are whole sub-queries. */
-const LOGICAL = new Set(['$and', '$or', '$nor']);
-
-/** Refuses `$where` (it would run caller-provided code) anywhere in a query. */
-function refuseWhere(value: unknown, path: string): void {
-  if (Array.isArray(value)) value.forEach((v, i) => refuseWhere(v, `${path}[${i}]`));
-  else if (isPlainObject(value))
-    for (const [key, v] of Object.entries(value)) {
-      if (key === '$where') throw new HttpError(400, 'INVALID_QUERY', `Field "${path}" uses $where, which is not allowed`);
-      refuseWhere(v, `${path}.${key}`);
-    }
-}
-
 /**
- * Partial-document semantics: nested plain objects without operators become
- * dotted paths, so `{ data: { foo: 'bar' } }` matches a document whose data
- * has foo 'bar' among other fields.
+ * Compiles a caller's `where` or `scope` into a tester with partial-document semantics (src/filter/partial.ts:
+ * nested plain objects are dotted paths, so `{ data: { foo: 'bar' } }` matches a document whose data has foo
+ * 'bar' among other fields), or a 400 naming `field`.
  */
-export function toPartialQuery(query: JsonObject, prefix = ''): JsonObject {
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(query)) {
-    if (LOGICAL.has(key) && Array.isArray(value)) {
-      out[key] = value.map((q) => (isPlainObject(q) ? toPartialQuery(q, prefix) : q));
-      continue;
-    }
-    if (key.startsWith('$')) {
-      out[key] = value; // only reachable at the top level: nested objects with operators are kept whole
-      continue;
-    }
-    const path = prefix + key;
-    if (isPlainObject(value) && !Object.keys(value).some((k) => k.startsWith('$'))) {
-      if (Object.keys(value).length === 0) out[path] = { $exists: true };
-      else Object.assign(out, toPartialQuery(value, `${path}.`));
-    } else out[path] = value;
-  }
-  return out;
-}
-
-/** Compiles a caller's query into a tester, or a 400 naming `field`. */
 export function compileQuery(query: JsonObject, field: string): (doc: unknown) => boolean {
-  refuseWhere(query, field);
   try {
-    const test = safeTester(toPartialQuery(query), field);
-    test({}); // surface operator errors now, not on the first document
-    return test as (doc: unknown) => boolean;
+    return compilePartialFilter(query, field);
   } catch (error) {
     throw new HttpError(400, 'INVALID_QUERY', `Field "${field}" is not a valid query: ${(error as Error).message}`);
   }
@@ -63,7 +23,7 @@ function scopeTester(scope: JsonObject): (doc: unknown) => boolean {
   let test = testers.get(key);
   if (!test) {
     try {
-      test = safeTester(toPartialQuery(scope), 'scope');
+      test = compilePartialFilter(scope, 'scope');
     } catch {
       test = () => false;
     }

@@ -8,7 +8,9 @@ import * as queries from 'mingo/operators/query';
 import type { Options } from 'mingo/types';
 import { AggregateBudget, activeBudget, withBudget, type AggregateLimits } from './budget.js';
 import { asInvalidQuery, invalidQuery, isPlainObject } from './errors.js';
-import { guardRegex } from './regex-guard.js';
+import { compileRegex } from '../../../filter/regex.js';
+import { FilterError } from '../../../filter/errors.js';
+import { $regex, $regexFind, $regexFindAll, $regexMatch } from './aggregate-regex.js';
 import type { EntryRecord } from './types.js';
 import { numericValue } from './values.js';
 
@@ -18,7 +20,7 @@ import { numericValue } from './values.js';
  * Only the stages and operators listed here are registered (mingo's Context is an allow-list; script
  * execution is off as well): nothing that runs code (`$function`, `$accumulator`, `$where`), reaches
  * other data (`$lookup`, `$unionWith`, `$graphLookup`, `$out`, `$merge`) or manufactures unbounded output
- * (`$range`, `$densify`). `$regex` and `$regexMatch`-style patterns are bounded like `where`.
+ * (`$range`, `$densify`). `$regex` and `$regexMatch`-style patterns run on RE2 (aggregate-regex.ts).
  *
  * Custom `$convertToNumber: <expression>`: numbers stay, numeric strings (`" 12.5 "`) become numbers,
  * everything else (non-numeric text, booleans, null, missing) becomes null, which `$sum`/`$avg` ignore.
@@ -165,10 +167,13 @@ const context = Context.init({
   pipeline: wrapAll(pick(pipeline, AGGREGATE_STAGES), budgetedStage) as any,
   accumulator: wrapAll(pick(accumulators, AGGREGATE_ACCUMULATORS), budgetedAccumulator) as any,
   expression: {
-    ...wrapAll({ ...pick(expressions, expressionNames), $convertToNumber: $convertToNumber as AnyFn }, budgetedExpression),
+    ...wrapAll(
+      { ...pick(expressions, expressionNames), $convertToNumber: $convertToNumber as AnyFn, ...({ $regexMatch, $regexFind, $regexFindAll } as Record<string, AnyFn>) },
+      budgetedExpression,
+    ),
     [TREE_CHECKED]: $__treeChecked,
   } as any,
-  query: pick(queries, QUERY_OPERATORS) as any,
+  query: { ...pick(queries, QUERY_OPERATORS), $regex } as any,
   projection: pick(projections, ['$elemMatch', '$slice']) as any,
 });
 /* eslint-enable @typescript-eslint/no-explicit-any */
@@ -191,10 +196,14 @@ function checkNode(node: unknown, path: string): void {
     if (FORBIDDEN_KEYS.has(key)) throw invalidQuery(`${at}: ${key} is not allowed in aggregate`);
     if (key.startsWith('$') && !KNOWN_KEYS.has(key)) throw invalidQuery(`${at}: unknown or unsupported operator ${key}`);
     const value = node[key];
-    if (key === '$regex') guardRegex(value, node.$options, at);
-    if (REGEX_EXPRESSIONS.has(key) && isPlainObject(value)) {
-      if (typeof value.regex !== 'string') throw invalidQuery(`${at}.regex must be a string`);
-      guardRegex(value.regex, value.options, `${at}.regex`);
+    try {
+      if (key === '$regex') compileRegex(value, node.$options, at);
+      // A literal pattern is checked now; a `$field` or expression pattern when it is evaluated.
+      if (REGEX_EXPRESSIONS.has(key) && isPlainObject(value) && typeof value.regex === 'string' && !value.regex.startsWith('$')) {
+        compileRegex(value.regex, value.options, `${at}.regex`);
+      }
+    } catch (error) {
+      throw error instanceof FilterError ? invalidQuery(error.message) : error;
     }
     checkNode(value, at);
   }

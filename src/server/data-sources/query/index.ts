@@ -7,4 +7,4 @@ export { compileOrder, sortEntries, DEFAULT_ORDER, type OrderKey } from './order
 export { compileAttributes } from './attributes.js';
 export { runAggregate, checkPipeline, convertToNumber, AGGREGATE_STAGES, AGGREGATE_ACCUMULATORS } from './aggregate.js';
 export { runQuery, matchingIds } from './run.js';
-export { MAX_REGEX_LENGTH } from './regex-guard.js';
+export { MAX_PATTERN_LENGTH as MAX_REGEX_LENGTH } from '../../../filter/regex.js';

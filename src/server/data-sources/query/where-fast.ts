@@ -1,8 +1,9 @@
+import { compileRegex } from '../../../filter/regex.js';
 import { isPlainObject } from './errors.js';
 
 /**
  * A fast path for the common shape of `where`: columns compared with scalars by `$eq $ne $gt $gte $lt
- * $lte $in $nin $exists $regex $iLike` (or plain equality). It reproduces sift's results exactly for
+ * $lte $in $nin $exists $regex $like $iLike` (or plain equality). It reproduces sift's results exactly for
  * scalar values (number, string, boolean, null, missing), and hands every entry whose value on a queried
  * path is an object or an array (or whose path crosses a non-object) to the full sift tester, so the
  * results are identical to sift's for every entry. Returns null when the query has another shape.
@@ -37,7 +38,9 @@ function comparison(op: string, x: Scalar): ScalarTest | null {
   }
 }
 
-function operatorTest(op: string, arg: unknown, owner: Record<string, unknown>, iLike: (pattern: string) => (v: unknown) => boolean): ScalarTest | null {
+type Like = (pattern: string, caseInsensitive: boolean) => (v: unknown) => boolean;
+
+function operatorTest(op: string, arg: unknown, owner: Record<string, unknown>, like: Like): ScalarTest | null {
   switch (op) {
     case '$eq':
       return isScalar(arg) ? equalsTest(arg) : null;
@@ -64,18 +67,14 @@ function operatorTest(op: string, arg: unknown, owner: Record<string, unknown>, 
     case '$exists':
       return typeof arg === 'boolean' ? (_v, present) => present === arg : null;
     case '$regex': {
-      const regex = new RegExp(arg as string, owner.$options as string | undefined);
-      return (v) => {
-        if (typeof v !== 'string') return false;
-        const result = regex.test(v);
-        regex.lastIndex = 0;
-        return result;
-      };
+      const regex = compileRegex(arg, owner.$options, '$regex');
+      return (v) => typeof v === 'string' && regex.test(v);
     }
     case '$options':
       return () => true;
+    case '$like':
     case '$iLike':
-      return typeof arg === 'string' || typeof arg === 'number' ? iLike(String(arg)) : null;
+      return typeof arg === 'string' || typeof arg === 'number' ? like(String(arg), op === '$iLike') : null;
     default:
       return null;
   }
@@ -114,7 +113,7 @@ function compileGetter(
 export function compileFastWhere(
   query: Record<string, unknown>,
   full: (data: unknown) => boolean,
-  iLike: (pattern: string) => (v: unknown) => boolean,
+  like: Like,
 ): ((data: Record<string, unknown>) => boolean) | null {
   const columns: { get: NonNullable<ReturnType<typeof compileGetter>>; test: ScalarTest }[] = [];
   for (const column of Object.keys(query)) {
@@ -127,7 +126,7 @@ export function compileFastWhere(
     else if (isPlainObject(condition) && Object.keys(condition).length > 0 && Object.keys(condition).every((k) => k.startsWith('$'))) {
       const tests: ScalarTest[] = [];
       for (const op of Object.keys(condition)) {
-        const t = operatorTest(op, condition[op], condition, iLike);
+        const t = operatorTest(op, condition[op], condition, like);
         if (!t) return null;
         tests.push(t);
       }

@@ -1,0 +1,50 @@
+/**
+ * The regular expression operators of aggregates on RE2 (src/filter/regex.ts) instead of mingo's native
+ * RegExp: `$regex` in `$match`, and the `$regexMatch` / `$regexFind` / `$regexFindAll` expressions. The
+ * pattern may come from the pipeline or from the data (`regex: '$data.pattern'`): either way it is checked
+ * and compiled here, where it is used, so no pattern reaches a backtracking engine.
+ */
+import { evalExpr } from 'mingo/core';
+import * as queries from 'mingo/operators/query';
+import type { Options } from 'mingo/types';
+import { compileRegex, type LinearRegex } from '../../../filter/regex.js';
+
+const cache = new Map<string, LinearRegex>();
+
+/** Compiles (once per pattern and flags: a small cache) or throws FilterError, which becomes a 400. */
+function linear(pattern: unknown, flags: unknown, path: string): LinearRegex {
+  const key = `${typeof flags === 'string' ? flags : ''}/${String(pattern)}`;
+  let regex = typeof pattern === 'string' ? cache.get(key) : undefined;
+  if (!regex) {
+    regex = compileRegex(pattern, flags, path);
+    cache.set(key, regex);
+    if (cache.size > 256) cache.delete(cache.keys().next().value!);
+  }
+  return regex;
+}
+
+type Found = { match: string; idx: number; captures: (string | null)[] };
+
+function search(obj: unknown, expr: unknown, options: Options, name: string, limit: number): Found[] {
+  const args = evalExpr(obj as never, expr as never, options) as { input?: unknown; regex?: unknown; options?: unknown } | null;
+  if (!args || typeof args !== 'object') throw new Error(`${name} needs an object { input, regex, options? }`);
+  if (typeof args.input !== 'string') return [];
+  const pattern = args.regex instanceof RegExp ? args.regex.source : args.regex;
+  const flags = args.regex instanceof RegExp ? args.regex.flags || args.options : args.options;
+  const regex = linear(pattern, flags, `${name}.regex`);
+  return regex.exec(args.input, limit).map((m) => ({ match: m.match, idx: m.index, captures: m.captures }));
+}
+
+export const $regexMatch = (obj: unknown, expr: unknown, options: Options): boolean => search(obj, expr, options, '$regexMatch', 1).length > 0;
+export const $regexFind = (obj: unknown, expr: unknown, options: Options): Found | null => search(obj, expr, options, '$regexFind', 1)[0] ?? null;
+export const $regexFindAll = (obj: unknown, expr: unknown, options: Options): Found[] =>
+  search(obj, expr, options, '$regexFindAll', Number.MAX_SAFE_INTEGER);
+
+/** `$regex` of `$match`: mingo turns `{ $regex, $options }` into a RegExp (never run); RE2 matches it. */
+export const $regex = (selector: string, value: unknown, options: Options): ((obj: unknown) => boolean) => {
+  const pattern = value instanceof RegExp ? value.source : value;
+  const flags = value instanceof RegExp ? value.flags : undefined;
+  const regex = linear(pattern, flags, '$regex');
+  const execLike = { exec: (text: string) => (regex.test(text) ? [text] : null) };
+  return (queries.$regex as unknown as (s: string, v: unknown, o: Options) => (obj: unknown) => boolean)(selector, execLike, options);
+};

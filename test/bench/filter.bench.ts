@@ -1,0 +1,105 @@
+import { expect, it } from 'vitest';
+import { likeMatcher } from '../../src/filter/like.js';
+import { compileRegex } from '../../src/filter/regex.js';
+import { startTestBackend } from '../helpers/server.js';
+
+/**
+ * Issue 14, linear-time matching: RE2 (re2js) and the LIKE matcher against native RegExp on the same texts in
+ * the same run, and each hostile request of the issue beside a plain one over HTTP.
+ */
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+function time(fn: () => void, runs = 7): number {
+  const out: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    fn();
+    out.push(performance.now() - t);
+  }
+  return median(out);
+}
+const fmt = (n: number) => n.toFixed(n < 10 ? 2 : 0);
+
+it('pattern matching: RE2 and LIKE against native RegExp', () => {
+  const texts = Array.from({ length: 100_000 }, (_, i) => (i % 3 ? `user${i}@example.com` : `Call 555-${String(i).padStart(4, '0')} now`));
+  const rows: string[] = ['| pattern | native RegExp (ms / 100k) | ours (ms / 100k) | ratio |', '| --- | --- | --- | --- |'];
+  const cases: [string, string][] = [['example', ''], ['^[a-z]+\\d*@example\\.com$', ''], ['\\d{3}-\\d{4}', ''], ['CALL', 'i']];
+  for (const [pattern, flags] of cases) {
+    const native = new RegExp(pattern, flags);
+    const ours = compileRegex(pattern, flags, 'bench');
+    let a = 0;
+    let b = 0;
+    const tn = time(() => texts.forEach((t) => (a += native.test(t) ? 1 : 0)));
+    const to = time(() => texts.forEach((t) => (b += ours.test(t) ? 1 : 0)));
+    expect(a).toBe(b);
+    rows.push(`| \`/${pattern}/${flags}\` | ${fmt(tn)} | ${fmt(to)} | ${(to / tn).toFixed(1)} |`);
+  }
+  const likeNative = new RegExp('^.*example.*com$', 'is');
+  const like = likeMatcher('%EXAMPLE%com', true);
+  const tn = time(() => texts.forEach((t) => likeNative.test(t)));
+  const tl = time(() => texts.forEach((t) => like(t)));
+  rows.push(`| \`$iLike: '%EXAMPLE%com'\` (baseline: its former regex) | ${fmt(tn)} | ${fmt(tl)} | ${(tl / tn).toFixed(1)} |`);
+  console.log(`\n${rows.join('\n')}`);
+});
+
+it('hostile patterns: RE2 against a backtracking engine', () => {
+  const rows = ['| pattern | text | native RegExp (ms) | RE2 (ms) |', '| --- | --- | --- | --- |'];
+  for (const pattern of ['^(a+)+$', '(a|a?)+$']) {
+    for (const n of [18, 20, 22, 24]) {
+      const text = `${'a'.repeat(n)}!`;
+      const native = new RegExp(pattern);
+      const ours = compileRegex(pattern, '', 'bench');
+      const tn = time(() => native.test(text), 1);
+      const to = time(() => ours.test(text));
+      rows.push(`| \`${pattern}\` | ${n} × a + ! | ${fmt(tn)} | ${fmt(to)} |`);
+    }
+    const long = `${'a'.repeat(100_000)}!`;
+    rows.push(`| \`${pattern}\` | 100,000 × a + ! | (hours) | ${fmt(time(() => compileRegex(pattern, '', 'bench').test(long), 3))} |`);
+  }
+  const wild = 'x'.repeat(20_000);
+  const tl = time(() => likeMatcher('%%%%%%%%%%%%y', true)(wild));
+  rows.push(`| \`$iLike: '%%%%%%%%%%%%y'\` | 20,000 × x | (polynomial) | ${fmt(tl)} |`);
+  console.log(`\n${rows.join('\n')}`);
+});
+
+it('each hostile request of the issue beside a plain one, over HTTP', async () => {
+  const b = await startTestBackend();
+  try {
+    const x = b.server.bootstrap;
+    const ds = (await b.api('POST', `/v1/data-sources?appId=${x.appId}`, { json: { name: 'Bench' } })).body.dataSource.id;
+    const evil = `${'a'.repeat(26)}!`;
+    await b.api('POST', `/v1/data-sources/${ds}/data`, { json: { append: true, entries: Array.from({ length: 1000 }, (_, i) => ({ name: i % 10 ? `n${i}` : evil })) } });
+    const action = await b.client.App.Actions.create({ name: 'evil', environment: 'server', functions: [{ functionPackage: 'com.client.function.return', settings: { value: evil } }] });
+    await b.client.App.Actions.publish(action.id, true);
+    for (let i = 0; i < 20; i++) await b.client.App.Actions.runWithResult('evil');
+    for (let i = 0; i < 200; i++) await b.api('PUT', `/v1/apps/${x.appId}/notifications`, { token: x.studioToken, json: { data: { text: i % 10 ? `t${i}` : evil } } });
+    const q = `/v1/data-sources/${ds}/data/query`;
+    const logs = `/v1/apps/${x.appId}/tasks/logs`;
+    const notes = `/v1/apps/${x.appId}/notifications`;
+    const studio = { token: x.studioToken };
+    const paths: [string, () => Promise<unknown>, () => Promise<unknown>][] = [
+      ['data source `$regex: (a|a?)+$`', () => b.api('POST', q, { json: { where: { name: 'n1' } } }), () => b.api('POST', q, { json: { where: { name: { $regex: '(a|a?)+$' } } } })],
+      ['data source `$iLike: %%%%%%x`', () => b.api('POST', q, { json: { where: { name: 'n1' } } }), () => b.api('POST', q, { json: { where: { name: { $iLike: '%%%%%%x' } } } })],
+      ['aggregate `$regexMatch`', () => b.api('POST', q, { json: { aggregate: [{ $count: 'n' }] } }), () => b.api('POST', q, { json: { aggregate: [{ $match: { $expr: { $regexMatch: { input: '$data.name', regex: '(a|a?)+$' } } } }, { $count: 'n' }] } })],
+      ['getLogs `^(a+)+$`', () => b.api('POST', logs, { json: { where: { type: 'app.action.completed' } } }), () => b.api('POST', logs, { json: { where: { 'data.result': { $regex: '^(a+)+$' } } } })],
+      ['notification where `^(a+)+$`', () => b.api('POST', notes, { ...studio, json: { where: { data: { text: 't1' } } } }), () => b.api('POST', notes, { ...studio, json: { where: { data: { text: { $regex: '^(a+)+$' } } } } })],
+    ];
+    const rows = ['| path (26 × a + !) | plain request (ms) | hostile request (ms) | difference (ms) |', '| --- | --- | --- | --- |'];
+    for (const [name, plain, hostile] of paths) {
+      const tp: number[] = [];
+      const th: number[] = [];
+      for (let i = 0; i < 9; i++) {
+        let t = performance.now();
+        await plain();
+        tp.push(performance.now() - t);
+        t = performance.now();
+        const r = (await hostile()) as { status: number };
+        th.push(performance.now() - t);
+        expect(r.status).toBe(200);
+      }
+      rows.push(`| ${name} | ${fmt(median(tp))} | ${fmt(median(th))} | ${fmt(median(th) - median(tp))} |`);
+    }
+    console.log(`\n${rows.join('\n')}`);
+  } finally {
+    await b.close();
+  }
+});

@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Bootstrap } from '../../src/server/index.js';
+import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { eventually } from '../helpers/wait.js';
+
+/**
+ * Issue 14, linear-time matching on every where-like path. Each hostile pattern below stalled the whole backend
+ * on the old code with one short request (e.g. `(a|a?)+$` on a 26-character value: 19.9 s in a data source
+ * query; `^(a+)+$` in getLogs: 37 s). The values here are 40 characters, so a backtracking engine would need
+ * hours: on the old code these tests time out. With RE2 each answers at once, and a plain request sent right
+ * after is not held up. The bounds (5 s) are generous so a loaded machine passes; the work is microseconds.
+ */
+
+const EVIL_TEXT = `${'a'.repeat(40)}!`;
+const EVIL = ['(a|a?)+$', '^(a+)+$', '([a-z]*)*$', '(a|aa)+b'];
+const BOUND_MS = 5000;
+
+let b: TestBackend;
+let x: Bootstrap;
+let ds: number;
+
+async function timed<T>(fn: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  const out = await fn();
+  expect(Date.now() - started).toBeLessThan(BOUND_MS);
+  return out;
+}
+const plain = () => timed(() => b.api('GET', `/v1/data-sources/${ds}`)).then((r) => expect(r.status).toBe(200));
+
+beforeAll(async () => {
+  b = await startTestBackend();
+  x = b.server.bootstrap;
+  ds = (await b.api('POST', `/v1/data-sources?appId=${x.appId}`, { json: { name: 'Patterns' } })).body.dataSource.id;
+  await b.api('POST', `/v1/data-sources/${ds}/data`, { json: { append: true, entries: [{ name: EVIL_TEXT, pattern: '^(a+)+$' }, { name: 'abc', pattern: 'b' }] } });
+});
+afterAll(() => b?.close());
+
+describe('data source queries', () => {
+  it('$regex with catastrophic-backtracking patterns', async () => {
+    for (const pattern of EVIL) {
+      const r = await timed(() => b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where: { name: { $regex: pattern } } } }));
+      expect(r.status).toBe(200);
+      const expected = new RegExp(pattern).test('aaaa!') ? [EVIL_TEXT] : [];
+      expect(r.body.entries.map((e: { data: { name: string } }) => e.data.name).filter((n: string) => n === EVIL_TEXT)).toEqual(expected);
+      await plain();
+    }
+  });
+
+  it('$regex inside $or / $not / $elemMatch (the full evaluator, not the fast path)', async () => {
+    const r = await timed(() =>
+      b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where: { $or: [{ name: { $not: { $regex: '^(a+)+$' } } }, { tags: { $elemMatch: { $regex: '(a|a?)+$' } } }] } } }),
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.entries).toHaveLength(2);
+  });
+
+  it('$iLike and $like with runs of wildcards grow linearly', async () => {
+    const long = 'x'.repeat(20_000);
+    const id = (await b.api('PUT', `/v1/data-sources/${ds}/data`, { json: { name: long } })).body.id;
+    for (const where of [{ name: { $iLike: '%%%%%%%%%%%%y' } }, { name: { $like: '%x%x%x%x%x%x%x%x%y' } }, { name: { $iLike: '_%_%_%_%_%_%_%_%y' } }]) {
+      const r = await timed(() => b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where } }));
+      expect(r.status).toBe(200);
+      expect(r.body.entries).toEqual([]);
+    }
+    const hit = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where: { name: { $iLike: '%X%X' } } } });
+    expect(hit.body.entries.map((e: { id: number }) => e.id)).toEqual([id]);
+    await b.api('DELETE', `/v1/data-sources/${ds}/data/${id}`);
+  });
+
+  it('$regexMatch in an aggregate, with a literal pattern and with a pattern read from the data', async () => {
+    const literal = await timed(() =>
+      b.api('POST', `/v1/data-sources/${ds}/data/query`, {
+        json: { aggregate: [{ $project: { _id: 0, m: { $regexMatch: { input: '$data.name', regex: '(a|a?)+$' } } } }] },
+      }),
+    );
+    expect(literal.status).toBe(200);
+    expect(literal.body.entries).toEqual([{ m: true }, { m: true }]);
+    const fromData = await timed(() =>
+      b.api('POST', `/v1/data-sources/${ds}/data/query`, {
+        json: { aggregate: [{ $project: { _id: 0, m: { $regexMatch: { input: '$data.name', regex: '$data.pattern' } } } }] },
+      }),
+    );
+    expect(fromData.status).toBe(200);
+    expect(fromData.body.entries).toEqual([{ m: false }, { m: true }]);
+    const found = await b.api('POST', `/v1/data-sources/${ds}/data/query`, {
+      json: { aggregate: [{ $match: { 'data.name': 'abc' } }, { $project: { _id: 0, f: { $regexFind: { input: '$data.name', regex: '(b)(c)' } }, all: { $regexFindAll: { input: '$data.name', regex: '[a-c]' } } } }] },
+    });
+    expect(found.body.entries).toEqual([
+      { f: { match: 'bc', idx: 1, captures: ['b', 'c'] }, all: ['a', 'b', 'c'].map((m, idx) => ({ match: m, idx, captures: [] })) },
+    ]);
+    const match = await timed(() => b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { aggregate: [{ $match: { 'data.name': { $regex: '^(a+)+$' } } }] } }));
+    expect(match.status).toBe(200);
+    expect(match.body.entries).toEqual([]);
+    const bad = await b.api('POST', `/v1/data-sources/${ds}/data/query`, {
+      json: { aggregate: [{ $project: { m: { $regexMatch: { input: '$data.name', regex: { $concat: ['(a)', '\\1'] } } } } }] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/RE2 syntax/);
+    await plain();
+  });
+});
+
+describe('getLogs where', () => {
+  it('^(a+)+$ over a log record (body and query string)', async () => {
+    const action = await b.client.App.Actions.create({
+      name: 'returns-evil',
+      environment: 'server',
+      functions: [{ functionPackage: 'com.client.function.return', settings: { value: EVIL_TEXT } }],
+    });
+    await b.client.App.Actions.publish(action.id, true);
+    expect(await b.client.App.Actions.runWithResult(action.name)).toBe(EVIL_TEXT);
+    for (const pattern of EVIL) {
+      const where = { 'data.result': { $regex: pattern } };
+      const r = await timed(() => b.api('POST', `/v1/apps/${x.appId}/tasks/logs`, { json: { where } }));
+      expect(r.status).toBe(200);
+      expect(r.body.count).toBe(new RegExp(pattern).test('aaaa!') ? 1 : 0);
+      const q = await timed(() => b.api('GET', `/v1/apps/${x.appId}/tasks/logs?where=${encodeURIComponent(JSON.stringify(where))}`));
+      expect(q.body.count).toBe(r.body.count);
+    }
+    await plain();
+  });
+});
+
+describe('notifications', () => {
+  it('a where with ^(a+)+$ (listing), and stored scopes with it matched against the records of a caller', async () => {
+    const a = `/v1/apps/${x.appId}/notifications`;
+    const token = x.studioToken;
+    const created = await b.api('PUT', a, { token, json: { data: { text: EVIL_TEXT } } });
+    expect(created.status).toBe(201);
+    for (const pattern of EVIL) {
+      const expected = new RegExp(pattern).test('aaaa!') ? 1 : 0;
+      const byWhere = await timed(() => b.api('POST', a, { token, json: { where: { data: { text: { $regex: pattern } } } } }));
+      expect(byWhere.status).toBe(200);
+      expect(byWhere.body.notifications).toHaveLength(expected);
+      const scoped = await b.api('PUT', a, { token, json: { data: { scoped: pattern }, scope: { team: { $regex: pattern } } } });
+      expect(scoped.status).toBe(201);
+    }
+    const byScope = await timed(() => b.api('POST', a, { token, json: { scope: { team: EVIL_TEXT } } }));
+    expect(byScope.status).toBe(200);
+    const matched = byScope.body.notifications.map((n: { data: { scoped?: string } }) => n.data.scoped).filter(Boolean);
+    expect(matched.sort()).toEqual(EVIL.filter((p) => new RegExp(p).test('aaaa!')).sort());
+    await plain();
+  });
+});
+
+describe('trigger where', () => {
+  it('a log trigger whose where runs (a|a?)+$ over the written columns fires at once', async () => {
+    const action = await b.client.App.Actions.create({
+      name: 'evil-trigger',
+      environment: 'server',
+      triggers: [{ trigger: 'log', where: { dataSourceId: ds, data: { columns: { $regex: '(a|a?)+$' } } } }],
+      functions: [{ functionPackage: 'com.client.function.return', settings: { value: 'fired' } }],
+    });
+    await b.client.App.Actions.publish(action.id, true);
+    const r = await timed(() => b.api('PUT', `/v1/data-sources/${ds}/data`, { json: { [EVIL_TEXT]: 1 } }));
+    expect(r.status).toBe(201);
+    await plain();
+    const logs = await eventually(async () => {
+      const { logs } = await b.client.App.Actions.getLogs({ id: action.id });
+      return logs.length > 0 && logs;
+    });
+    expect(logs[0]!.data.result).toBe('fired');
+    await b.api('DELETE', `/v1/data-sources/${ds}/data/${r.body.id}`);
+  });
+
+  it('a trigger where with a pattern RE2 cannot run is refused at create, naming it', async () => {
+    const r = await b.api('POST', `/v1/apps/${x.appId}/tasks`, {
+      json: { name: 'backref', environment: 'server', triggers: [{ trigger: 'log', where: { type: { $regex: '(a)\\1' } } }], functions: [] },
+    });
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.body.error)).toMatch(/triggers\[0\]\.where.*RE2 syntax/);
+  });
+});
