@@ -8,6 +8,7 @@ import { registerAnalyticsRoutes } from './routes/analytics.js';
 import { registerAppRoutes } from './routes/apps.js';
 import { registerFunctionRoutes } from './routes/functions.js';
 import { registerIdentityRoutes } from './routes/identity.js';
+import { registerMediaRoutes } from './routes/media.js';
 import { registerDataSourceRoutes } from './routes/data-sources.js';
 import { registerNotificationRoutes } from './routes/notifications.js';
 import { registerOpenApiRoutes } from './routes/openapi.js';
@@ -56,6 +57,7 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
   registerAppRoutes(app, ctx);
   registerIdentityRoutes(app, ctx);
   registerDataSourceRoutes(app, ctx);
+  registerMediaRoutes(app, ctx);
   registerNotificationRoutes(app, ctx);
   registerActionRoutes(app, ctx);
   registerFunctionRoutes(app, ctx);

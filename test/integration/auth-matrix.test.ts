@@ -39,6 +39,8 @@ interface Row {
   fresh?: () => Promise<number>;
   path: (id: number, kind: Kind) => string;
   json?: (id: number, kind: Kind) => unknown;
+  /** A multipart body instead of JSON. */
+  form?: (id: number, kind: Kind) => FormData;
 }
 
 let b: TestBackend;
@@ -53,6 +55,7 @@ const ids = {} as {
   notification: number;
   action: number;
   page: number;
+  mediaFile: number;
 };
 
 async function ok(res: Promise<{ status: number; body: any }>): Promise<any> {
@@ -75,6 +78,24 @@ const newPage = async () => (await ok(b.api('POST', `${a()}/pages`, { json: { na
 const newToken = async () => (await ok(b.api('POST', `${a()}/tokens`, { ...st(), json: { name: 'fresh' } }))).token.id as number;
 const newDataSource = async () =>
   (await ok(b.api('POST', `/v1/data-sources?appId=${x.appId}`, { json: { name: `fresh-${Math.random().toString(36).slice(2, 10)}` } }))).dataSource.id as number;
+const mediaForm = (kind: Kind) => {
+  const form = new FormData();
+  form.append('files[0]', new Blob([`by ${kind}`], { type: 'text/plain' }), `${kind}.txt`);
+  return form;
+};
+const newMediaFile = async () => {
+  const res = await fetch(`${b.url}/v1/media/files`, { method: 'POST', headers: { 'Auth-token': x.apiToken }, body: mediaForm('api') });
+  if (res.status !== 201) throw new Error(`setup upload failed: ${res.status}`);
+  return ((await res.json()) as { files: { id: number }[] }).files[0]!.id;
+};
+const newMediaFolder = async () => (await ok(b.api('POST', '/v1/media/folders', { json: { name: 'fresh' } }))).id as number;
+/** One request of a row: JSON through `b.api`, or a multipart body. */
+async function send(row: Row, method: string, id: number, kind: Kind): Promise<{ status: number; body: any }> {
+  if (!row.form) return b.api(method, row.path(id, kind), { token: tokenOf(kind), json: row.json?.(id, kind) });
+  const token = tokenOf(kind);
+  const res = await fetch(b.url + row.path(id, kind), { method, headers: token ? { 'Auth-token': token } : {}, body: row.form(id, kind) });
+  return { status: res.status, body: await res.json() };
+}
 const deviceLog = (kind: Kind) => ({
   logs: [{ deviceKey: `matrix-${kind}-0001`, type: 'app.action.completed', createdAt: new Date().toISOString(), data: { mode: 'on-demand', duration: 3, actionId: ids.action, result: 1 } }],
 });
@@ -123,6 +144,14 @@ const ROWS: Row[] = [
   { route: 'POST /v1/data-sources/:ds/versions/:versionId/restore', path: () => `/v1/data-sources/${ids.vds}/versions/${ids.version}/restore` },
   { route: 'GET /v1/data-sources/:ds/files/:fileId', path: () => `${dsPath()}/files/${ids.file}`, client: true },
   { route: 'GET /v1/data-sources/:ds/logs', path: () => `${dsPath()}/logs`, studio: true },
+
+  // Media library: a page downloads files; everything else is for API and studio tokens (another tenant's: its own root).
+  { route: 'GET /v1/media', path: () => '/v1/media', expect: { foreign: '2xx' } },
+  { route: 'POST /v1/media/folders', path: () => '/v1/media/folders', json: (_, kind) => ({ name: `by ${kind}` }), expect: { foreign: '2xx' } },
+  { route: 'DELETE /v1/media/folders/:folderId', fresh: newMediaFolder, path: (id) => `/v1/media/folders/${id}` },
+  { route: 'POST /v1/media/files', path: () => '/v1/media/files', form: (_, kind) => mediaForm(kind), expect: { foreign: '2xx' } },
+  { route: 'GET /v1/media/files/:fileId/contents', path: () => `/v1/media/files/${ids.mediaFile}/contents`, client: true },
+  { route: 'DELETE /v1/media/files/:fileId', fresh: newMediaFile, path: (id) => `/v1/media/files/${id}` },
 
   // Notifications: a client token reads (published ones) and marks read; never writes notifications.
   { route: 'GET /v1/apps/:appId/notifications', path: () => `${a()}/notifications`, client: true },
@@ -210,7 +239,7 @@ async function state() {
   const t = st();
   const get = async (path: string) => (await b.api('GET', path, t)).body;
   const post = async (path: string, json: unknown) => (await b.api('POST', path, { ...t, json })).body;
-  const [app, org, tokens, dataSources, ds, entries, versions, vdsEntries, notifications, subscriptions, actions, logs, pages, functions, analytics, orgDataSources] = await Promise.all([
+  const [app, org, tokens, dataSources, ds, entries, versions, vdsEntries, notifications, subscriptions, actions, logs, pages, functions, analytics, orgDataSources, media] = await Promise.all([
     get(a()),
     get(`/v1/organizations/${x.organizationId}`),
     get(`${a()}/tokens`),
@@ -227,8 +256,9 @@ async function state() {
     get(`${tasks()}/functions`),
     get(`${a()}/analytics?limit=1000`),
     get(`/v1/data-sources?organizationId=${x.organizationId}`),
+    get('/v1/media'),
   ]);
-  return { app, org, tokens, dataSources, ds, entries, versions, vdsEntries, notifications, subscriptions, actions, logs, pages, functions, analytics, orgDataSources };
+  return { app, org, tokens, dataSources, ds, entries, versions, vdsEntries, notifications, subscriptions, actions, logs, pages, functions, analytics, orgDataSources, media };
 }
 
 beforeAll(async () => {
@@ -256,6 +286,7 @@ beforeAll(async () => {
   ids.action = (await ok(b.api('POST', tasks(), { json: { name: 'matrix-action', environment: 'server', functions: returnFn(42) } }))).action.id;
   await ok(b.api('POST', `${tasks()}/${ids.action}/publish`, { json: { publish: true } }));
   ids.page = (await ok(b.api('POST', `${a()}/pages`, { json: { name: 'Screen' } }))).page.id;
+  ids.mediaFile = await newMediaFile();
 }, 60_000);
 
 afterAll(async () => {
@@ -287,7 +318,7 @@ describe('authorization matrix', () => {
       const [method] = row.route.split(' ') as [string];
       const attempt = async (kind: Kind) => {
         const id = row.fresh ? await row.fresh() : 0;
-        const res = await b.api(method, row.path(id, kind), { token: tokenOf(kind), json: row.json?.(id, kind) });
+        const res = await send(row, method, id, kind);
         return { kind, res, outcome: expected(row, kind) };
       };
       const refused = KINDS.filter((kind) => expected(row, kind) !== '2xx');
@@ -297,7 +328,7 @@ describe('authorization matrix', () => {
       const fresh = row.fresh ? await row.fresh() : 0;
       const before = await state();
       for (const kind of refused) {
-        const res = await b.api(method, row.path(fresh, kind), { token: tokenOf(kind), json: row.json?.(fresh, kind) });
+        const res = await send(row, method, fresh, kind);
         const outcome = expected(row, kind);
         expect(matches(res.status, outcome), `${name} as ${kind}: expected ${outcome}, got ${res.status} ${JSON.stringify(res.body)}`).toBe(true);
         expect(res.body, `${name} as ${kind}`).toEqual({ error: { code: expect.any(String), message: expect.any(String) }, message: expect.any(String) });

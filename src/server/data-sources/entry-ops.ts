@@ -12,12 +12,8 @@ import { checkEntryData, checkPositiveId } from './validate.js';
 
 /** Single-entry operations: read, insert (with files), update (shallow merge), delete, indexes, file download. */
 
-export interface UploadedFile {
-  field: string;
-  name: string;
-  type: string;
-  bytes: Uint8Array;
-}
+import type { UploadedFile } from '../http/multipart.js';
+export type { UploadedFile };
 
 const entryNotFound = (dataSourceId: number, id: number) =>
   new HttpError(404, 'ENTRY_NOT_FOUND', `Entry ${id} not found in data source ${dataSourceId}`);
@@ -59,7 +55,7 @@ export async function insertEntry(
   const stored: (Awaited<ReturnType<typeof core.files.save>> & { file: UploadedFile })[] = [];
   try {
     for (const file of files)
-      stored.push({ ...(await core.files.save({ organizationId: ds.organizationId, dataSourceId: ds.id, bytes: file.bytes, encrypt })), file });
+      stored.push({ ...(await core.files.save({ organizationId: ds.organizationId, folder: String(ds.id), bytes: file.bytes, encrypt })), file });
     const now = ctx.nowIso();
     const result = await ctx.db.transaction(async (tx) => {
       const urls = new Map<string, { url: string[]; id: number[] }>();

@@ -10,7 +10,8 @@ import { getSetting, setSetting } from '../store/identity.js';
 import type { FileRecord } from './types.js';
 
 /**
- * Uploaded files: bytes under `<dataDir>/files/<dataSourceId>/`, or a temporary folder for an in-memory
+ * Uploaded files (entry files and the media library): bytes under `<dataDir>/files/<folder>/` (`<dataSourceId>`
+ * for entry files, `media/<organizationId>` for media files), or a temporary folder for an in-memory
  * server (removed on close). When the organization enables encryption, a file is stored AES-256-GCM encrypted
  * with a key derived (HKDF) from a server master key and the organization id; the IV and tag are kept in its row.
  */
@@ -33,10 +34,14 @@ export function checkFileName(name: string, field: string): void {
     throw new HttpError(422, 'FILE_TYPE_REFUSED', `File "${name}" of field "${field}" has a refused extension ".${bad}" (executables, scripts and archives are not accepted)`);
 }
 
+/** What reading stored bytes needs: where they are, and how they were encrypted (for which organization). */
+export type StoredFile = Pick<FileRecord, 'path' | 'encrypted' | 'iv' | 'authTag' | 'organizationId'>;
+
 export interface FileStorage {
   root: string;
-  save(init: { organizationId: number; dataSourceId: number; bytes: Uint8Array; encrypt: boolean }): Promise<Pick<FileRecord, 'path' | 'encrypted' | 'iv' | 'authTag'>>;
-  read(file: FileRecord): Promise<Buffer>;
+  /** Stores bytes in `folder` (a relative path of safe segments, e.g. the data source id). */
+  save(init: { organizationId: number; folder: string; bytes: Uint8Array; encrypt: boolean }): Promise<Pick<FileRecord, 'path' | 'encrypted' | 'iv' | 'authTag'>>;
+  read(file: StoredFile): Promise<Buffer>;
   remove(path: string): Promise<void>;
   removeDataSource(dataSourceId: number): Promise<void>;
 }
@@ -65,9 +70,10 @@ export function createFileStorage(ctx: ServerContext): FileStorage {
   const getKey = () => (key ??= masterKey(ctx.db));
   return {
     root,
-    async save({ organizationId, dataSourceId, bytes, encrypt }) {
-      const path = join(String(dataSourceId), randomUUID());
-      await mkdir(join(root, String(dataSourceId)), { recursive: true });
+    async save({ organizationId, folder, bytes, encrypt }) {
+      if (!/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/.test(folder)) throw new TypeError(`Invalid storage folder "${folder}"`);
+      const path = join(folder, randomUUID());
+      await mkdir(join(root, folder), { recursive: true });
       if (!encrypt) {
         await writeFile(join(root, path), bytes);
         return { path, encrypted: false, iv: null, authTag: null };

@@ -28,6 +28,8 @@ export const CLIENT_ROUTES: ReadonlySet<string> = new Set([
   'GET /v1/data-sources/:ds/indexes/:indexes',
   'POST /v1/data-sources/:ds/commit',
   'GET /v1/data-sources/:ds/files/:fileId',
+  // Media library: a page downloads files (e.g. an entry's <field> URL with <field>MediaFileId); never manages them.
+  'GET /v1/media/files/:fileId/contents',
   // Notifications as an app user: published ones, read receipts, push subscription of the device.
   'GET /v1/apps/:appId/notifications',
   'POST /v1/apps/:appId/notifications',

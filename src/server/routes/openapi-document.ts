@@ -232,6 +232,24 @@ const schemas: Record<string, Json> = {
   ),
   FunctionDescriptor: obj({ id: int, package: str, name: str, description: str, environment: { enum: ['server', 'client', 'any'] } }, ['package', 'name']),
   Page: obj({ id: int, appId: int, name: str, script: str, published: bool, createdAt: time, updatedAt: time }),
+  MediaFolder: obj({ id: int, name: str, parentId: nullable(int), appId: nullable(int), organizationId: int, createdAt: time, updatedAt: time, deletedAt: { type: 'null' } }, ['id', 'name', 'organizationId']),
+  MediaFile: obj(
+    {
+      id: int,
+      name: str,
+      contentType: str,
+      size: { ...int, description: 'bytes' },
+      url: { ...str, description: 'GET it with an Auth-token of the organization' },
+      isEncrypted: bool,
+      mediaFolderId: nullable(int),
+      appId: nullable(int),
+      organizationId: int,
+      userId: nullable(int),
+      createdAt: time,
+      updatedAt: time,
+    },
+    ['id', 'name', 'contentType', 'size', 'url'],
+  ),
   AnalyticsEvent: obj({ type: { enum: ['analytics.pageView', 'analytics.event', 'pageView', 'event'] }, data: free, createdAt: time }, ['type']),
 };
 
@@ -292,6 +310,14 @@ export const ROUTES: Record<string, Operation> = {
   'POST /v1/data-sources/:ds/versions/:versionId/restore': { tag: 'data-sources', summary: 'Restore a snapshot (the current data is snapshotted first)', ok: { 200: ['Restored', obj({ restored: obj({ versionId: int, count: int }), backup: ref('Version') })] } },
   'GET /v1/data-sources/:ds/files/:fileId': { tag: 'data-sources', summary: 'An uploaded file, decrypted', anonymous: true, ok: { 200: ['The file (its own content type)'] } },
   'GET /v1/data-sources/:ds/logs': { tag: 'data-sources', summary: 'Newest log records of the data source (studio token)', query: { type: 'log type', limit: 'most records' }, ok: { 200: ['Log records', obj({ logs: arr(ref('LogRecord')) })] } },
+
+  // Media library
+  'GET /v1/media': { tag: 'media', summary: "Folders and files of a folder, an app's root or the organization's root (default)", see: 'docs/media.md', query: { folderId: 'a folder', appId: "an app's root", organizationId: "the organization's root (the token's own)" }, ok: { 200: ['Folders and files', obj({ folders: arr(ref('MediaFolder')), files: arr(ref('MediaFile')) })] } },
+  'POST /v1/media/folders': { tag: 'media', summary: 'Create a folder (in parentId, an app or the organization)', see: 'docs/media.md', body: obj({ name: str, parentId: int, appId: int, organizationId: int }, ['name']), ok: { 201: ['The folder', ref('MediaFolder')] } },
+  'DELETE /v1/media/folders/:folderId': { tag: 'media', summary: 'Delete a folder with its sub-folders and files', ok: { 200: ['Deleted', empty] } },
+  'POST /v1/media/files': { tag: 'media', summary: 'Upload files (multipart, one part per file; encrypted at rest when the organization asks for it)', see: 'docs/media.md', query: { folderId: 'a folder', appId: "an app's root", organizationId: "the organization's root" }, body: free, multipart: true, ok: { 201: ['The files', obj({ files: arr(ref('MediaFile')) })] } },
+  'GET /v1/media/files/:fileId/contents': { tag: 'media', summary: 'The bytes of a media file, decrypted (client tokens too)', ok: { 200: ['The file (its own content type)'] } },
+  'DELETE /v1/media/files/:fileId': { tag: 'media', summary: 'Delete a media file', ok: { 200: ['Deleted', empty] } },
 
   // Notifications
   'GET /v1/apps/:appId/notifications': { tag: 'notifications', summary: 'List (query parameters; where/scope/user need POST)', see: nt, query: { limit: '1-1000, default 100', offset: 'default 0', order: 'id|createdAt|updatedAt|orderAt', direction: 'ASC|DESC', count: 'true: only { count }', includeDeleted: 'boolean', recipientId: 'GUID: adds readAt', unread: 'only unread (needs recipientId)' }, ok: { 200: ['Notifications, or { count }', obj({ notifications: arr(ref('Notification')), count: int })] } },
@@ -409,7 +435,7 @@ export function openApiDocument(serverUrl?: string): Json {
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ authToken: [] }],
-    tags: ['meta', 'apps', 'data-sources', 'notifications', 'actions', 'analytics'].map((name) => ({ name })),
+    tags: ['meta', 'apps', 'data-sources', 'media', 'notifications', 'actions', 'analytics'].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: { authToken: { type: 'apiKey', in: 'header', name: 'Auth-token' } },

@@ -1,35 +1,12 @@
-import type { Context } from 'hono';
-import type { App, AppEnv, ServerContext } from '../../context.js';
+import type { App, ServerContext } from '../../context.js';
 import { readJson, readJsonObject } from '../../http/body.js';
 import { requireKind } from '../../http/auth.js';
 import { HttpError } from '../../http/errors.js';
 import { idempotencyKey } from '../../http/idempotency.js';
-import type { DataSourceService, UploadedFile } from '../service.js';
-import { setOwn } from '../query/values.js';
+import { isMultipart, readMultipart } from '../../http/multipart.js';
+import type { DataSourceService } from '../service.js';
 import { parseBooleanFlag, isPlainObject } from '../validate.js';
 import { callerOf, dataSourceRef, idParam } from './http.js';
-
-/** Reads a multipart body: plain parts become fields, file parts uploads. */
-async function readMultipart(c: Context<AppEnv>): Promise<{ fields: Record<string, unknown>; files: UploadedFile[] }> {
-  let form: FormData;
-  try {
-    form = await c.req.formData();
-  } catch (error) {
-    throw new HttpError(400, 'INVALID_BODY', `The multipart body could not be read: ${(error as Error).message}`);
-  }
-  const fields: Record<string, unknown> = {};
-  const files: UploadedFile[] = [];
-  for (const [name, value] of form.entries()) {
-    if (typeof value === 'string') {
-      // Own keys only: a part named `constructor` or `__proto__` is an ordinary column.
-      const previous = Object.prototype.hasOwnProperty.call(fields, name) ? fields[name] : undefined;
-      setOwn(fields, name, previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value]);
-    } else {
-      files.push({ field: name, name: value.name || name, type: value.type, bytes: new Uint8Array(await value.arrayBuffer()) });
-    }
-  }
-  return { fields, files };
-}
 
 /** Entries: bulk import, insert (JSON or multipart), get, update, delete, indexes, commit, query. */
 export function registerEntryRoutes(app: App, _ctx: ServerContext, service: DataSourceService): void {
@@ -60,8 +37,7 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
 
   app.put('/v1/data-sources/:ds/data', async (c) => {
     const ref = dataSourceRef(c);
-    const type = c.req.header('Content-Type') ?? '';
-    if (type.toLowerCase().startsWith('multipart/form-data')) {
+    if (isMultipart(c)) {
       const { fields, files } = await readMultipart(c);
       return c.json(await service.insert(callerOf(c), ref, fields, files), 201);
     }

@@ -7,6 +7,7 @@ import { functionMigrations } from './0005-functions.js';
 import { analyticsMigrations } from './0006-analytics.js';
 import { clientTokenMigrations } from './0007-client-tokens.js';
 import { commitReceiptMigrations } from './0008-commit-receipts.js';
+import { mediaMigrations } from './0009-media.js';
 
 /** Every migration, in the order they are applied. */
 export const migrations: readonly Migration[] = [
@@ -18,4 +19,5 @@ export const migrations: readonly Migration[] = [
   ...analyticsMigrations,
   ...clientTokenMigrations,
   ...commitReceiptMigrations,
+  ...mediaMigrations,
 ];
