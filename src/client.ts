@@ -7,10 +7,12 @@ import { requireAppId, type ClientContext } from './core/context.js';
 import { consoleLogger, withOnce } from './core/logger.js';
 import { createDataSourcesApi, type DataSourcesApi } from './data-sources/api.js';
 import { createFunctionsApi, type FunctionsApi } from './functions/api.js';
+import { createMediaApi, type MediaApi } from './media/api.js';
 import { resolveBaseUrl } from './http/regions.js';
 import { createTransport, type Transport } from './http/transport.js';
 import { createNotificationsApi, type NotificationsApi } from './notifications/api.js';
 import { createPageApi, type PageApi } from './page/api.js';
+import { createUserApi, type UserApi } from './user/api.js';
 
 export interface Client {
   /** Changes the configuration; later calls use the new values. */
@@ -29,6 +31,10 @@ export interface Client {
     readonly Analytics: AnalyticsApi;
   };
   readonly DataSources: DataSourcesApi;
+  /** The organization's media library: folders, upload, list, remove. */
+  readonly Media: MediaApi;
+  /** The owner of the token and its organizations. */
+  readonly User: UserApi;
   readonly Notifications: NotificationsApi;
   readonly Functions: FunctionsApi;
   readonly Page: PageApi;
@@ -75,6 +81,8 @@ export function createClient(config: ClientConfig = {}): Client {
       Analytics: createAnalyticsApi(ctx),
     },
     DataSources: createDataSourcesApi(ctx),
+    Media: createMediaApi(ctx),
+    User: createUserApi(ctx),
     Notifications: createNotificationsApi(ctx),
     Functions: createFunctionsApi(ctx),
     Page: createPageApi(ctx),

@@ -49,6 +49,9 @@ export type {
   Where,
 } from './data-sources/types.js';
 export type { FunctionsApi } from './functions/api.js';
+export type { MediaApi } from './media/api.js';
+export type { MediaFile, MediaFolder, MediaPlace } from './media/types.js';
+export type { Organization, User, UserApi } from './user/api.js';
 export type { NotificationsApi } from './notifications/api.js';
 export type {
   ListOptions as NotificationListOptions,

@@ -56,6 +56,11 @@ describe('identity of a token', () => {
     }
   });
 
+  it('works through the client library: Client.User.get() and organizations()', async () => {
+    expect(await b.client.User.get()).toMatchObject({ id: tokenIds[x.apiToken], fullName: 'Default API token' });
+    expect(await b.studio.User.organizations()).toEqual([{ id: x.organizationId, name: 'Demo organization', encryption: false }]);
+  });
+
   it('lists the organization of the token only, never another tenant', async () => {
     const mine = await b.api('GET', '/v1/organizations');
     expect(mine.status).toBe(200);

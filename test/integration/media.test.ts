@@ -180,6 +180,28 @@ describe('media library', () => {
     }
   });
 
+  it('works through the client library: Client.Media folders, upload, list, remove', async () => {
+    const folder = await b.client.Media.Folders.create({ name: 'From the client', appId: x.appId });
+    expect(folder).toMatchObject({ name: 'From the client', appId: x.appId, parentId: null });
+    const files = await b.client.Media.upload([new File(['one'], 'one.txt', { type: 'text/plain' }), new Blob(['two'], { type: 'text/plain' })], { folderId: folder.id });
+    expect(files.map((f) => [f.name, f.size, f.mediaFolderId])).toEqual([
+      ['one.txt', 3, folder.id],
+      ['file', 3, folder.id],
+    ]);
+    const form = new FormData();
+    form.append('files[0]', new Blob(['three'], { type: 'text/plain' }), 'three.txt');
+    const [three] = await b.client.Media.upload(form, { folderId: folder.id });
+    const listed = await b.client.Media.list({ folderId: folder.id });
+    expect(listed.files.map((f) => f.name)).toEqual(['file', 'one.txt', 'three.txt']);
+    expect((await b.client.Media.list({ appId: x.appId })).folders.map((f) => f.name)).toContain('From the client');
+    expect((await download(three!.url)).text).toBe('three');
+    await b.client.Media.remove(three!.id);
+    expect((await b.client.Media.list({ folderId: folder.id })).files).toHaveLength(2);
+    await expect(b.client.Media.remove(three!.id)).rejects.toMatchObject({ status: 404, code: 'MEDIA_FILE_NOT_FOUND' });
+    await b.client.Media.Folders.remove(folder.id);
+    await expect(b.client.Media.list({ folderId: folder.id })).rejects.toMatchObject({ status: 404, code: 'MEDIA_FOLDER_NOT_FOUND' });
+  });
+
   it('another organization sees none of it (401 without a token, 403/404 across tenants, no names leaked)', async () => {
     const folder = (await b.api('POST', '/v1/media/folders', { json: { name: 'Private plans' } })).body;
     const [file] = (await upload(form([['file', 'plans.txt', 'private plans']]), `?folderId=${folder.id}`)).body.files;
