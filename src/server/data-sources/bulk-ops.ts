@@ -5,7 +5,9 @@ import { authorize, filterColumns, hasColumnFilter, type Caller, type Grant } fr
 import { bumpDataVersion, emitLogs, resolveDataSource, takeSnapshot, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
 import { deleteAllEntries, deleteEntriesByIds, insertEntryRow, insertEntryRows } from './store/entries.js';
+import { changesAfter } from './store/changes.js';
 import { findVersion, listVersions, readSnapshot } from './store/versions.js';
+import { rebuildVersion } from './versions.js';
 import type { DataSourceRecord, EntryRecord, EntryView, VersionRecord } from './types.js';
 import { checkEntryData, checkPositiveId } from './validate.js';
 
@@ -42,7 +44,7 @@ export async function importEntries(core: Core, caller: Caller, ref: DataSourceR
   if (append && rows.length === 0) return;
   const result = await ctx.db.transaction(async (tx) => {
     const state = await core.cache.entriesIn(tx, ds.id);
-    await takeSnapshot(core, tx, ds, state.entries, !append && rows.length === 0 ? 'truncate' : 'import', caller);
+    await takeSnapshot(core, tx, ds, state, !append && rows.length === 0 ? 'truncate' : 'import', caller);
     if (!append) await deleteAllEntries(tx, ds.id);
     const base = append ? nextOrder(state.entries) : 0;
     const inserted = await insertMany(tx, ds, rows.map((data, i) => ({ data, order: base + i })), ctx.nowIso());
@@ -86,7 +88,7 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
       const visible = withGrant(state.entries, grant);
       const matches = state.entries.filter((_, i) => test(visible[i]!));
       if (matches.length === 0) return undefined;
-      await takeSnapshot(core, tx, ds, state.entries, 'delete', caller);
+      await takeSnapshot(core, tx, ds, state, 'delete', caller);
       const ids = new Set(matches.map((e) => e.id));
       if (matches.length === state.entries.length) await deleteAllEntries(tx, ds.id);
       else await deleteEntriesByIds(tx, ds.id, [...ids]);
@@ -120,12 +122,19 @@ export async function versionsOf(core: Core, caller: Caller, ref: DataSourceRef)
   return listVersions(core.ctx.db, ds.id);
 }
 
-async function snapshotEntries(core: Core, dataSourceId: number, versionId: number): Promise<{ version: VersionRecord; entries: EntryView[] }> {
-  const version = await findVersion(core.ctx.db, dataSourceId, versionId);
-  if (!version) throw new HttpError(404, 'VERSION_NOT_FOUND', `Version ${versionId} not found in data source ${dataSourceId}`);
-  const text = await readSnapshot(core.ctx.db, version.data.entries.key);
-  if (text === undefined) throw new HttpError(404, 'VERSION_NOT_FOUND', `The snapshot of version ${versionId} is gone`);
-  return { version, entries: JSON.parse(text) as EntryView[] };
+/** The entries of a version: rebuilt from the current entries and the changes after it, or its snapshot (older versions). */
+async function snapshotEntries(core: Core, dataSourceId: number, versionId: number): Promise<{ entries: EntryView[] }> {
+  return core.ctx.db.transaction(async (tx) => {
+    const version = await findVersion(tx, dataSourceId, versionId);
+    if (!version) throw new HttpError(404, 'VERSION_NOT_FOUND', `Version ${versionId} not found in data source ${dataSourceId}`);
+    if (version.dataVersion === null) {
+      const text = await readSnapshot(tx, version.data.entries.key);
+      if (text === undefined) throw new HttpError(404, 'VERSION_NOT_FOUND', `The snapshot of version ${versionId} is gone`);
+      return { entries: JSON.parse(text) as EntryView[] };
+    }
+    const state = await core.cache.entriesIn(tx, dataSourceId);
+    return { entries: rebuildVersion(dataSourceId, state.entries, await changesAfter(tx, dataSourceId, version.dataVersion)) };
+  });
 }
 
 /** Entries of a snapshot, optionally filtered (`where`, sift style) and limited. */
@@ -168,7 +177,7 @@ export async function restoreVersion(core: Core, caller: Caller, ref: DataSource
   const { entries } = await snapshotEntries(core, ds.id, versionId);
   const result = await ctx.db.transaction(async (tx) => {
     const state = await core.cache.entriesIn(tx, ds.id);
-    const backupId = await takeSnapshot(core, tx, ds, state.entries, 'restore', caller);
+    const backupId = await takeSnapshot(core, tx, ds, state, 'restore', caller);
     await deleteAllEntries(tx, ds.id);
     const now = ctx.nowIso();
     const next: EntryRecord[] = [];
@@ -177,7 +186,8 @@ export async function restoreVersion(core: Core, caller: Caller, ref: DataSource
       next.push({ id: e.id, dataSourceId: ds.id, data: e.data, order: e.order, createdAt: e.createdAt, updatedAt: e.updatedAt });
     }
     const version = await bumpDataVersion(tx, ds.id);
-    return { version, next, backup: (await findVersion(tx, ds.id, backupId))! };
+    const { dataVersion: _, ...backup } = (await findVersion(tx, ds.id, backupId))!;
+    return { version, next, backup };
   });
   core.cache.set(ds.id, result.version, result.next);
   return { restored: { versionId, count: result.next.length }, backup: result.backup };

@@ -167,7 +167,7 @@ async function applyCommit(core: Core, caller: Caller, ds: DataSourceRecord, bod
     const sentIds = new Set(updates.map((e) => e.id!));
     const removed = body.append ? body.delete.filter((id) => byId.has(id)) : state.entries.filter((e) => !sentIds.has(e.id)).map((e) => e.id);
     if (removed.length) authorize(ds, 'delete', caller);
-    await takeSnapshot(core, tx, ds, state.entries, 'commit', caller);
+    await takeSnapshot(core, tx, ds, state, 'commit', caller);
 
     const now = ctx.nowIso();
     if (removed.length) {

@@ -90,26 +90,27 @@ export function columnsOf(ds: DataSourceRecord, entries: readonly EntryRecord[])
   return [...seen];
 }
 
-/** Stores a snapshot of `entries` (the state before a change) as a version, and prunes old versions. */
+/**
+ * Records the state before a change (`state`: the entries at `data_version` `state.version`) as a version, and
+ * prunes old versions. Nothing is copied: the version is rebuilt on read from the entries and the changes after
+ * it (store/changes.ts), so the cost is that of the change, not of the data set.
+ */
 export async function takeSnapshot(
   core: Core,
   tx: Queryable,
   ds: DataSourceRecord,
-  entries: readonly EntryRecord[],
+  state: { version: number; entries: readonly EntryRecord[] },
   action: string,
   caller: Caller,
 ): Promise<number> {
-  const key = `data-sources/${ds.id}/versions/${randomUUID()}.json`;
-  const parts = new Array<string>(entries.length);
-  for (let i = 0; i < entries.length; i++) parts[i] = JSON.stringify(toView(entries[i]!));
   const token = caller.kind === 'token' ? caller.token : null;
   const id = await insertVersion(tx, {
     dataSourceId: ds.id,
     action,
-    columns: columnsOf(ds, entries),
-    count: entries.length,
-    key,
-    snapshot: `[${parts.join(',')}]`,
+    columns: columnsOf(ds, state.entries),
+    count: state.entries.length,
+    key: `data-sources/${ds.id}/versions/at-${state.version}-${randomUUID()}`,
+    dataVersion: state.version,
     userId: token?.id ?? null,
     userName: token?.name ?? (caller.kind === 'app' ? 'App action' : 'System'),
     now: core.ctx.nowIso(),

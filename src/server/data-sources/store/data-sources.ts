@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
 import type { DataSourceRecord } from '../types.js';
+import { stampChanges } from './changes.js';
 
 /** Data-access layer of the `data_sources` table. */
 
@@ -122,11 +123,12 @@ export async function dataVersion(db: Queryable, id: number): Promise<number | u
   return (await db.get<{ data_version: number }>('SELECT data_version FROM data_sources WHERE id = ?', [id]))?.data_version;
 }
 
-/** Marks the entries as changed; returns the new version. */
+/** Marks the entries as changed and stamps the write's undo records (changes.ts); returns the new version. */
 export async function bumpDataVersion(db: Queryable, id: number): Promise<number> {
   const row = await db.get<{ data_version: number }>(
     'UPDATE data_sources SET data_version = data_version + 1 WHERE id = ? RETURNING data_version',
     [id],
   );
+  await stampChanges(db, id, row!.data_version);
   return row!.data_version;
 }

@@ -1,7 +1,11 @@
 import type { Queryable, SqlValue } from '../../db/database.js';
 import type { EntryRecord } from '../types.js';
+import { recordExisting, recordInserted, recordInsertedRange } from './changes.js';
 
-/** Data-access layer of the `data_source_entries` table. `data` is JSON text. */
+/**
+ * Data-access layer of the `data_source_entries` table. `data` is JSON text. Every write records the prior state
+ * of what it touches first (changes.ts), so versions can be rebuilt: no other module writes this table.
+ */
 
 export interface RawEntryRow {
   id: number;
@@ -46,31 +50,37 @@ export async function insertEntryRow(
   dataSourceId: number,
   init: { data: string; order: number; now: string; id?: number; createdAt?: string; updatedAt?: string },
 ): Promise<number> {
-  if (init.id !== undefined) {
+  let id = init.id;
+  if (id !== undefined) {
     await db.run(
       'INSERT INTO data_source_entries (id, data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-      [init.id, dataSourceId, init.data, init.order, init.createdAt ?? init.now, init.updatedAt ?? init.now],
+      [id, dataSourceId, init.data, init.order, init.createdAt ?? init.now, init.updatedAt ?? init.now],
     );
-    return init.id;
+  } else {
+    const row = await db.get<{ id: number }>(
+      'INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id',
+      [dataSourceId, init.data, init.order, init.createdAt ?? init.now, init.now],
+    );
+    id = row!.id;
   }
-  const row = await db.get<{ id: number }>(
-    'INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id',
-    [dataSourceId, init.data, init.order, init.createdAt ?? init.now, init.now],
-  );
-  return row!.id;
+  await recordInserted(db, 'e.id = ?', [id]);
+  return id;
 }
 
 export async function updateEntryRow(db: Queryable, id: number, init: { data: string; now: string; order?: number }): Promise<void> {
+  await recordExisting(db, 'e.id = ?', [id]);
   if (init.order === undefined) await db.run('UPDATE data_source_entries SET data = ?, updated_at = ? WHERE id = ?', [init.data, init.now, id]);
   else
     await db.run('UPDATE data_source_entries SET data = ?, sort_order = ?, updated_at = ? WHERE id = ?', [init.data, init.order, init.now, id]);
 }
 
 export async function deleteEntryRow(db: Queryable, dataSourceId: number, id: number): Promise<boolean> {
+  await recordExisting(db, 'e.data_source_id = ? AND e.id = ?', [dataSourceId, id]);
   return (await db.run('DELETE FROM data_source_entries WHERE data_source_id = ? AND id = ?', [dataSourceId, id])).changes > 0;
 }
 
 export async function deleteAllEntries(db: Queryable, dataSourceId: number): Promise<number> {
+  await recordExisting(db, 'e.data_source_id = ?', [dataSourceId]);
   return (await db.run('DELETE FROM data_source_entries WHERE data_source_id = ?', [dataSourceId])).changes;
 }
 
@@ -79,6 +89,7 @@ export async function deleteEntriesByIds(db: Queryable, dataSourceId: number, id
   for (let i = 0; i < ids.length; i += 500) {
     const chunk = ids.slice(i, i + 500);
     const marks = chunk.map(() => '?').join(', ');
+    await recordExisting(db, `e.data_source_id = ? AND e.id IN (${marks})`, [dataSourceId, ...chunk]);
     changes += (await db.run(`DELETE FROM data_source_entries WHERE data_source_id = ? AND id IN (${marks})`, [dataSourceId, ...chunk] as SqlValue[]))
       .changes;
   }
@@ -113,6 +124,7 @@ export async function insertEntryRows(
       params,
     );
     const chunkIds = rows.map((r) => r.id).sort((a, b) => a - b);
+    if (chunkIds.length) await recordInsertedRange(db, dataSourceId, chunkIds[0]!, chunkIds[chunkIds.length - 1]!);
     for (const id of chunkIds) ids.push(id);
   }
   return ids;

@@ -8,6 +8,7 @@ import { analyticsMigrations } from './0006-analytics.js';
 import { clientTokenMigrations } from './0007-client-tokens.js';
 import { commitReceiptMigrations } from './0008-commit-receipts.js';
 import { mediaMigrations } from './0009-media.js';
+import { versionChangeMigrations } from './0010-version-changes.js';
 
 /** Every migration, in the order they are applied. */
 export const migrations: readonly Migration[] = [
@@ -20,4 +21,5 @@ export const migrations: readonly Migration[] = [
   ...clientTokenMigrations,
   ...commitReceiptMigrations,
   ...mediaMigrations,
+  ...versionChangeMigrations,
 ];

@@ -1,0 +1,77 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { expect, it } from 'vitest';
+import { startServer } from '../../src/server/index.js';
+
+/**
+ * Issue 14, "writes cost what they change": a one-entry commit (`append`, its answer holds the whole data set) and
+ * a one-entry insert at 300,000 entries, over HTTP against the real backend (in-memory SQLite), beside a bare
+ * better-sqlite3 baseline in the same run: read and parse every row (what the answer needs) and insert one row.
+ * Goal (issue 14): the commit ≤ 1.5 s. `BENCH_ENTRIES` changes the size.
+ */
+const N = Number(process.env.BENCH_ENTRIES ?? 300_000);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const row = (i: number) => ({ name: `Person ${i}`, email: `person${i}@example.com`, age: i % 90, city: ['Cork', 'Oslo', 'Lima'][i % 3], active: i % 3 !== 0 });
+
+it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
+  const server = await startServer({ port: 0, memory: true, log: false, limits: { bodyBytes: 64 * 1024 * 1024 } });
+  try {
+    const { appId, apiToken } = server.bootstrap;
+    const api = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(server.url + path, { method, headers: { 'Auth-token': apiToken, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
+      return text;
+    };
+    const ds = JSON.parse(await api('POST', `/v1/data-sources?appId=${appId}`, { name: 'Large' })).dataSource.id as number;
+    for (let start = 0; start < N; start += 100_000) {
+      await api('POST', `/v1/data-sources/${ds}/data`, { append: true, entries: Array.from({ length: Math.min(100_000, N - start) }, (_, i) => row(start + i)) });
+    }
+    const commit: number[] = [];
+    const insert: number[] = [];
+    let answerBytes = 0;
+    for (let i = 0; i < 6; i++) {
+      let t = performance.now();
+      const text = await api('POST', `/v1/data-sources/${ds}/commit`, { append: true, entries: [{ data: row(N + i) }] });
+      if (i > 0) commit.push(performance.now() - t);
+      answerBytes = text.length;
+      t = performance.now();
+      await api('PUT', `/v1/data-sources/${ds}/data`, row(-i));
+      if (i > 0) insert.push(performance.now() - t);
+    }
+    const rssMb = process.memoryUsage().rss / 1024 / 1024;
+
+    // Baseline: the same rows in a bare database; read and parse all (the answer), insert one.
+    const db = new BetterSqlite3(':memory:');
+    db.exec('CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, data_source_id INTEGER NOT NULL, data TEXT NOT NULL, sort_order INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)');
+    const put = db.prepare('INSERT INTO entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (1, ?, ?, ?, ?)');
+    const now = new Date().toISOString();
+    db.transaction(() => {
+      for (let i = 0; i < N; i++) put.run(JSON.stringify(row(i)), i, now, now);
+    })();
+    const all = db.prepare('SELECT id, data, sort_order, created_at, updated_at FROM entries WHERE data_source_id = 1 ORDER BY id');
+    const bareCommit: number[] = [];
+    const bareInsert: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      let t = performance.now();
+      db.transaction(() => put.run(JSON.stringify(row(N + i)), N + i, now, now))();
+      const entries = (all.all() as { id: number; data: string }[]).map((r) => ({ ...r, data: JSON.parse(r.data) }));
+      JSON.stringify({ entries });
+      if (i > 0) bareCommit.push(performance.now() - t);
+      t = performance.now();
+      db.transaction(() => put.run(JSON.stringify(row(-i)), 0, now, now))();
+      if (i > 0) bareInsert.push(performance.now() - t);
+    }
+    db.close();
+    const rows = [
+      `| case (${N.toLocaleString('en')} entries) | ms | bare SQLite ms | ratio |`,
+      '| --- | --- | --- | --- |',
+      `| one-entry commit (answer: the whole data set, ${(answerBytes / 1e6).toFixed(1)} MB) | ${median(commit).toFixed(0)} | ${median(bareCommit).toFixed(0)} | ${(median(commit) / median(bareCommit)).toFixed(1)} |`,
+      `| insert one entry | ${median(insert).toFixed(1)} | ${median(bareInsert).toFixed(2)} | ${(median(insert) / median(bareInsert)).toFixed(0)} |`,
+      `| server process RSS after the writes | ${rssMb.toFixed(0)} MB | | |`,
+    ];
+    console.log(`\n${rows.join('\n')}`);
+    expect(commit.length).toBe(5);
+  } finally {
+    await server.close();
+  }
+}, 600_000);
