@@ -6,6 +6,7 @@ import { importEntries, queryEntries, restoreVersion, versionEntries, versionsOf
 import { commitEntries, type CommitIdempotency } from './commit.js';
 import { createCore, type Core, type DataSourceRef } from './core.js';
 import { createOne, deleteOne, getOne, listOf, updateOne, type DataSourceScope } from './data-source-ops.js';
+import { querySelectWithSql } from './sql-query.js';
 import { deleteEntry, getEntry, getIndexes, insertEntry, readFileOf, updateEntry, type UploadedFile } from './entry-ops.js';
 
 export type { Caller } from './access.js';
@@ -33,7 +34,9 @@ export function createDataSourceService(ctx: ServerContext) {
     import: (caller: Caller, ref: DataSourceRef, entries: unknown, append: boolean) => importEntries(core, caller, ref, entries, append),
     commit: (caller: Caller, ref: DataSourceRef, body: Record<string, unknown>, idempotency?: CommitIdempotency) =>
       commitEntries(core, caller, ref, body, idempotency),
-    query: (caller: Caller, ref: DataSourceRef, body: unknown) => queryEntries(core, caller, ref, body),
+    // Selects the database can answer exactly run as SQL (sql-query.ts); the rest on the JS evaluator.
+    query: async (caller: Caller, ref: DataSourceRef, body: unknown) =>
+      (await querySelectWithSql(core, caller, ref, body)) ?? queryEntries(core, caller, ref, body),
     versions: (caller: Caller, ref: DataSourceRef) => versionsOf(core, caller, ref),
     versionEntries: (caller: Caller, ref: DataSourceRef, versionId: number, options: { limit?: unknown; where?: unknown }) =>
       versionEntries(core, caller, ref, versionId, options),

@@ -1,0 +1,63 @@
+/**
+ * The translatable subset of `where`, as a small tree the dialects render to SQL (where.ts builds it).
+ * Every node has sift's meaning exactly; see where.ts for how sift walks a path.
+ */
+
+/** A test of one value reached on a path (never `null`: see `null`). */
+export type ValueTest =
+  /** sift equality with null: the value is null or missing (or the path breaks before its end). */
+  | { kind: 'null' }
+  /** sift equality with any of these non-null scalars (type-strict: 3 is not '3', true is not 1). */
+  | { kind: 'in'; strings: string[]; numbers: number[]; booleans: boolean[] }
+  /** `$gt`…`$lte` with a number (matches numbers only) or a string (matches strings only, UTF-16 order). */
+  | { kind: 'cmp'; op: '>' | '>=' | '<' | '<='; value: number | string }
+  /** `$exists: true`: the last key of the path is present (any value, null included). */
+  | { kind: 'exists' };
+
+/** Entry fields a `where` (`$id`, `$order`, `$createdAt`, `$updatedAt`) or `order` can name, by column. */
+export type EntryColumn = 'id' | 'sort_order' | 'created_at' | 'updated_at';
+export const ENTRY_COLUMNS = {
+  id: { column: 'id', type: 'number' },
+  order: { column: 'sort_order', type: 'number' },
+  createdAt: { column: 'created_at', type: 'text' },
+  updatedAt: { column: 'updated_at', type: 'text' },
+} as const satisfies Record<string, { column: EntryColumn; type: 'number' | 'text' }>;
+
+export type Cond =
+  | { kind: 'const'; value: boolean }
+  | { kind: 'and' | 'or'; items: Cond[] }
+  | { kind: 'not'; item: Cond }
+  /** Some value sift reaches on the data path matches `test` (for `exists`: the path's last key is present). */
+  | { kind: 'path'; segments: string[]; test: ValueTest }
+  /** The entry column's value matches `test` (`in` with numbers or strings of the column's type, or `cmp`). */
+  | { kind: 'column'; column: EntryColumn; test: Extract<ValueTest, { kind: 'in' } | { kind: 'cmp' }> };
+
+export const TRUE: Cond = { kind: 'const', value: true };
+export const FALSE: Cond = { kind: 'const', value: false };
+
+export const and = (items: Cond[]): Cond => (items.length === 1 ? items[0]! : { kind: 'and', items });
+export const or = (items: Cond[]): Cond => (items.length === 1 ? items[0]! : { kind: 'or', items });
+export const not = (item: Cond): Cond => ({ kind: 'not', item });
+
+/** The first segments of every data path in `cond` (the top-level columns it reads). */
+export function columnsOf(cond: Cond, into = new Set<string>()): Set<string> {
+  if (cond.kind === 'path') into.add(cond.segments[0]!);
+  else if (cond.kind === 'and' || cond.kind === 'or') for (const item of cond.items) columnsOf(item, into);
+  else if (cond.kind === 'not') columnsOf(cond.item, into);
+  return into;
+}
+
+/** Number of SQL parameters and path tests, to keep generated statements small. */
+export function sizeOf(cond: Cond): number {
+  switch (cond.kind) {
+    case 'const':
+      return 1;
+    case 'and':
+    case 'or':
+      return cond.items.reduce((n, item) => n + sizeOf(item), 1);
+    case 'not':
+      return 1 + sizeOf(cond.item);
+    default:
+      return cond.test.kind === 'in' ? 1 + cond.test.strings.length + cond.test.numbers.length + cond.test.booleans.length : 1;
+  }
+}

@@ -1,0 +1,86 @@
+import type { EntryColumn, ValueTest } from './conditions.js';
+import { placeholders, type SqlDialect } from './dialect.js';
+import { joinSql, literal, raw, sql, type Sql } from './fragment.js';
+
+/**
+ * SQLite (JSON1 over the `data` text). `json_type` tells the JSON types apart ('integer'/'real' numbers,
+ * 'true'/'false', 'text', 'null', 'array', 'object'; SQL NULL when the path is missing), `json_extract`
+ * gives the SQL value (true/false as 1/0, hence the type tests first). Text compares with BINARY, i.e.
+ * UTF-8 byte order, which is UTF-16 order for the strings where.ts lets through.
+ */
+const jsonPath = (segments: readonly string[]) => literal('$' + segments.map((s) => `."${s}"`).join(''));
+
+/** The test on one value given as its type `t` (never NULL: '' when missing) and SQL value `v`. */
+function valueTest(t: string, v: string, test: Exclude<ValueTest, { kind: 'null' } | { kind: 'exists' }>): Sql {
+  if (test.kind === 'cmp') {
+    const type = typeof test.value === 'number' ? `${t} IN ('integer', 'real')` : `${t} = 'text'`;
+    return sql`(${raw(type)} AND ${raw(v)} ${raw(test.op)} ${test.value})`;
+  }
+  const parts: Sql[] = [];
+  if (test.strings.length > 0) parts.push(sql`(${raw(t)} = 'text' AND ${raw(v)} IN (${placeholders(test.strings)}))`);
+  if (test.numbers.length > 0) parts.push(sql`(${raw(t)} IN ('integer', 'real') AND ${raw(v)} IN (${placeholders(test.numbers)}))`);
+  for (const b of new Set(test.booleans)) parts.push(raw(`${t} = '${b}'`));
+  return parts.length === 0 ? raw('FALSE') : sql`(${joinSql(parts, ' OR ')})`;
+}
+
+/** Fast case: no array on the path, so sift reaches exactly one value (the last key's, or missing). */
+function single(segments: readonly string[], test: ValueTest): Sql {
+  const path = jsonPath(segments);
+  const t = `COALESCE(json_type(e.data, ${path.text}), '')`;
+  if (test.kind === 'null') return raw(`(${t} IN ('', 'null'))`);
+  if (test.kind === 'exists') return raw(`(${t} <> '')`);
+  return valueTest(t, `json_extract(e.data, ${path.text})`, test);
+}
+
+/**
+ * General case (an array somewhere on the path): the values sift reaches, as a recursive walk `w(t, v, d)`
+ * (type, SQL value, number of keys read): arrays expand into their elements at the same depth, objects
+ * read the next key. Rows with d = n are the values at the end of the path; rows with d < n that are
+ * neither object nor array are where the walk stopped (sift's "missing").
+ */
+function walk(segments: readonly string[], test: ValueTest): Sql {
+  const n = segments.length;
+  const steps = segments.slice(1).map((segment, i) => {
+    const path = jsonPath([segment]).text;
+    return `UNION ALL SELECT COALESCE(json_type(w.v, ${path}), ''), json_extract(w.v, ${path}), ${i + 2} FROM w WHERE w.t = 'object' AND w.d = ${i + 1} `;
+  });
+  const first = jsonPath(segments.slice(0, 1)).text;
+  let emitted: Sql;
+  if (test.kind === 'null') emitted = raw(`w.t IN ('', 'null') OR (w.d < ${n} AND w.t NOT IN ('object', 'array'))`);
+  else if (test.kind === 'exists') emitted = raw(`w.d = ${n} AND w.t <> ''`);
+  else emitted = sql`w.d = ${raw(String(n))} AND ${valueTest('w.t', 'w.v', test)}`;
+  return sql`EXISTS (WITH RECURSIVE w(t, v, d) AS (SELECT COALESCE(json_type(e.data, ${raw(first)}), ''), json_extract(e.data, ${raw(first)}), 1 UNION ALL SELECT a.type, a.value, w.d FROM w, json_each(w.v) a WHERE w.t = 'array' ${raw(steps.join(''))}) SELECT 1 FROM w WHERE ${emitted})`;
+}
+
+/**
+ * A document without a `[` has no array anywhere, so the path reaches one value and fewer JSON calls decide:
+ * `json_extract` alone tells strings (text not starting with `{`, the only other text being an object's
+ * JSON) and numbers (other than 0 and 1, which are also how true and false come out) apart.
+ */
+function arrayFree(segments: readonly string[], test: ValueTest): Sql {
+  const path = jsonPath(segments).text;
+  const v = `json_extract(e.data, ${path})`;
+  if (test.kind === 'null') return raw(`(COALESCE(json_type(e.data, ${path}), 'null') = 'null')`);
+  if (test.kind === 'exists') return raw(`(json_type(e.data, ${path}) IS NOT NULL)`);
+  if (test.kind === 'in' && test.booleans.length === 0) {
+    const plainStrings = test.strings.every((s) => !s.startsWith('{'));
+    const plainNumbers = test.numbers.every((n) => n !== 0 && n !== 1);
+    if (plainStrings && plainNumbers) return sql`COALESCE(${raw(v)} IN (${placeholders([...test.strings, ...test.numbers])}), FALSE)`;
+  }
+  return single(segments, test);
+}
+
+export const sqliteDialect: SqlDialect = {
+  name: 'sqlite',
+  entries: (dataSourceId) => sql`(SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ${dataSourceId}) e`,
+  path(segments, test) {
+    const anyArray = segments.map((_, i) => `json_type(e.data, ${jsonPath(segments.slice(0, i + 1)).text}) = 'array'`).join(' OR ');
+    return sql`(CASE WHEN instr(e.data, '[') = 0 THEN ${arrayFree(segments, test)} WHEN ${raw(anyArray)} THEN ${walk(segments, test)} ELSE ${single(segments, test)} END)`;
+  },
+  column(column: EntryColumn, test) {
+    if (test.kind === 'cmp') return sql`(e.${raw(column)} ${raw(test.op)} ${test.value})`;
+    const values = [...test.numbers, ...test.strings];
+    return values.length === 0 ? raw('FALSE') : sql`(e.${raw(column)} IN (${placeholders(values)}))`;
+  },
+  orderTerm: (alias, column, desc) => `${alias}.${column} ${desc ? 'DESC' : 'ASC'}`,
+};

@@ -1,0 +1,162 @@
+import { isPlainObject } from '../query/errors.js';
+import { ENTRY_COLUMNS, FALSE, TRUE, and, not, or, sizeOf, type Cond, type EntryColumn, type ValueTest } from './conditions.js';
+import { pathSegments } from './paths.js';
+
+/**
+ * Translates a checked `where` (compileQuery accepted it) into a Cond, or null when some part has no exact
+ * SQL equivalent (the JS evaluator then runs the query). What sift does, and what the dialects render:
+ *
+ * - A key `a.b.c` is a path. sift walks it from the entry's data: an array met anywhere on the way (or at the
+ *   end) is flattened, every element (at any depth of nested arrays) continuing on the same path; reading a
+ *   key of an array gives nothing; a null, missing or scalar value before the end stops the walk and yields
+ *   "null" (missing). Each operator tests every value reached: `$eq`, `$in`, `$gt`… match when some value
+ *   does, `$ne` and `$nin` when none does, `$exists` when the last key is present somewhere.
+ * - Equality is type-strict (3 ≠ '3', true ≠ 1) and `null` matches null and missing; `$gt`/`$gte`/`$lt`/
+ *   `$lte` match only values of the operand's type (numbers, or strings compared by UTF-16 code units).
+ * - Several operators on one path are tested independently (each may be satisfied by a different element);
+ *   `$not: { ops }` is the negation of `ops` on that path; top-level `$and`/`$or`/`$nor` combine queries.
+ * - `$id`, `$order`, `$createdAt`, `$updatedAt` (top level only) test entry columns.
+ *
+ * Refused (null): `$regex`, `$like`, `$iLike`, `$mod`, `$all`, `$size`, `$type`, `$elemMatch`, `$filters`,
+ * object or array operands (whole-value equality), booleans or null as `$gt`… operands, strings holding
+ * NUL or surrogates (and, for `$gt`…, characters from U+D800 up, where UTF-8 and UTF-16 orders differ),
+ * paths with numeric, prototype-member or unusual segments (paths.ts), and statements past MAX_SIZE.
+ */
+export const MAX_SIZE = 500;
+
+type Scalar = string | number | boolean | null;
+const isScalar = (value: unknown): value is Scalar =>
+  value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+
+/** Strings SQL compares exactly as JS does: no NUL (PostgreSQL text refuses it) and no surrogates. */
+const safeString = (value: string) => !/[\u0000\uD800-\uDFFF]/.test(value);
+/** For ordering: below U+D800, where UTF-8 byte order (SQLite BINARY, PostgreSQL "C") equals UTF-16 order. */
+const orderableString = (value: string) => !/[\u0000\uD800-\uFFFF]/.test(value);
+
+type Target = { kind: 'path'; segments: string[] } | { kind: 'column'; column: EntryColumn; type: 'number' | 'text' };
+
+/** Equality with one of `values` (null included) on the target. */
+function equalsAny(target: Target, values: readonly Scalar[]): Cond | null {
+  const test: Extract<ValueTest, { kind: 'in' }> = { kind: 'in', strings: [], numbers: [], booleans: [] };
+  let withNull = false;
+  for (const value of values) {
+    if (!isScalar(value)) return null;
+    if (value === null) withNull = true;
+    else if (typeof value === 'string') {
+      if (!safeString(value)) return null;
+      test.strings.push(value);
+    } else if (typeof value === 'number') test.numbers.push(value);
+    else test.booleans.push(value);
+  }
+  if (target.kind === 'column') {
+    // Entry columns are never null; numbers equal only numbers, text only strings.
+    const own = target.type === 'number' ? { ...test, strings: [], booleans: [] } : { ...test, numbers: [], booleans: [] };
+    if (own.strings.length + own.numbers.length === 0) return FALSE;
+    return { kind: 'column', column: target.column, test: own };
+  }
+  const items: Cond[] = [];
+  if (withNull) items.push({ kind: 'path', segments: target.segments, test: { kind: 'null' } });
+  if (test.strings.length + test.numbers.length + test.booleans.length > 0) items.push({ kind: 'path', segments: target.segments, test });
+  return items.length === 0 ? FALSE : or(items);
+}
+
+function compare(target: Target, op: '>' | '>=' | '<' | '<=', value: unknown): Cond | null {
+  if (typeof value === 'string') {
+    if (!orderableString(value)) return null;
+  } else if (typeof value !== 'number' || !Number.isFinite(value)) return null;
+  if (target.kind === 'column') {
+    if ((target.type === 'number') !== (typeof value === 'number')) return FALSE;
+    return { kind: 'column', column: target.column, test: { kind: 'cmp', op, value } };
+  }
+  return { kind: 'path', segments: target.segments, test: { kind: 'cmp', op, value } };
+}
+
+const COMPARISONS = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
+
+function operator(target: Target, op: string, arg: unknown): Cond | null {
+  switch (op) {
+    case '$eq':
+      return equalsAny(target, [arg as Scalar]);
+    case '$ne': {
+      const eq = equalsAny(target, [arg as Scalar]);
+      return eq && not(eq);
+    }
+    case '$in':
+    case '$nin': {
+      if (!Array.isArray(arg)) return null;
+      const any = equalsAny(target, arg as Scalar[]);
+      return any && (op === '$in' ? any : not(any));
+    }
+    case '$gt':
+    case '$gte':
+    case '$lt':
+    case '$lte':
+      return compare(target, COMPARISONS[op], arg);
+    case '$exists': {
+      if (typeof arg !== 'boolean') return null;
+      const exists: Cond = target.kind === 'column' ? TRUE : { kind: 'path', segments: target.segments, test: { kind: 'exists' } };
+      return arg ? exists : not(exists);
+    }
+    case '$not': {
+      const inner = isPlainObject(arg) ? valueCondition(target, arg) : null;
+      return inner && Object.keys(arg as object).length > 0 ? not(inner) : null;
+    }
+    default:
+      return null;
+  }
+}
+
+/** The condition of one `where` value on a target: a scalar (equality) or an object of operators. */
+function valueCondition(target: Target, value: unknown): Cond | null {
+  if (isScalar(value)) return equalsAny(target, [value]);
+  if (!isPlainObject(value)) return null;
+  const ops = Object.keys(value);
+  if (ops.length === 0 || !ops.every((op) => op.startsWith('$'))) return null;
+  const items: Cond[] = [];
+  for (const op of ops) {
+    const item = operator(target, op, value[op]);
+    if (!item) return null;
+    items.push(item);
+  }
+  return and(items);
+}
+
+function query(where: Record<string, unknown>, top: boolean): Cond | null {
+  const items: Cond[] = [];
+  for (const key of Object.keys(where)) {
+    const value = where[key];
+    let item: Cond | null;
+    if (key === '$and' || key === '$or' || key === '$nor') {
+      if (!Array.isArray(value) || value.length === 0) return null;
+      const parts: Cond[] = [];
+      for (const sub of value) {
+        const part = isPlainObject(sub) ? query(sub, false) : null;
+        if (!part) return null;
+        parts.push(part);
+      }
+      item = key === '$and' ? and(parts) : key === '$or' ? or(parts) : not(or(parts));
+    } else if (top && key === '$filters' && (value === null || value === undefined || (Array.isArray(value) && value.length === 0))) {
+      continue;
+    } else if (top && (key === '$id' || key === '$order' || key === '$createdAt' || key === '$updatedAt')) {
+      const field = ENTRY_COLUMNS[key.slice(1) as keyof typeof ENTRY_COLUMNS];
+      item = valueCondition({ kind: 'column', column: field.column, type: field.type }, value);
+    } else if (key.startsWith('$')) {
+      return null;
+    } else {
+      const segments = pathSegments(key);
+      item = segments && valueCondition({ kind: 'path', segments }, value);
+    }
+    if (!item) return null;
+    items.push(item);
+  }
+  // An empty query (or only empty `$filters`) matches everything.
+  return items.length === 0 ? TRUE : and(items);
+}
+
+/** The Cond of a checked `where` (undefined/null: everything), or null when it is not translatable. */
+export function translateWhere(where: unknown): Cond | null {
+  if (where === undefined || where === null) return TRUE;
+  if (!isPlainObject(where)) return null;
+  const cond = query(where, true);
+  return cond && sizeOf(cond) <= MAX_SIZE ? cond : null;
+}

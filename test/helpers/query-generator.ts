@@ -1,0 +1,151 @@
+/**
+ * A seeded generator of entry data and query bodies for the SQL differential test
+ * (test/integration/sql-differential.test.ts): mixed types in every column (numbers, numeric strings, text,
+ * dates as strings, booleans, null, missing, arrays, nested arrays, objects, arrays of objects).
+ */
+
+/** mulberry32: small, fast, deterministic. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export type Rng = () => number;
+const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)]!;
+const int = (rng: Rng, min: number, max: number) => min + Math.floor(rng() * (max - min + 1));
+
+export const NUMBERS = [0, 1, -1, 2, 3, 3.5, 10, 42, 100, -7.25, 0.1, 0.30000000000000004, 1e21, 1.5e-7, 2 ** 53, -0.5];
+export const STRINGS = [
+  '', 'a', 'A', 'abc', 'Abc', 'b', 'ba', 'zeta', 'é', 'É', 'ü', '名前', '3', '3.0', ' 4', '10', '-1', '1e3', 'true', 'false', 'null',
+  '2024-01-05', '2024-01-05T10:00:00Z', '2023-12-31', '2024-01-05 09:30', 'x y', 'a.b', 'Zürich', '\u00ff', '~',
+];
+export const SCALARS: readonly unknown[] = [...NUMBERS, ...STRINGS, true, false, null];
+
+export const COLUMNS = ['n', 's', 'b', 'd', 'tags', 'obj', 'mixed', 'deep'] as const;
+export const PATHS = ['n', 's', 'b', 'd', 'tags', 'obj', 'obj.x', 'obj.y', 'obj.y.z', 'mixed', 'mixed.x', 'deep.a.b', 'tags.x', 'nope', 'nope.x'];
+
+function scalar(rng: Rng, kind: 'number' | 'string' | 'any'): unknown {
+  if (kind === 'number') return pick(rng, NUMBERS);
+  if (kind === 'string') return pick(rng, STRINGS);
+  return pick(rng, SCALARS);
+}
+
+/** A value of up to `depth` levels of arrays and objects. */
+export function value(rng: Rng, depth: number, kind: 'number' | 'string' | 'any' = 'any'): unknown {
+  const r = rng();
+  if (depth <= 0 || r < 0.7) return scalar(rng, kind);
+  if (r < 0.85) return Array.from({ length: int(rng, 0, 3) }, () => value(rng, depth - 1, kind));
+  const out: Record<string, unknown> = {};
+  if (rng() < 0.7) out.x = value(rng, depth - 1, kind);
+  if (rng() < 0.5) out.y = rng() < 0.5 ? { z: value(rng, depth - 2, kind) } : value(rng, depth - 1, kind);
+  if (rng() < 0.2) out.z = scalar(rng, kind);
+  return out;
+}
+
+/** One entry's data: each column present most of the time, with its usual type most of the time. */
+export function entryData(rng: Rng): Record<string, unknown> {
+  const data: Record<string, unknown> = {};
+  const maybe = (key: string, make: () => unknown) => {
+    if (rng() < 0.85) data[key] = make();
+  };
+  maybe('n', () => (rng() < 0.7 ? scalar(rng, 'number') : rng() < 0.5 ? pick(rng, ['3', '10', ' 4', '-1', '1e3', '3.0']) : value(rng, 2)));
+  maybe('s', () => (rng() < 0.75 ? scalar(rng, 'string') : value(rng, 2)));
+  maybe('b', () => (rng() < 0.6 ? rng() < 0.5 : pick(rng, [0, 1, 'true', 'false', null])));
+  maybe('d', () => (rng() < 0.7 ? pick(rng, ['2024-01-05', '2023-12-31', '2024-02-29T08:00:00Z', '2024-01-05 09:30', '2025-06-01']) : value(rng, 1)));
+  maybe('tags', () => (rng() < 0.7 ? Array.from({ length: int(rng, 0, 4) }, () => (rng() < 0.15 ? value(rng, 2) : scalar(rng, 'any'))) : value(rng, 2)));
+  maybe('obj', () => value(rng, 3));
+  maybe('mixed', () => value(rng, 3));
+  maybe('deep', () => (rng() < 0.5 ? { a: rng() < 0.5 ? { b: scalar(rng, 'any') } : [{ b: scalar(rng, 'any') }, { b: value(rng, 1) }] } : value(rng, 3)));
+  return data;
+}
+
+/** An operand: mostly scalars; sometimes something only the JS evaluator handles. */
+function operand(rng: Rng): unknown {
+  const r = rng();
+  if (r < 0.93) return pick(rng, SCALARS);
+  if (r < 0.97) return [pick(rng, SCALARS)];
+  return { x: pick(rng, SCALARS) };
+}
+
+const COMPARISONS = ['$gt', '$gte', '$lt', '$lte'] as const;
+
+/** A value query on one path: plain equality or 1-2 operators (sometimes under $not). */
+function condition(rng: Rng, depth = 0): unknown {
+  const r = rng();
+  if (r < 0.2) return operand(rng);
+  const ops: Record<string, unknown> = {};
+  const count = rng() < 0.8 ? 1 : 2;
+  for (let i = 0; i < count; i++) {
+    const k = rng();
+    if (k < 0.12) ops.$eq = operand(rng);
+    else if (k < 0.24) ops.$ne = operand(rng);
+    else if (k < 0.5) ops[pick(rng, COMPARISONS)] = rng() < 0.6 ? pick(rng, NUMBERS) : pick(rng, STRINGS);
+    else if (k < 0.64) ops.$in = Array.from({ length: int(rng, 0, 4) }, () => pick(rng, SCALARS));
+    else if (k < 0.74) ops.$nin = Array.from({ length: int(rng, 0, 3) }, () => pick(rng, SCALARS));
+    else if (k < 0.86) ops.$exists = rng() < 0.5;
+    else if (k < 0.94 && depth === 0) ops.$not = condition(rng, 1) as object;
+    else if (k < 0.97) ops.$size = int(rng, 0, 2);
+    else ops.$regex = '^a';
+  }
+  // $not needs an object of operators.
+  if (ops.$not !== undefined && (typeof ops.$not !== 'object' || ops.$not === null || Array.isArray(ops.$not))) ops.$not = { $eq: ops.$not };
+  return ops;
+}
+
+const ENTRY_FIELDS = ['$id', '$order', '$createdAt', '$updatedAt'] as const;
+
+function entryFieldCondition(rng: Rng, field: (typeof ENTRY_FIELDS)[number], bounds: { maxId: number; times: string[] }): unknown {
+  const v = () => (field === '$id' ? int(rng, 0, bounds.maxId + 1) : field === '$order' ? int(rng, -1, 60) : pick(rng, bounds.times));
+  const r = rng();
+  if (r < 0.3) return v();
+  if (r < 0.6) return { [pick(rng, COMPARISONS)]: v() };
+  if (r < 0.75) return { $in: [v(), v(), rng() < 0.2 ? String(v()) : v()] };
+  if (r < 0.85) return { $ne: v() };
+  if (r < 0.92) return { $gte: v(), $lt: v() };
+  return { $exists: rng() < 0.8 };
+}
+
+/** A whole `where`: 1-3 keys, with $and/$or/$nor and entry fields now and then. */
+export function where(rng: Rng, bounds: { maxId: number; times: string[] }, depth = 0): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const keys = int(rng, 1, depth === 0 ? 3 : 2);
+  for (let i = 0; i < keys; i++) {
+    const r = rng();
+    if (r < 0.15 && depth < 2) out[pick(rng, ['$and', '$or', '$nor'])] = Array.from({ length: int(rng, 1, 3) }, () => where(rng, bounds, depth + 1));
+    else if (r < 0.27 && depth === 0) {
+      const field = pick(rng, ENTRY_FIELDS);
+      out[field] = entryFieldCondition(rng, field, bounds);
+    } else out[pick(rng, PATHS)] = condition(rng);
+  }
+  return out;
+}
+
+const ORDERS: readonly unknown[] = [
+  undefined,
+  [['id', 'ASC']],
+  [['id', 'DESC']],
+  [['order', 'DESC']],
+  [['order', 'ASC'], ['createdAt', 'DESC']],
+  [['createdAt', 'DESC'], ['id', 'ASC']],
+  [['updatedAt', 'ASC']],
+  [['updatedAt', 'DESC'], ['order', 'DESC']],
+  [['data.n', 'ASC']],
+];
+
+/** A select body: where, order, limit/offset, includePagination. */
+export function queryBody(rng: Rng, bounds: { maxId: number; times: string[] }): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (rng() < 0.92) body.where = where(rng, bounds);
+  const order = pick(rng, ORDERS);
+  if (order) body.order = order;
+  if (rng() < 0.6) body.limit = int(rng, 1, 25);
+  if (rng() < 0.35) body.offset = int(rng, 0, 40);
+  if (rng() < 0.5) body.includePagination = true;
+  return body;
+}
