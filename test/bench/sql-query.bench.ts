@@ -1,0 +1,151 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { compileQuery } from '../../src/server/data-sources/query/compile.js';
+import { renderCond } from '../../src/server/data-sources/sql/dialect.js';
+import { planSqlSelect } from '../../src/server/data-sources/sql/select.js';
+import { sqliteDialect } from '../../src/server/data-sources/sql/sqlite.js';
+import { startServer } from '../../src/server/index.js';
+
+/**
+ * Issue 14, "queries executed by the database": selects over HTTP against the real backend on SQLite (a file
+ * database, the server restarted after loading so no entry cache is warm), each beside bare better-sqlite3 in
+ * the same run on the same file: (1) the very SQL the translator generates, (2) the plain json_extract SQL a
+ * person would write. Sizes: 300,000 and 1,000,000 (`BENCH_SIZES=300000` for one). Rows are written straight
+ * into the database (the write path is measured elsewhere). RSS is the benchmark process's (the server runs
+ * in it), after the queries.
+ */
+const SIZES = (process.env.BENCH_SIZES ?? '300000,1000000').split(',').map(Number);
+const RUNS = 7;
+const CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv', 'Pune', 'Nice', 'Bern', 'Riga'];
+const row = (i: number) => ({ name: `Person ${i}`, email: `person${i}@example.com`, age: i % 90, city: CITIES[i % CITIES.length], active: i % 3 !== 0 });
+
+async function median(fn: () => Promise<void> | void): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i <= RUNS; i++) {
+    const t = performance.now();
+    await fn();
+    if (i > 0) times.push(performance.now() - t);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+}
+
+interface Case {
+  name: string;
+  body: Record<string, unknown>;
+  /** Hand-written SQL over the same table (`?` = data source id). */
+  plain: string;
+  expected: number;
+}
+
+const CASES = (n: number): Case[] => [
+  {
+    name: 'equality where + limit',
+    body: { where: { email: `person${n - 5}@example.com` }, limit: 20 },
+    plain: `SELECT id, data FROM data_source_entries WHERE data_source_id = ? AND json_extract(data, '$.email') = 'person${n - 5}@example.com' ORDER BY sort_order, id DESC LIMIT 20`,
+    expected: 1,
+  },
+  {
+    name: 'where + order + limit',
+    body: { where: { city: 'Oslo', age: { $gte: 30 } }, order: [['createdAt', 'DESC']], limit: 20 },
+    plain: `SELECT id, data FROM data_source_entries WHERE data_source_id = ? AND json_extract(data, '$.city') = 'Oslo' AND json_extract(data, '$.age') >= 30 ORDER BY created_at DESC, sort_order, id DESC LIMIT 20`,
+    expected: 20,
+  },
+  {
+    name: 'pagination count (where, limit 20, includePagination)',
+    body: { where: { city: 'Oslo' }, limit: 20, includePagination: true },
+    plain: `SELECT (SELECT COUNT(*) FROM data_source_entries WHERE data_source_id = ? AND json_extract(data, '$.city') = 'Oslo') AS total, id, data FROM data_source_entries WHERE data_source_id = ? AND json_extract(data, '$.city') = 'Oslo' ORDER BY sort_order, id DESC LIMIT 20`,
+    expected: 20,
+  },
+  {
+    name: 'first page, no where (default order)',
+    body: { limit: 20 },
+    plain: `SELECT id, data FROM data_source_entries WHERE data_source_id = ? ORDER BY sort_order, id DESC LIMIT 20`,
+    expected: 20,
+  },
+];
+
+for (const n of SIZES) {
+  it(`selects at ${n.toLocaleString('en')} entries (SQLite)`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'iar-sqlbench-'));
+    const file = join(dir, 'runtime.sqlite');
+    const options = { port: 0, dataDir: dir, log: false } as const;
+    try {
+      let server = await startServer(options);
+      const { appId, apiToken } = server.bootstrap;
+      const api = async (method: string, path: string, body?: unknown) => {
+        const init = { method, headers: { 'Auth-token': apiToken, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) };
+        // A keep-alive socket of the first server (same port after the restart) is reset once: retry.
+        const res = await fetch(server.url + path, init).catch(() => fetch(server.url + path, init));
+        const text = await res.text();
+        if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
+        return JSON.parse(text);
+      };
+      const ds = (await api('POST', `/v1/data-sources?appId=${appId}`, { name: 'Bench' })).dataSource.id as number;
+      await server.close();
+
+      // Rows written straight into the file, then a fresh server (nothing cached).
+      const load = new BetterSqlite3(file);
+      const put = load.prepare('INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?)');
+      const t0 = Date.parse('2024-01-01T00:00:00.000Z');
+      load.transaction(() => {
+        for (let i = 0; i < n; i++) {
+          const at = new Date(t0 + i * 1000).toISOString();
+          put.run(ds, JSON.stringify(row(i)), i, at, at);
+        }
+      })();
+      load.prepare('UPDATE data_sources SET data_version = data_version + 1 WHERE id = ?').run(ds);
+      load.close();
+      server = await startServer(options);
+      const rssBefore = process.memoryUsage().rss;
+
+      const lines: string[] = [];
+      const bare = new BetterSqlite3(file, { readonly: true });
+      for (const c of CASES(n)) {
+        const http = await median(async () => {
+          const result = await api('POST', `/v1/data-sources/${ds}/data/query`, c.body);
+          expect(result.entries.length).toBe(c.expected);
+        });
+        // The translator's own SQL, run bare (what the server adds is HTTP, JSON and shaping).
+        const plan = planSqlSelect(compileQuery(c.body))!;
+        expect(plan).not.toBeNull();
+        const where = renderCond(sqliteDialect, plan.where);
+        const from = sqliteDialect.entries(ds);
+        const order = plan.order.map((t) => sqliteDialect.orderTerm('e', t.column, t.desc)).join(', ');
+        const same = bare.prepare(`SELECT e.id, e.data FROM ${from.text} WHERE ${where.text} ORDER BY ${order} LIMIT ${plan.limit || -1} OFFSET 0`);
+        const params = [...from.params, ...where.params];
+        const count = plan.count ? bare.prepare(`SELECT COUNT(*) AS total FROM ${from.text} WHERE ${where.text}`) : null;
+        const sameMs = await median(() => {
+          const rows = same.all(...params) as { data: string }[];
+          rows.forEach((r) => JSON.parse(r.data));
+          count?.get(...params);
+          expect(rows.length).toBe(c.expected);
+        });
+        const plain = bare.prepare(c.plain);
+        const plainMs = await median(() => {
+          const rows = plain.all(...Array.from({ length: plain.source.split("?").length - 1 }, () => ds)) as { data: string }[];
+          rows.forEach((r) => JSON.parse(r.data));
+          expect(rows.length).toBe(c.expected);
+        });
+        lines.push(`| ${c.name} | ${http.toFixed(1)} ms | ${sameMs.toFixed(1)} ms | ${plainMs.toFixed(1)} ms | ${(http / plainMs).toFixed(2)}× |`);
+      }
+      const rss = process.memoryUsage().rss;
+      bare.close();
+      await server.close();
+      console.log(
+        [
+          `\n### ${n.toLocaleString('en')} entries (SQLite file, median of ${RUNS})`,
+          '',
+          '| query (HTTP, real server) | server | bare: same SQL | bare: plain json_extract SQL | server / plain |',
+          '| --- | --- | --- | --- | --- |',
+          ...lines,
+          `| process RSS (server in process): before queries / after | ${(rssBefore / 2 ** 20).toFixed(0)} MB | ${(rss / 2 ** 20).toFixed(0)} MB | | |`,
+        ].join('\n'),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
