@@ -385,11 +385,12 @@ describe('what a client token sees', () => {
     const api = tokens.find((t) => t.kind === 'api')!;
     await ok(b.api('PUT', `/v1/data-sources/${ruled}`, { ...st(), json: { accessRules: [{ type: ['select', 'insert'], allow: { tokens: [api.id] } }] } }));
     const denied = await b.api('PUT', `/v1/data-sources/${ruled}/data`, { token: x.clientToken, json: { a: 1 } });
-    expect(denied.status).toBe(403);
-    expect(denied.body.error.code).toBe('datasource.access');
+    // No right at all under the rules: the data source is not visible, as if missing (issue 15, no probing).
+    expect(denied.status).toBe(404);
+    expect(denied.body.error.code).toBe('DATA_SOURCE_NOT_FOUND');
     await ok(b.api('PUT', `/v1/data-sources/${ruled}`, { ...st(), json: { accessRules: [{ type: ['select', 'insert'], allow: { tokens: [client.id] } }] } }));
     expect((await b.api('PUT', `/v1/data-sources/${ruled}/data`, { token: x.clientToken, json: { a: 1 } })).status).toBe(201);
-    expect((await b.api('PUT', `/v1/data-sources/${ruled}/data`, { json: { a: 1 } })).status).toBe(403);
+    expect((await b.api('PUT', `/v1/data-sources/${ruled}/data`, { json: { a: 1 } })).status).toBe(404);
   });
 
   it('the studio creates and revokes client tokens', async () => {

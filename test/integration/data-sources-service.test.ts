@@ -94,8 +94,9 @@ describe('data source service (server-side connection and bus events)', () => {
     const ds = await service.create({ kind: 'system' }, { organizationId: bootstrap.organizationId }, { name: 'Locked' });
     await service.update({ kind: 'system' }, { id: ds.id }, { accessRules: [{ type: ['insert'], allow: { tokens: [999] } }] });
     const conn = service.connect(appCaller(), ds.id);
-    await expect(conn.find()).rejects.toMatchObject({ status: 403, code: 'datasource.access' });
-    await expect(conn.insert({ a: 1 })).rejects.toMatchObject({ status: 403 });
+    // No right at all for this app: the data source is not visible, as if missing (issue 15, no probing).
+    await expect(conn.find()).rejects.toMatchObject({ status: 404, code: 'DATA_SOURCE_NOT_FOUND' });
+    await expect(conn.insert({ a: 1 })).rejects.toMatchObject({ status: 404 });
   });
 });
 

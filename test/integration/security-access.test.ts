@@ -116,12 +116,13 @@ describe('managing a data source needs every right its access rules give', () =>
       ['DELETE', undefined],
     ] as [string, unknown][]) {
       const res = await b.api(method, `/v1/data-sources/${ds}`, { token: x.apiToken, json });
-      expect(res.status, `${method} ${JSON.stringify(json)}`).toBe(403);
+      // No right at all under the rules: not visible, as if missing (issue 15, no probing).
+      expect(res.status, `${method} ${JSON.stringify(json)}`).toBe(404);
     }
     // The organization-wide variant: an app of the organization without rights under the rules.
     const orgDs = await dataSource({ name: 'OrgPayroll', accessRules: rules }, `organizationId=${x.organizationId}`);
-    expect((await b.api('PUT', `/v1/data-sources/${orgDs}`, { token: otherApp.token, json: { hooks: hook } })).status).toBe(403);
-    expect((await b.api('DELETE', `/v1/data-sources/${orgDs}`, { token: otherApp.token })).status).toBe(403);
+    expect((await b.api('PUT', `/v1/data-sources/${orgDs}`, { token: otherApp.token, json: { hooks: hook } })).status).toBe(404);
+    expect((await b.api('DELETE', `/v1/data-sources/${orgDs}`, { token: otherApp.token })).status).toBe(404);
     // The granted token manages it; nothing the refused tokens sent was applied.
     const view = await b.api('GET', `/v1/data-sources/${ds}`, { token: second.token });
     expect(view.body.dataSource).toMatchObject({ name: 'Payroll', hooks: [] });

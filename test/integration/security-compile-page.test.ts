@@ -242,7 +242,7 @@ describe('compile page hardening', () => {
     const pageToken = pageTokenOf((await open(studioToken)).html);
     expect((await b.api('GET', `/v1/apps/${appId}`, { token: pageToken })).status).toBe(200);
     expect((await b.api('GET', `/v1/apps/${appId}/tasks/${actionId}`, { token: pageToken })).status).toBe(200);
-    expect((await b.api('GET', `/v1/apps/${other.body.app.id}`, { token: pageToken })).body.error.code).toBe('FORBIDDEN');
+    expect((await b.api('GET', `/v1/apps/${other.body.app.id}`, { token: pageToken })).body.error.code).toBe('APP_NOT_FOUND');
     expect((await b.api('GET', `/v1/apps/${appId}/tokens`, { token: pageToken })).body.error.code).toBe('STUDIO_ONLY');
     // No chain of pages: a page token opens no debug page, by header or query.
     const byHeader = await get(`${compile()}?html`, { 'Auth-token': pageToken });

@@ -253,8 +253,12 @@ describe('isolation between organizations', () => {
     expect(read.body.entries.map((e: any) => e.data)).toEqual([{ item: 'pen' }]);
     const write = await b.api('PUT', `/v1/data-sources/Catalogue/data?organizationId=${y.organizationId}`, { token: x.apiToken, json: { item: 'x' } });
     expect(write.status).toBe(403);
+    // Without a token, a private data source and a missing one get the same 401, naming only what was sent.
     const anonymous = await b.api('GET', `/v1/data-sources/Shared?organizationId=${y.organizationId}`, { token: null });
-    expect(anonymous.status).toBe(404);
+    expect(anonymous.status).toBe(401);
+    const anonymousMissing = await b.api('GET', `/v1/data-sources/NoSuchName?organizationId=${y.organizationId}`, { token: null });
+    expect(anonymousMissing.body.error.code).toBe(anonymous.body.error.code);
+    expect(anonymousMissing.body.error.message.replace('NoSuchName', 'Shared')).toBe(anonymous.body.error.message);
   });
 
   it('another organization’s data source cannot be joined, nor its entries, files or versions reached through X’s data source', async () => {

@@ -45,25 +45,35 @@ const callerOrganization = (caller: Caller): number | undefined =>
 export const callerAppId = (caller: Caller): number | null =>
   caller.kind === 'token' ? (caller.token?.appId ?? null) : caller.kind === 'app' ? caller.appId : null;
 
-/** Finds a data source or answers 404. A name is looked up in the caller's organization. */
+/**
+ * The answer for a data source the caller cannot see, the same as for one that does not exist (issue 15, no
+ * probing): without a token 401 `MISSING_TOKEN`, else 404 `DATA_SOURCE_NOT_FOUND`; the message names only what
+ * the caller sent.
+ */
+function notVisible(ref: DataSourceRef, caller: Caller): HttpError {
+  const label = 'id' in ref ? `Data source ${ref.id}` : `Data source "${ref.name}"`;
+  if (caller.kind === 'token' && caller.token === null)
+    return new HttpError(401, 'MISSING_TOKEN', `${label} is not public or does not exist: this request needs an Auth-token header`);
+  return new HttpError(404, 'DATA_SOURCE_NOT_FOUND', `${label} not found`);
+}
+
+/**
+ * Finds a data source the caller may see (any operation, or public), else answers as for a missing one
+ * (notVisible): an id or a name of another tenant tells nothing. A name is looked up in the caller's
+ * organization (or `organizationId`).
+ */
 export async function resolveDataSource(db: Queryable, ref: DataSourceRef, caller: Caller): Promise<DataSourceRecord> {
   if ('id' in ref) {
     const ds = await findDataSourceById(db, ref.id);
-    if (!ds) throw new HttpError(404, 'DATA_SOURCE_NOT_FOUND', `Data source ${ref.id} not found`);
+    if (!ds || !canSee(ds, caller)) throw notVisible(ref, caller);
     return ds;
   }
   const own = callerOrganization(caller);
   const organizationId = ref.organizationId ?? own;
   const found = await findDataSourcesByName(db, ref.name, organizationId);
-  // Without a token, a name may only reach a public data source, and must be unambiguous. In another
-  // organization (`?organizationId=`), only what the caller may see exists: 404, not 403, for the rest.
-  const candidates =
-    organizationId === undefined
-      ? found.filter((d) => d.public)
-      : caller.kind !== 'system' && organizationId !== own
-        ? found.filter((d) => canSee(d, caller))
-        : found;
-  if (candidates.length === 0) throw new HttpError(404, 'DATA_SOURCE_NOT_FOUND', `Data source "${ref.name}" not found`);
+  // Without a token, a name may only reach a public data source, and must be unambiguous.
+  const candidates = organizationId === undefined ? found.filter((d) => d.public) : found.filter((d) => canSee(d, caller));
+  if (candidates.length === 0) throw notVisible(ref, caller);
   if (candidates.length > 1)
     throw new HttpError(400, 'AMBIGUOUS_NAME', `Several public data sources are named "${ref.name}": address it by id or add organizationId`);
   return candidates[0]!;

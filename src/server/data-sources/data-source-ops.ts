@@ -60,13 +60,13 @@ async function resolveScope(core: Core, caller: Caller, scope: DataSourceScope):
   if (caller.kind === 'token' && !token) throw new HttpError(401, 'MISSING_TOKEN', 'This route needs an Auth-token header');
   const orgId = token ? token.organizationId : (caller as { organizationId: number }).organizationId;
   if (key === 'organizationId') {
-    if (id !== orgId) throw new HttpError(403, 'FORBIDDEN', `This token has no access to organization ${id}`);
+    // Another organization answers as a missing one (issue 15, no probing).
+    if (id !== orgId) throw new HttpError(404, 'ORGANIZATION_NOT_FOUND', `Organization ${id} not found`);
     return { organizationId: id, appId: null };
   }
   const app = await getApp(core.ctx.db, id);
-  if (!app) throw new HttpError(404, 'APP_NOT_FOUND', `App ${id} not found`);
-  const allowed = token ? canAccessApp(token, app) : caller.kind === 'app' && caller.appId === app.id;
-  if (!allowed) throw new HttpError(403, 'FORBIDDEN', `This token has no access to app ${id}`);
+  const allowed = app && (token ? canAccessApp(token, app) : caller.kind === 'app' && caller.appId === app.id);
+  if (!app || !allowed) throw new HttpError(404, 'APP_NOT_FOUND', `App ${id} not found`);
   return { organizationId: app.organizationId, appId: app.id };
 }
 

@@ -105,8 +105,9 @@ export function createMediaService(ctx: ServerContext, files: () => FileStorage)
     const folderId = optionalId(context.folderId, 'folderId');
     const appId = optionalId(context.appId, 'appId');
     const organizationId = optionalId(context.organizationId, 'organizationId');
+    // Another tenant's organization or app answers as a missing one (issue 15, no probing).
     if (organizationId !== undefined && organizationId !== auth.organizationId)
-      throw new HttpError(403, 'FORBIDDEN', `This token has no access to organization ${organizationId}`);
+      throw new HttpError(404, 'ORGANIZATION_NOT_FOUND', `Organization ${organizationId} not found`);
     if (folderId !== undefined) {
       const folder = await visibleFolder(auth, folderId);
       if (appId !== undefined && appId !== folder.appId) throw folderNotFound(folderId);
@@ -114,8 +115,7 @@ export function createMediaService(ctx: ServerContext, files: () => FileStorage)
     }
     if (appId !== undefined) {
       const app = await getApp(ctx.db, appId);
-      if (!app) throw new HttpError(404, 'APP_NOT_FOUND', `App ${appId} not found`);
-      if (!canAccessApp(auth, app)) throw new HttpError(403, 'FORBIDDEN', `This token has no access to app ${appId}`);
+      if (!app || !canAccessApp(auth, app)) throw new HttpError(404, 'APP_NOT_FOUND', `App ${appId} not found`);
       return { place: { organizationId: app.organizationId, appId }, owner: { organizationId: app.organizationId, appId } };
     }
     return { place: { organizationId: auth.organizationId, appId: null }, owner: { organizationId: auth.organizationId, appId: null } };

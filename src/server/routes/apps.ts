@@ -5,13 +5,15 @@ import { readJsonObject } from '../http/body.js';
 import { HttpError } from '../http/errors.js';
 import { getApp, renameApp, type AppRecord } from '../store/identity.js';
 
-/** Loads `:appId` and checks the caller may act for it (401/403/404). */
+/**
+ * Loads `:appId` and checks the caller may act for it (401 without a token). An app the token may not act for
+ * answers as a missing one, 404 without a name (issue 15, no probing).
+ */
 export async function loadApp(ctx: ServerContext, c: Context<AppEnv>, param = 'appId'): Promise<AppRecord> {
   const auth = requireAuth(c);
   const id = intParam(c, param);
   const app = await getApp(ctx.db, id);
-  if (!app) throw new HttpError(404, 'APP_NOT_FOUND', `App ${id} not found`);
-  if (!canAccessApp(auth, app)) throw new HttpError(403, 'FORBIDDEN', `This token has no access to app ${id}`);
+  if (!app || !canAccessApp(auth, app)) throw new HttpError(404, 'APP_NOT_FOUND', `App ${id} not found`);
   return app;
 }
 

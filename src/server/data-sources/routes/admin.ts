@@ -49,8 +49,7 @@ export function registerAdminRoutes(app: App, ctx: ServerContext, service: DataS
     const auth = requireStudio(c);
     const id = idParam(c, 'organizationId');
     const org = await findOrganization(ctx.db, id);
-    if (!org) throw new HttpError(404, 'ORGANIZATION_NOT_FOUND', `Organization ${id} not found`);
-    if (auth.organizationId !== id) throw new HttpError(403, 'FORBIDDEN', `This token has no access to organization ${id}`);
+    if (!org || auth.organizationId !== id) throw new HttpError(404, 'ORGANIZATION_NOT_FOUND', `Organization ${id} not found`);
     return org;
   };
   const orgView = (org: { id: number; name: string; settings: Record<string, unknown> }) => ({
