@@ -106,6 +106,23 @@ const precompress = () => ({
   },
 });
 
+/**
+ * The server's run threads (src/server/actions/threads/): thread.ts becomes dist/server/run-thread.mjs, an entry
+ * of its own, and entry-url.ts (which names the dev bootstrap in src/) becomes that file's URL, resolved from
+ * the chunk that imports it (`import.meta.ROLLUP_FILE_URL_…`).
+ */
+const runThreadEntry = () => ({
+  name: 'run-thread-entry',
+  resolveId(source, importer) {
+    return source.endsWith('/entry-url.js') && importer?.includes('/src/server/actions/threads/') ? '\0run-thread-entry' : null;
+  },
+  load(id) {
+    if (id !== '\0run-thread-entry') return null;
+    const ref = this.emitFile({ type: 'chunk', id: fileURLToPath(new URL('./src/server/actions/threads/thread.ts', import.meta.url)), fileName: 'server/run-thread.mjs' });
+    return `export const THREAD_ENTRY = new URL(import.meta.ROLLUP_FILE_URL_${ref});\n`;
+  },
+});
+
 export default [
   // dist/engine-<hash>.mjs: the pipeline engine (QuickJS glue, sandbox, runner), loaded lazily by client.js
   // with import() or started as a module Web Worker; plus dist/quickjs-<hash>.wasm next to it.
@@ -164,13 +181,14 @@ export default [
   },
   // Node-only reference backend: dist/server.mjs checks that the server's packages (optional peers) are
   // installed, then imports the server from dist/server/ (the store drivers are chunks of their own, loaded
-  // by the store in use).
+  // by the store in use; the run threads start dist/server/run-thread.mjs).
   {
     input: { server: 'src/server/entry.ts' },
     output: { dir: 'dist', entryFileNames: '[name].mjs', chunkFileNames: 'server/[name].mjs', format: 'es', sourcemap: true },
     external,
     plugins: [
       { name: 'clean-server-chunks', buildStart: () => rmSync(fileURLToPath(new URL('./dist/server', import.meta.url)), { recursive: true, force: true }) },
+      runThreadEntry(),
       ts(),
     ],
   },

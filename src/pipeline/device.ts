@@ -131,6 +131,8 @@ function workerEngine(engineUrl: string, wasmUrl: string | undefined, onDead: (r
 
   worker.addEventListener('message', (event: MessageEvent<WorkerToPage>) => {
     const message = event.data;
+    // The page has no http service, so no call of it to cancel.
+    if (message.type === 'warmed' || message.type === 'cancel') return;
     const run = runs.get(message.id);
     if (!run) return;
     if (message.type === 'done') {

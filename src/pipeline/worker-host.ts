@@ -25,11 +25,12 @@ export function serveWorker(port: Port): void {
   const aborts = new Map<number, AbortController>();
   let callSeq = 0;
 
-  const call = (id: number, service: 'dataSources' | 'notifications' | 'http', method: string, args: unknown[], target?: number | string) =>
+  const call = (id: number, service: 'dataSources' | 'notifications' | 'http', method: string, args: unknown[], target?: number | string, signal?: AbortSignal) =>
     new Promise<unknown>((resolve, reject) => {
       const callId = ++callSeq;
       pending.set(callId, { resolve, reject });
       port.postMessage({ type: 'call', id, callId, service, method, args, ...(target === undefined ? {} : { target }) });
+      signal?.addEventListener('abort', () => pending.has(callId) && port.postMessage({ type: 'cancel', id, callId }), { once: true });
     });
 
   const servicesFor = (id: number, hasHttp: boolean): HostServices => ({
@@ -38,7 +39,7 @@ export function serveWorker(port: Port): void {
         Object.fromEntries(METHODS.map((m) => [m, (...args: unknown[]) => call(id, 'dataSources', m, args, target)])) as unknown as DataSourceConnectionLike,
     },
     notifications: { create: (input) => call(id, 'notifications', 'create', [input]) },
-    ...(hasHttp ? { http: ({ signal: _signal, ...request }) => call(id, 'http', 'request', [request]) as never } : {}),
+    ...(hasHttp ? { http: ({ signal, ...request }) => call(id, 'http', 'request', [request], undefined, signal) as never } : {}),
   });
 
   port.addEventListener('message', (event) => {
@@ -58,8 +59,8 @@ export function serveWorker(port: Port): void {
       if (message.wasmModule) configureWasm(message.wasmModule);
       else if (message.wasmUrl) configureWasm(message.wasmUrl);
       warming = runPipeline(WARM_UP).then(
-        () => undefined,
-        () => undefined,
+        () => port.postMessage({ type: 'warmed' }),
+        () => port.postMessage({ type: 'warmed' }),
       );
     } else if (message.type === 'run') {
       const controller = new AbortController();

@@ -1,4 +1,9 @@
-import type { HostServices, RunOutcome, RunPipelineOptions } from './types.js';
+/**
+ * The one message protocol between a pipeline engine in a worker (a browser Web Worker, a server run thread:
+ * src/server/actions/threads/) and its host: the host posts runs, the worker calls the host's services by
+ * message (the host answers) and posts each run's outcome. Only plain data crosses (and the compiled wasm).
+ */
+import type { HostServices, HttpRequestLike, RunOutcome, RunPipelineOptions } from './types.js';
 
 /** The run options that cross to the worker (services and signal stay on the page). */
 export type WorkerRunOptions = Omit<RunPipelineOptions, 'services' | 'signal'>;
@@ -11,7 +16,11 @@ export type PageToWorker =
   | { type: 'reply'; id: number; callId: number; ok: boolean; value?: unknown; error?: SerializedError };
 
 export type WorkerToPage =
+  /** The warm-up run after `warm` has finished: the worker takes runs without a start-up delay. */
+  | { type: 'warmed' }
   | { type: 'call'; id: number; callId: number; service: 'dataSources' | 'notifications' | 'http'; target?: number | string; method: string; args: unknown[] }
+  /** The caller gave up on an `http` call (its node's time is up): the host cancels the request. */
+  | { type: 'cancel'; id: number; callId: number }
   | { type: 'done'; id: number; outcome: RunOutcome };
 
 export interface SerializedError {
@@ -42,10 +51,10 @@ export function deserializeError(s: SerializedError | undefined): Error {
 /** A plain JSON copy: what crosses postMessage is data only. */
 export const plain = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
 
-/** Answers one worker call with the page's host services. */
-export async function answerCall(services: HostServices, call: Extract<WorkerToPage, { type: 'call' }>): Promise<unknown> {
+/** Answers one worker call with the page's host services; `signal` cancels an `http` call. */
+export async function answerCall(services: HostServices, call: Extract<WorkerToPage, { type: 'call' }>, signal?: AbortSignal): Promise<unknown> {
   if (call.service === 'notifications' && call.method === 'create') return services.notifications.create(call.args[0] as Record<string, unknown>);
-  if (call.service === 'http' && services.http) return services.http(call.args[0] as never);
+  if (call.service === 'http' && services.http) return services.http({ ...(call.args[0] as HttpRequestLike), ...(signal ? { signal } : {}) });
   if (call.service === 'dataSources' && call.target !== undefined) {
     const conn = services.dataSources.connect(call.target) as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
     const fn = conn[call.method];

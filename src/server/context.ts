@@ -9,6 +9,11 @@ export interface ServerLimits {
   runTimeoutMs: number;
   payloadChars: number;
   resultBytes: number;
+  /**
+   * Runs queued per app per minute, whatever their trigger (default 60): past it a manual run is refused with
+   * 429 RATE_LIMITED; a log-triggered or scheduled run is not queued and recorded as `app.task.skipped`
+   * (`reason: 'rate-limit'`).
+   */
   runsPerMinute: number;
   /** Largest accepted request body, bytes (default 10 MB). */
   bodyBytes: number;
@@ -34,6 +39,21 @@ export interface ServerLimits {
   analyticsBatchIdDays?: number;
   /** Hours a data source commit's Idempotency-Key is remembered, so a re-sent commit applies once (default 24). */
   idempotencyKeyHours?: number;
+  /**
+   * Threads that execute server runs off the HTTP event loop (`worker_threads`, one run at a time each; default:
+   * the machine's cores, `os.availableParallelism()`). 0 runs them on the HTTP thread (no isolation: a spinning
+   * run delays every request until its time limit).
+   */
+  runThreads?: number;
+  /** Heap limit of one run thread, MB (default 256); past it the thread's run fails with WORKER_OUT_OF_MEMORY. */
+  runThreadMemoryMb?: number;
+  /**
+   * Runs of one app running at the same time on one instance (default: run threads − 1, at least 1, so one app
+   * never holds every thread while another app's run waits; 3 with `runThreads: 0`).
+   */
+  appConcurrency?: number;
+  /** Claims of one run (a claim comes back after a crashed instance's lease expires) before it fails with RUN_ABANDONED (default 3). */
+  runAttempts?: number;
   /** Log-triggered runs in a row (each triggered by a write of the one before) before the next is skipped as a loop (default 10). */
   logTriggerChain?: number;
   /** Deepest nesting of arrays/objects accepted in a JSON body, e.g. entry data or action settings (default 256; past it 400 NESTING_TOO_DEEP). */

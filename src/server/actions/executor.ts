@@ -3,14 +3,15 @@ import { customFunctionsForRun, customPackageUses } from '../../functions/custom
 import type { RunOutcome } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
 import { listCustomFunctions } from '../store/functions.js';
-import { loadEngine } from './engine.js';
+import { loadEngine, type Engine } from './engine.js';
 import { serverHostServices } from './host-services.js';
 import { runChain } from './log-triggers.js';
 import type { RunRow } from './run-store.js';
 import { loadScreenScript, screenFunction } from './screens.js';
 
-export async function executeRun(ctx: ServerContext, run: RunRow, signal: AbortSignal): Promise<RunOutcome> {
-  const { runPipeline } = await loadEngine();
+/** Runs on `engine`: the run thread pool (threads/pool.ts), or the engine on this thread (inline). */
+export async function executeRun(ctx: ServerContext, run: RunRow, signal: AbortSignal, engine?: Engine): Promise<RunOutcome> {
+  const { runPipeline } = engine ?? (await loadEngine());
   const { pageId, functions } = run.definition;
   const screen = pageId ? screenFunction(pageId, await loadScreenScript(ctx.db, run.appId, pageId, run.environment)) : undefined;
   const limits = { runTimeoutMs: ctx.limits.runTimeoutMs, payloadChars: ctx.limits.payloadChars, resultBytes: ctx.limits.resultBytes };

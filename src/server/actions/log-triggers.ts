@@ -8,7 +8,7 @@ import type { ServerContext } from '../context.js';
 import type { LogEvent } from '../events.js';
 import { insertLog } from './log-store.js';
 import { findRunByKey } from './run-store.js';
-import { insertTriggeredRun } from './runs.js';
+import { appRunsLock, checkRunRate, insertTriggeredRun } from './runs.js';
 import { listLiveActions } from './store.js';
 
 /** The spec's log object of a log-triggered run. */
@@ -71,8 +71,21 @@ export async function dispatchLogEvent(ctx: ServerContext, event: LogEvent): Pro
       });
       continue;
     }
-    const runId = await ctx.db.transaction(async (tx) => {
+    // Counted against the app's runs per minute like any run; one refused is recorded, never dropped silently.
+    const runId = await ctx.db.lockedTransaction(appRunsLock(action.appId), async (tx) => {
       if (key && (await findRunByKey(tx, action.appId, key))) return undefined;
+      const rate = await checkRunRate(ctx, tx, action.appId);
+      if (!rate.allowed) {
+        await insertLog(tx, {
+          type: 'app.task.skipped',
+          appId: action.appId,
+          organizationId: action.organizationId,
+          actionId: action.id,
+          createdAt: ctx.nowIso(),
+          data: { mode: 'on-demand', duration: 0, actionId: action.id, trigger: 'log', result: { reason: 'rate-limit', limit: rate.limit, retryAt: rate.retryAt, logId: log.id } },
+        });
+        return undefined;
+      }
       return insertTriggeredRun(ctx, tx, action, { mode: 'on-demand', trigger: 'log', context: { trigger: 'log', log }, idempotencyKey: key });
     });
     if (runId !== undefined) runIds.push(runId);

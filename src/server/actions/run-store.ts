@@ -95,17 +95,29 @@ export async function findRunByKey(db: Queryable, appId: number, key: string): P
 }
 
 /**
- * Atomically takes the oldest queued run for this worker (one UPDATE … RETURNING:
- * two workers on one database never get the same run). On PostgreSQL the pick
- * skips runs another instance is claiming right now (`FOR UPDATE SKIP LOCKED`,
- * db/claim.ts) instead of queueing behind them and coming back empty.
+ * Atomically takes a queued run for this worker (one UPDATE … RETURNING: two workers on one database never get
+ * the same run), fairly across apps: among the apps with queued runs and fewer than `appConcurrency` running on
+ * this worker, the one with the fewest running here, then the one served least recently (its latest claim on any
+ * instance), then the oldest head of queue; that app's oldest queued run. One app's long queue thus delays
+ * another app's run by one run slot at most. On PostgreSQL the pick skips runs another instance is claiming
+ * right now (`FOR UPDATE SKIP LOCKED`, db/claim.ts) instead of queueing behind them and coming back empty.
  */
-export async function claimNextRun(db: Queryable & Partial<Pick<Database, 'dialect'>>, claimedBy: string, now: string, leaseUntil: string): Promise<RunRow | undefined> {
+export async function claimNextRun(
+  db: Queryable & Partial<Pick<Database, 'dialect'>>,
+  claimedBy: string,
+  now: string,
+  leaseUntil: string,
+  appConcurrency = Number.MAX_SAFE_INTEGER,
+): Promise<RunRow | undefined> {
+  const fairApp = `SELECT h.app_id FROM (SELECT app_id, MIN(id) AS head FROM action_runs WHERE status = 'queued' GROUP BY app_id) h
+      LEFT JOIN (SELECT app_id, COUNT(*) AS n FROM action_runs WHERE status = 'running' AND claimed_by = ? GROUP BY app_id) r ON r.app_id = h.app_id
+      WHERE COALESCE(r.n, 0) < ?
+      ORDER BY COALESCE(r.n, 0), COALESCE((SELECT MAX(c.claimed_at) FROM action_runs c WHERE c.app_id = h.app_id), ''), h.head LIMIT 1`;
   const raw = await db.get<Raw>(
     `UPDATE action_runs SET status = 'running', claimed_by = ?, claimed_at = ?, lease_until = ?, attempts = attempts + 1
-     WHERE id = (SELECT id FROM action_runs WHERE status = 'queued' ORDER BY id LIMIT 1${skipLocked(db)}) AND status = 'queued'
+     WHERE id = (SELECT id FROM action_runs WHERE status = 'queued' AND app_id = (${fairApp}) ORDER BY id LIMIT 1${skipLocked(db)}) AND status = 'queued'
      RETURNING ${COLUMNS}`,
-    [claimedBy, now, leaseUntil],
+    [claimedBy, now, leaseUntil, claimedBy, Math.min(appConcurrency, Number.MAX_SAFE_INTEGER)],
   );
   return toRun(raw);
 }
@@ -157,10 +169,10 @@ export async function hasUnfinishedScheduledRun(db: Queryable, actionId: number)
   return row !== undefined;
 }
 
-/** Manual runs of an app queued since `since`, with the oldest time (rate limit window). */
-export async function countManualRunsSince(db: Queryable, appId: number, since: string): Promise<{ count: number; oldest: string | null }> {
+/** Runs of an app (any trigger) queued since `since`, with the oldest time (rate limit window). */
+export async function countRunsSince(db: Queryable, appId: number, since: string): Promise<{ count: number; oldest: string | null }> {
   const row = await db.get<{ n: number; oldest: string | null }>(
-    `SELECT COUNT(*) AS n, MIN(queued_at) AS oldest FROM action_runs WHERE app_id = ? AND trigger_kind = 'manual' AND queued_at > ?`,
+    `SELECT COUNT(*) AS n, MIN(queued_at) AS oldest FROM action_runs WHERE app_id = ? AND queued_at > ?`,
     [appId, since],
   );
   return { count: Number(row?.n ?? 0), oldest: row?.oldest ?? null };

@@ -4,7 +4,7 @@ import type { RunOutcome } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
 import type { Queryable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
-import { countManualRunsSince, findRunByKey, getRun, insertRun, type RunRow, type TriggerKind } from './run-store.js';
+import { countRunsSince, findRunByKey, getRun, insertRun, type RunRow, type TriggerKind } from './run-store.js';
 import type { ActionRow } from './store.js';
 
 export interface RunRequest {
@@ -48,9 +48,9 @@ export async function queueManualRun(ctx: ServerContext, action: ActionRow, requ
   const definition = definitionFor(action, request.environment);
   if (definition.environment === 'client')
     throw new HttpError(422, 'WRONG_ENVIRONMENT', `Action "${action.name}" has environment client: it runs on the device, not on the server`);
-  // One app's enqueues queue on a lock (any instance): the rate-limit count and the idempotency lookup are
-  // exact, and concurrent requests wait their turn instead of failing to serialize and retrying.
-  return ctx.db.lockedTransaction(`manual-runs:${action.appId}`, async (tx) => {
+  // One app's enqueues (every trigger) queue on a lock (any instance): the rate-limit count and the idempotency
+  // lookup are exact, and concurrent requests wait their turn instead of failing to serialize and retrying.
+  return ctx.db.lockedTransaction(appRunsLock(action.appId), async (tx) => {
     if (request.idempotencyKey) {
       const existing = await findRunByKey(tx, action.appId, request.idempotencyKey);
       if (existing) {
@@ -77,14 +77,26 @@ export async function queueManualRun(ctx: ServerContext, action: ActionRow, requ
   });
 }
 
-/** Manual runs per app per minute (`limits.runsPerMinute`): 429 RATE_LIMITED with `retryAt`. */
-async function checkRateLimit(ctx: ServerContext, tx: Queryable, appId: number): Promise<void> {
+/** The lock every enqueue of an app's runs holds (Database.lockedTransaction): rate counts are exact. */
+export const appRunsLock = (appId: number) => `app-runs:${appId}`;
+
+export type RateCheck = { allowed: true } | { allowed: false; limit: number; retryAt: string };
+
+/** Whether the app may queue one more run now: `limits.runsPerMinute` counts every trigger. Call under appRunsLock. */
+export async function checkRunRate(ctx: ServerContext, tx: Queryable, appId: number): Promise<RateCheck> {
   const now = ctx.clock();
-  const { count, oldest } = await countManualRunsSince(tx, appId, new Date(now - 60_000).toISOString());
-  if (count < ctx.limits.runsPerMinute) return;
-  const retryAt = new Date(Date.parse(oldest!) + 60_000).toISOString();
-  throw new HttpError(429, 'RATE_LIMITED', `More than ${ctx.limits.runsPerMinute} manual runs per minute for app ${appId}; retry at ${retryAt}`, {
-    retryAt,
+  const limit = ctx.limits.runsPerMinute;
+  const { count, oldest } = await countRunsSince(tx, appId, new Date(now - 60_000).toISOString());
+  if (count < limit) return { allowed: true };
+  return { allowed: false, limit, retryAt: new Date(Date.parse(oldest!) + 60_000).toISOString() };
+}
+
+/** Manual runs over the limit: 429 RATE_LIMITED with `retryAt`. */
+async function checkRateLimit(ctx: ServerContext, tx: Queryable, appId: number): Promise<void> {
+  const check = await checkRunRate(ctx, tx, appId);
+  if (check.allowed) return;
+  throw new HttpError(429, 'RATE_LIMITED', `More than ${check.limit} runs per minute for app ${appId}; retry at ${check.retryAt}`, {
+    retryAt: check.retryAt,
   });
 }
 

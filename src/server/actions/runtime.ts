@@ -3,10 +3,14 @@ import type { ServerContext } from '../context.js';
 import { dispatchLogEvent } from './log-triggers.js';
 import { createRunWaiters, type RunWaiters } from './runs.js';
 import { schedulerTick, type TickReport } from './scheduler.js';
+import { availableParallelism } from 'node:os';
+import { createRunPool, type RunPool } from './threads/pool.js';
 import { createWorker, type Worker } from './worker.js';
 
 export interface ActionsRuntime {
   worker: Worker;
+  /** The run threads (absent with `limits.runThreads: 0`: runs execute on the HTTP thread). */
+  pool: RunPool | undefined;
   waiters: RunWaiters;
   /** Runs the scheduler once at `ctx.clock()` and wakes the worker. */
   tick(): Promise<TickReport>;
@@ -25,7 +29,9 @@ export function actionsRuntimeOf(ctx: ServerContext): ActionsRuntime | undefined
 
 export function startActionsRuntime(ctx: ServerContext, options: { schedulerIntervalMs?: number } = {}): ActionsRuntime {
   const waiters = createRunWaiters();
-  const worker = createWorker(ctx, { onFinished: (run) => waiters.notify(run.runId) });
+  const threads = ctx.limits.runThreads ?? availableParallelism();
+  const pool = threads > 0 ? createRunPool({ size: threads, memoryMb: ctx.limits.runThreadMemoryMb ?? 256 }) : undefined;
+  const worker = createWorker(ctx, { pool, onFinished: (run) => waiters.notify(run.runId) });
   const pending = new Set<Promise<unknown>>();
   let ticking: Promise<TickReport> | undefined;
 
@@ -67,10 +73,12 @@ export function startActionsRuntime(ctx: ServerContext, options: { schedulerInte
     await Promise.allSettled([...pending]);
     await ticking?.catch(() => undefined);
     await worker.stop();
+    await pool?.close();
   });
 
   const runtime: ActionsRuntime = {
     worker,
+    pool,
     waiters,
     tick,
     drain: async (timeoutMs) => {

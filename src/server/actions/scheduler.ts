@@ -7,7 +7,7 @@
 import type { ServerContext } from '../context.js';
 import { insertLog } from './log-store.js';
 import { hasUnfinishedScheduledRun, findRunByKey } from './run-store.js';
-import { insertTriggeredRun } from './runs.js';
+import { appRunsLock, checkRunRate, insertTriggeredRun } from './runs.js';
 import { dueOccurrences } from './schedule.js';
 import { scheduleOf } from './service.js';
 import { claimOccurrence, listDueActions, type ActionRow } from './store.js';
@@ -15,9 +15,11 @@ import { claimOccurrence, listDueActions, type ActionRow } from './store.js';
 export interface TickReport {
   /** Runs queued by this tick. */
   queued: { actionId: number; scheduledAt: string; runId: number }[];
-  /** Occurrences not run: overlap with a running one, or missed under the `skip` policy. */
-  skipped: { actionId: number; scheduledAt: string; reason: 'overlap' | 'missed'; count: number }[];
+  /** Occurrences not run: overlap with a running one, missed under the `skip` policy, or over the app's runs per minute. */
+  skipped: { actionId: number; scheduledAt: string; reason: SkipReason; count: number }[];
 }
+
+type SkipReason = 'overlap' | 'missed' | 'rate-limit';
 
 export interface SchedulerOptions {
   /** An occurrence later than this (ms) counts as missed (default 60 s). */
@@ -38,9 +40,10 @@ async function fireDue(ctx: ServerContext, action: ActionRow, now: number, grace
   const fire = policy === 'coalesce' || !late;
   const missed = fire ? count - 1 : count;
   const nextIso = next === null ? null : new Date(next).toISOString();
-  await ctx.db.transaction(async (tx) => {
+  // Under the app's enqueue lock: the occurrence counts against the app's runs per minute like any run.
+  await ctx.db.lockedTransaction(appRunsLock(action.appId), async (tx) => {
     if (!(await claimOccurrence(tx, action.id, expected, scheduledAt, nextIso))) return;
-    const skipLog = (reason: 'overlap' | 'missed', n: number) => {
+    const skipLog = (reason: SkipReason, n: number, extra: Record<string, unknown> = {}) => {
       report.skipped.push({ actionId: action.id, scheduledAt, reason, count: n });
       return insertLog(tx, {
         type: 'app.task.skipped',
@@ -48,7 +51,7 @@ async function fireDue(ctx: ServerContext, action: ActionRow, now: number, grace
         organizationId: action.organizationId,
         actionId: action.id,
         createdAt: ctx.nowIso(),
-        data: { mode: 'scheduled', duration: 0, actionId: action.id, result: { reason, scheduledAt, count: n } },
+        data: { mode: 'scheduled', duration: 0, actionId: action.id, result: { reason, scheduledAt, count: n, ...extra } },
       });
     };
     if (policy === 'skip' && missed > 0) await skipLog('missed', missed);
@@ -59,6 +62,11 @@ async function fireDue(ctx: ServerContext, action: ActionRow, now: number, grace
     }
     const key = `schedule:${action.id}:${scheduledAt}`;
     if (await findRunByKey(tx, action.appId, key)) return;
+    const rate = await checkRunRate(ctx, tx, action.appId);
+    if (!rate.allowed) {
+      await skipLog('rate-limit', 1, { limit: rate.limit, retryAt: rate.retryAt });
+      return;
+    }
     const runId = await insertTriggeredRun(ctx, tx, action, {
       mode: 'scheduled',
       trigger: 'schedule',

@@ -1,12 +1,13 @@
 /**
- * The worker loop: claims queued runs from the database (atomic claim, so
- * several backends may share one database), runs them under the time limit
- * and writes exactly one log record per run.
+ * The worker loop: claims queued runs from the database (atomic, fair across apps, so several backends may
+ * share one database), runs them on the run thread pool (or inline) under the time limit and writes exactly
+ * one log record per run.
  */
 import { randomUUID } from 'node:crypto';
 import type { RunOutcome } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
 import { executeRun } from './executor.js';
+import type { RunPool } from './threads/pool.js';
 import { insertLog } from './log-store.js';
 import { capResult, failure, logResultOf, logTypeOf } from './outcome.js';
 import { claimNextRun, countUnfinished, finishRun, releaseRun, requeueExpired, setRunLog, type RunRow } from './run-store.js';
@@ -20,7 +21,10 @@ export interface FinishedRun {
 }
 
 export interface WorkerOptions {
+  /** Runs at the same time (default: the pool's size, else 4). */
   concurrency?: number;
+  /** Where runs execute: the thread pool (it enforces the time limit itself); absent, on this thread. */
+  pool?: RunPool;
   pollMs?: number;
   /** How long `stop()` waits for runs in flight before handing them back to the queue. */
   closeGraceMs?: number;
@@ -59,7 +63,10 @@ export function guardRun(run: Promise<RunOutcome>, limitMs: number, controller: 
 
 export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): Worker {
   const id = `${ctx.instanceId}:worker-${randomUUID()}`;
-  const concurrency = options.concurrency ?? 4;
+  const pool = options.pool;
+  const concurrency = options.concurrency ?? pool?.size ?? 4;
+  const appConcurrency = ctx.limits.appConcurrency ?? Math.max(1, concurrency - 1);
+  const maxAttempts = ctx.limits.runAttempts ?? 3;
   const pollMs = options.pollMs ?? 250;
   const inFlight = new Map<number, { promise: Promise<void>; controller: AbortController }>();
   let running = false;
@@ -97,7 +104,11 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
     const started = performance.now();
     let outcome: RunOutcome;
     try {
-      outcome = await guardRun(executeRun(ctx, run, controller.signal), ctx.limits.runTimeoutMs, controller);
+      if (run.attempts > maxAttempts)
+        // Claimed again and again (its instance died each time, e.g. killed by this very run): not run again.
+        outcome = failure('WorkerError', 'RUN_ABANDONED', `The run was claimed ${run.attempts - 1} times without finishing; it is not run again`);
+      else if (pool) outcome = await executeRun(ctx, run, controller.signal, pool);
+      else outcome = await guardRun(executeRun(ctx, run, controller.signal), ctx.limits.runTimeoutMs, controller);
     } catch (error) {
       outcome = failure((error as Error)?.name || 'Error', 'RUN_FAILED', (error as Error)?.message ?? String(error));
     }
@@ -118,7 +129,7 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
       await requeueExpired(ctx.db, new Date().toISOString());
     }
     while (running && inFlight.size < concurrency) {
-      const run = await claimNextRun(ctx.db, id, ctx.nowIso(), new Date(Date.now() + leaseMs()).toISOString());
+      const run = await claimNextRun(ctx.db, id, ctx.nowIso(), new Date(Date.now() + leaseMs()).toISOString(), appConcurrency);
       if (!run) break;
       claimed = true;
       const controller = new AbortController();

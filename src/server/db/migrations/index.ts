@@ -9,6 +9,7 @@ import { clientTokenMigrations } from './0007-client-tokens.js';
 import { commitReceiptMigrations } from './0008-commit-receipts.js';
 import { mediaMigrations } from './0009-media.js';
 import { versionChangeMigrations } from './0010-version-changes.js';
+import { runQueueMigrations } from './0011-run-queue.js';
 
 /** Every migration, in the order they are applied. */
 export const migrations: readonly Migration[] = [
@@ -22,4 +23,5 @@ export const migrations: readonly Migration[] = [
   ...commitReceiptMigrations,
   ...mediaMigrations,
   ...versionChangeMigrations,
+  ...runQueueMigrations,
 ];

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ActionLog } from '../../src/actions/types.js';
+import { createClient, type Client } from '../../src/index.js';
+import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { eventually } from '../helpers/wait.js';
+
+/**
+ * Fairness and per-app limits of server runs (issue 15): fair claims across apps with a per-app cap, and
+ * log-triggered runs counted against the app's runs per minute, a refused one recorded as app.task.skipped.
+ */
+const fn = (name: string, settings: Record<string, unknown>) => ({ functionPackage: `com.client.function.${name}`, settings });
+
+async function published(client: Client, definition: Parameters<Client['App']['Actions']['create']>[0]) {
+  const action = await client.App.Actions.create(definition);
+  await client.App.Actions.publish(action.id, true);
+  return action;
+}
+
+const logsOf = async (client: Client, id: number, type?: string): Promise<ActionLog[]> =>
+  (await client.App.Actions.getLogs({ id, limit: 1000, ...(type ? { where: { type } } : {}) })).logs;
+
+describe('fair queueing across apps', () => {
+  let b: TestBackend;
+  beforeAll(async () => {
+    // One thread: every run waits for the one slot, so the claim order is all that decides.
+    b = await startTestBackend({ limits: { runThreads: 1, runsPerMinute: 1000 } });
+  });
+  afterAll(() => b.close());
+
+  it("one app's long queue delays another app's run by one run slot at most", async () => {
+    const busy = await published(b.client, {
+      name: 'busy',
+      functions: [fn('script', { code: 'const t = Date.now(); while (Date.now() - t < 150) {} return 1;' })],
+    });
+    const other = await b.server.createOrganization('Other');
+    const second = createClient({ baseUrl: b.url, appId: other.appId, organizationId: other.organizationId, authToken: other.apiToken });
+    const quick = await published(second, { name: 'quick', functions: [fn('return', { value: 'done' })] });
+
+    const QUEUED = 30;
+    for (let i = 0; i < QUEUED; i++) await b.client.App.Actions.run('busy');
+    // Wait until the first app's runs are going, then queue the second app's run behind all of them.
+    await eventually(async () => (await logsOf(b.client, busy.id)).length >= 1);
+    const doneBefore = (await logsOf(b.client, busy.id)).length;
+    expect(await second.App.Actions.runWithResult('quick')).toBe('done');
+
+    const [quickLog] = await logsOf(second, quick.id);
+    const busyLogs = await logsOf(b.client, busy.id);
+    // Finished before the second app's run: those done when it was queued, the one running then, and at most one
+    // more claimed in between (the claim is by app: the second app's run is the head of the next claim).
+    const finishedFirst = busyLogs.filter((log) => log.id! < quickLog!.id!).length;
+    expect(finishedFirst).toBeLessThanOrEqual(doneBefore + 2);
+    expect(busyLogs.length).toBeLessThan(QUEUED);
+    await eventually(async () => (await logsOf(b.client, busy.id)).length === QUEUED, 30_000);
+  }, 60_000);
+});
+
+describe('per-app limits of triggered runs', () => {
+  let b: TestBackend;
+  beforeAll(async () => {
+    b = await startTestBackend({ limits: { runsPerMinute: 20 } });
+  });
+  afterAll(() => b.close());
+
+  it('a 100-entry commit to a log-watched data source queues 20 runs; each refused run is recorded as skipped', async () => {
+    const watched = await b.client.DataSources.create({ name: 'watched' });
+    const action = await published(b.client, {
+      name: 'on-entry',
+      triggers: [{ trigger: 'log', where: { type: 'dataSource.entry.create', dataSourceId: watched.id } }],
+      functions: [fn('return', { value: '{{ log.dataSourceEntryId }}' })],
+    });
+    const conn = await b.client.DataSources.connect(watched.id);
+    await conn.commit({ append: true, returnEntries: false, entries: Array.from({ length: 100 }, (_, i) => ({ data: { n: i } })) });
+
+    const skipped = await eventually(async () => {
+      const list = await logsOf(b.client, action.id, 'app.task.skipped');
+      return list.length >= 80 && list;
+    }, 30_000);
+    const runs = await eventually(async () => {
+      const list = await logsOf(b.client, action.id);
+      return list.length === 20 && list;
+    }, 30_000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await logsOf(b.client, action.id)).toHaveLength(20);
+    expect(runs.every((log) => log.type === 'app.action.completed')).toBe(true);
+    expect((await logsOf(b.client, action.id, 'app.task.skipped')).length).toBe(skipped.length);
+    expect(runs.length + skipped.length).toBe(100);
+    for (const log of skipped) {
+      expect(log.data).toMatchObject({ trigger: 'log', actionId: action.id });
+      expect(log.data.result).toMatchObject({ reason: 'rate-limit', limit: 20, retryAt: expect.any(String), logId: expect.any(Number) });
+    }
+    // Manual runs share the window: refused with 429 while it is full.
+    const manual = await b.api('POST', `/v1/apps/${b.server.bootstrap.appId}/tasks/on-entry/run`, { json: {} });
+    expect(manual.status).toBe(429);
+    expect(manual.body.error.code).toBe('RATE_LIMITED');
+  }, 60_000);
+});
