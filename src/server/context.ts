@@ -48,6 +48,11 @@ export interface ServerLimits {
   /** Heap limit of one run thread, MB (default 256); past it the thread's run fails with WORKER_OUT_OF_MEMORY. */
   runThreadMemoryMb?: number;
   /**
+   * Linux: niceness a run thread adds to its own (default 10, 0 for none), so runs busy on every core leave the
+   * HTTP thread most of the CPU; on an idle machine runs still get all of it.
+   */
+  runThreadNiceness?: number;
+  /**
    * Runs of one app running at the same time on one instance (default: run threads − 1, at least 1, so one app
    * never holds every thread while another app's run waits; 3 with `runThreads: 0`).
    */

@@ -72,6 +72,11 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
   let running = false;
   let closing = false;
   let wakeUp: (() => void) | undefined;
+  let woken = false;
+  const wake = () => {
+    woken = true;
+    wakeUp?.();
+  };
   let loop: Promise<void> | undefined;
   let lastRequeue = 0;
 
@@ -137,7 +142,7 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
         .catch((error) => console.error('[in-app-runtime server] run %d could not be recorded', run.id, error))
         .finally(() => {
           inFlight.delete(run.id);
-          wakeUp?.();
+          wake();
         });
       inFlight.set(run.id, { promise, controller });
     }
@@ -152,6 +157,11 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
         if (!running) return;
         console.error('[in-app-runtime server] worker loop failed', error);
       }
+      // A wake-up that came while claiming (a run queued or finished meanwhile) is not lost: look again at once.
+      if (woken) {
+        woken = false;
+        continue;
+      }
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, pollMs);
         wakeUp = () => {
@@ -160,6 +170,7 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
         };
       });
       wakeUp = undefined;
+      woken = false;
     }
   }
 
@@ -170,9 +181,7 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
       running = true;
       loop = runLoop();
     },
-    wake() {
-      wakeUp?.();
-    },
+    wake,
     async drain(timeoutMs = 30_000) {
       const end = Date.now() + timeoutMs;
       for (;;) {

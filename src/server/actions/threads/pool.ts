@@ -23,6 +23,8 @@ export interface RunPoolOptions {
   memoryMb: number;
   /** How long a thread may take to answer after its run's time limit or an abort before it is terminated (default 1000 ms). */
   graceMs?: number;
+  /** Niceness a thread adds to its own on Linux, so the HTTP thread keeps the CPU (default 10; 0: none; priority.ts). */
+  niceness?: number;
   /** Where a thread starts (default: entry-url.ts). */
   entry?: URL;
 }
@@ -110,6 +112,7 @@ export function createRunPool(options: RunPoolOptions): RunPool {
     const worker = new Worker(options.entry ?? THREAD_ENTRY, {
       name: 'in-app-runtime run thread',
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
+      workerData: { niceness: options.niceness },
       stdout: false,
       stderr: false,
     });
@@ -152,11 +155,24 @@ export function createRunPool(options: RunPoolOptions): RunPool {
     return (await thread.ready) ? thread : undefined;
   }
 
+  /** Keeps one started thread in reserve while the pool is not full, so the next run does not wait for a start. */
+  function prewarm(): void {
+    if (closed || idle.length > 0 || threads.size >= size) return;
+    void spawn().then((thread) => thread && !thread.dead && release(thread));
+  }
+
   /** A free thread: an idle one, a new one while the pool is not full, else the next one released. */
   async function acquire(): Promise<Thread | undefined> {
     const free = idle.pop();
-    if (free) return free;
-    if (threads.size < size) return spawn();
+    if (free) {
+      prewarm();
+      return free;
+    }
+    if (threads.size < size) {
+      const started = spawn(); // counted in `threads` at once
+      prewarm();
+      return started;
+    }
     return new Promise((resolve) => waiting.push(resolve));
   }
 
