@@ -5,6 +5,7 @@
  */
 import { compilePartialFilter } from '../filter/partial.js';
 import { policyProblem } from '../pipeline/policies.js';
+import { MAX_DEFINITION_CHARS, MAX_NODE_DEPTH, MAX_SETTINGS_DEPTH, jsonDepth } from './definition-limits.js';
 import { RESERVED_ACTION_NAMES, type ActionInput } from './types.js';
 
 export interface ValidationIssue {
@@ -24,7 +25,6 @@ export interface ValidateOptions {
 const ENVIRONMENTS = ['server', 'client', 'any'];
 const TRIGGERS = ['log', 'schedule', 'manual', 'analytics'];
 const NODE_TYPES = ['function', 'loop', 'if'];
-const MAX_DEPTH = 32;
 const MAX_NAME = 100;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -77,8 +77,8 @@ function validateNodes(nodes: unknown, path: string, depth: number, issues: Vali
     issues.push({ path, message: 'must be an array of pipeline nodes', kind: 'shape' });
     return;
   }
-  if (depth > MAX_DEPTH) {
-    issues.push({ path, message: `nesting is deeper than ${MAX_DEPTH} levels`, kind: 'meaning' });
+  if (depth > MAX_NODE_DEPTH) {
+    issues.push({ path, message: `nodes are nested deeper than ${MAX_NODE_DEPTH} levels`, kind: 'meaning' });
     return;
   }
   nodes.forEach((node, i) => validateNode(node, `${path}[${i}]`, depth, issues));
@@ -92,6 +92,10 @@ function validateNode(node: unknown, path: string, depth: number, issues: Valida
   const type = node.type ?? 'function';
   if (typeof type !== 'string' || !NODE_TYPES.includes(type)) {
     issues.push({ path: `${path}.type`, message: `must be one of ${NODE_TYPES.join(', ')}`, kind: 'shape' });
+    return;
+  }
+  if (node.settings !== undefined && jsonDepth(node.settings, MAX_SETTINGS_DEPTH) > MAX_SETTINGS_DEPTH) {
+    issues.push({ path: `${path}.settings`, message: `nests deeper than ${MAX_SETTINGS_DEPTH} levels`, kind: 'meaning' });
     return;
   }
   const problem = policyProblem(node, path);
@@ -194,7 +198,12 @@ export function validateActionInput(input: unknown, options: ValidateOptions = {
           if (key !== 'trigger' && key !== 'where') issues.push({ path: `${at}.${key}`, message: 'is not a trigger field', kind: 'shape' });
       });
   }
-  if (input.functions !== undefined) validateNodes(input.functions, 'functions', 0, issues);
+  // Top-level nodes are level 1, as the engine counts (src/actions/definition-limits.ts).
+  if (input.functions !== undefined) validateNodes(input.functions, 'functions', 1, issues);
+  if (issues.length) return issues;
+  const size = JSON.stringify([input.functions ?? [], input.triggers ?? []]).length;
+  if (size > MAX_DEFINITION_CHARS)
+    issues.push({ path: 'functions', message: `the definition (functions and triggers) is ${size} characters, more than ${MAX_DEFINITION_CHARS}`, kind: 'meaning' });
   if (issues.length) return issues;
 
   // Cross-field rules (design §5), on the merged result. A partial update checked without the stored action (on

@@ -1,3 +1,4 @@
+import { MAX_NODE_DEPTH } from '../actions/definition-limits.js';
 import type { PipelineLimits } from './types.js';
 
 export type ResolvedLimits = Required<PipelineLimits>;
@@ -7,7 +8,7 @@ export const DEFAULT_PIPELINE_LIMITS: Readonly<ResolvedLimits> = Object.freeze({
   payloadChars: 2048,
   resultBytes: 6 * 1024 * 1024,
   maxLoopIterations: 100_000,
-  maxDepth: 32,
+  maxDepth: MAX_NODE_DEPTH,
   memoryBytes: 128 * 1024 * 1024,
   maxTraceEntries: 1000,
 });

@@ -1,3 +1,4 @@
+import { unusableAction } from '../actions/definition-limits.js';
 import type { Action } from '../actions/types.js';
 import type { ClientContext } from '../core/context.js';
 import { clientStore, existingPerClient, perClient } from './client-store.js';
@@ -106,6 +107,13 @@ function createActionsCache(
   let refreshingGeneration = 0;
 
   const warn = (error: unknown) => ctx.logger.warn(`Could not refresh the cached actions: ${(error as Error)?.message ?? error}`);
+  /** The actions this device can use: one malformed or oversized action (stored before the limits) is left out, not the list. */
+  const usable = (list: Action[]) =>
+    list.filter((action) => {
+      const why = unusableAction(action);
+      if (why) warn(`action ${(action as Action)?.id} ignored on this device: ${why}`);
+      return !why;
+    });
   const tell = (actions: Action[]) => {
     for (const l of listeners) {
       try {
@@ -131,7 +139,7 @@ function createActionsCache(
         ]);
         if (current) return current;
       }
-      current = cached.actions;
+      current = usable(cached.actions);
       fetchedAtMs = invalidated ? -Infinity : Date.parse(cached.fetchedAt) || -Infinity;
       tell(current);
       return current;
@@ -163,7 +171,9 @@ function createActionsCache(
       refreshing ??= (async () => {
         try {
           const startedAt = generation;
-          const { actions = known!.actions, etag } = await (options.fetch ?? fetchActionsFromBackend)(ctx, { appId, environment, etag: known?.etag });
+          const fetched = await (options.fetch ?? fetchActionsFromBackend)(ctx, { appId, environment, etag: known?.etag });
+          const actions = fetched.actions ? usable(fetched.actions) : known!.actions;
+          const etag = fetched.etag;
           const fetchedAt = new Date(ctx.now()).toISOString();
           const changed = actions !== current;
           current = actions;
@@ -172,8 +182,13 @@ function createActionsCache(
             invalidated = false;
           }
           known = { actions, fetchedAt, etag };
-          const store = await clientStore(ctx, appId);
-          await store.put<CachedActions>('actions', environment, known);
+          try {
+            const store = await clientStore(ctx, appId);
+            await store.put<CachedActions>('actions', environment, known);
+          } catch (error) {
+            // Not stored (the device keeps it in memory for this page): the next load fetches it again.
+            ctx.logger.warn(`Actions not stored: ${(error as Error)?.message ?? error}`);
+          }
           if (changed) tell(actions); // a 304 for the list already told says nothing new
           // Changed while this fetch was under way: fetch again once this one is done.
           if (startedAt !== generation) queueMicrotask(() => cache.refreshIfStale());
