@@ -179,6 +179,14 @@ export default [
     external,
     plugins: [ts()],
   },
+  // dist/engine-thread.mjs: the pipeline engine in a Node worker thread, started by the npm client in Node
+  // (src/pipeline/node-worker.ts names it next to dist/index.mjs / index.cjs).
+  {
+    input: 'src/pipeline/node-thread.ts',
+    output: { file: 'dist/engine-thread.mjs', format: 'es', sourcemap: true, inlineDynamicImports: true },
+    external,
+    plugins: [ts()],
+  },
   // Node-only reference backend: dist/server.mjs checks that the server's packages (optional peers) are
   // installed, then imports the server from dist/server/ (the store drivers are chunks of their own, loaded
   // by the store in use; the run threads start dist/server/run-thread.mjs).

@@ -10,6 +10,7 @@ import { WASM_FILE } from './asset-names.js';
 import { fetchWasm } from '../sandbox/wasm.js';
 import type { RunOutcome, RunPipelineOptions } from './types.js';
 import { answerCall, plain, serializeError, type PageToWorker, type WorkerRunOptions, type WorkerToPage } from './worker-protocol.js';
+import { startNodeWorker, type WorkerLike } from './node-worker.js';
 
 export interface Engine {
   runPipeline(options: RunPipelineOptions): Promise<RunOutcome>;
@@ -54,7 +55,8 @@ async function createEngine(folder: string | undefined, options: DeviceEngineOpt
     // Said once already, when the Worker failed.
   } else if (!options.inline && !ENGINE_IS_BUNDLED && isBrowser && typeof Worker === 'function' && engineUrl) {
     try {
-      return workerEngine(engineUrl, wasmUrl, (reason) => {
+      const { worker, cleanup } = browserWorker(engineUrl);
+      return workerEngine(worker, wasmUrl, engineUrl, cleanup, (reason) => {
         // The Worker could not start (or died): later runs, and those it had not begun, run inline.
         workerFailed.add(key);
         engines.delete(key);
@@ -64,6 +66,21 @@ async function createEngine(folder: string | undefined, options: DeviceEngineOpt
     } catch {
       options.logger?.once('engine.worker', 'Web Workers are unavailable here: pipelines run on the page');
     }
+  } else if (!options.inline && !isBrowser) {
+    // Node (the npm client, also under happy-dom): a worker thread, so a long run never blocks the host's event loop.
+    let worker: WorkerLike | undefined;
+    try {
+      worker = startNodeWorker();
+    } catch {
+      worker = undefined;
+    }
+    if (worker)
+      return workerEngine(worker, wasmUrl, 'engine-thread.mjs', () => undefined, (reason) => {
+        workerFailed.add(key);
+        engines.delete(key);
+        options.logger?.once('engine.worker', `The pipeline engine thread stopped (${reason}): pipelines run inline`);
+        return loadDeviceEngine(options);
+      });
   } else if (!ENGINE_IS_BUNDLED || isBrowser) {
     options.logger?.once('engine.inline', 'No Web Worker here: pipelines run inline');
   }
@@ -95,12 +112,17 @@ interface WorkerRun {
  * the inline engine. Runs that had not yet called a host service (so had no effect) run again inline,
  * the others fail with ENGINE_UNAVAILABLE, and later runs go straight to the inline engine.
  */
-function workerEngine(engineUrl: string, wasmUrl: string | undefined, onDead: (reason: string) => Promise<Engine>): Engine {
+/** The engine chunk as a module Web Worker; `cleanup` frees what starting it took. */
+function browserWorker(engineUrl: string): { worker: WorkerLike; cleanup: () => void } {
   const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
   const sameOrigin = origin !== undefined && new URL(engineUrl).origin === origin;
   // A cross-origin script (client.js on a CDN) cannot be a Worker directly: a same-origin blob imports it.
   const url = sameOrigin ? engineUrl : URL.createObjectURL(new Blob([`import ${JSON.stringify(engineUrl)};`], { type: 'text/javascript' }));
-  const worker = new Worker(url, { type: 'module', name: 'in-app-runtime pipeline engine' });
+  const worker = new Worker(url, { type: 'module', name: 'in-app-runtime pipeline engine' }) as unknown as WorkerLike;
+  return { worker, cleanup: () => (sameOrigin ? undefined : URL.revokeObjectURL(url)) };
+}
+
+function workerEngine(worker: WorkerLike, wasmUrl: string | undefined, engineUrl: string, cleanup: () => void, onDead: (reason: string) => Promise<Engine>): Engine {
   // The wasm downloads and compiles on the page while the Worker starts and imports the engine; the compiled
   // Module goes with the first run. Where the page cannot compile it (e.g. a CSP without 'wasm-unsafe-eval'),
   // the Worker fetches it itself from wasmUrl.
@@ -129,7 +151,7 @@ function workerEngine(engineUrl: string, wasmUrl: string | undefined, onDead: (r
         failedOutcome('EngineError', 'ENGINE_UNAVAILABLE', `The pipeline engine could not start: ${deadReason}; nor inline: ${(error as Error)?.message ?? String(error)}`, started),
     );
 
-  worker.addEventListener('message', (event: MessageEvent<WorkerToPage>) => {
+  worker.addEventListener('message', (event: { data: WorkerToPage }) => {
     const message = event.data;
     // The page has no http service, so no call of it to cancel.
     if (message.type === 'warmed' || message.type === 'cancel') return;
@@ -147,9 +169,9 @@ function workerEngine(engineUrl: string, wasmUrl: string | undefined, onDead: (r
   });
   worker.addEventListener('error', (event) => {
     if (deadReason !== undefined) return;
-    deadReason = (event as ErrorEvent).message || `${engineUrl} did not load`;
+    deadReason = event.message || `${engineUrl} did not load`;
     worker.terminate();
-    if (!sameOrigin) URL.revokeObjectURL(url);
+    cleanup();
     fallback = onDead(deadReason);
     fallback.catch(() => undefined);
     for (const [id, run] of [...runs]) {

@@ -95,6 +95,23 @@ describe('npm install in-app-runtime (the packed tarball, in a fresh project)', 
     expect(JSON.parse(out)).toEqual({ connect: 'function', isApiError: 'function' });
   });
 
+  it('runs device pipelines on a worker thread (dist/engine-thread.mjs), from ESM and CJS', () => {
+    // A spinning run (1 s limit) while a timer ticks: on the thread the timer fires all along; inline it would not.
+    const body = (load: string) => `${load}
+       const client = createClient({ baseUrl: 'http://127.0.0.1:9', appId: 1, limits: { runTimeoutMs: 1000 } });
+       const pipeline = [{ functionPackage: 'com.client.function.script', settings: { code: 'while (true) {}' } }];
+       let ticks = 0;
+       const timer = setInterval(() => ticks++, 20);
+       client.App.Actions.Pipeline.runWithTrace({ pipeline, log: false }).then((outcome) => {
+         clearInterval(timer);
+         console.log(JSON.stringify({ code: outcome.error && outcome.error.code, ticked: ticks > 10 }));
+       });`;
+    const esm = node('--input-type=module', '-e', body(`import { createClient } from 'in-app-runtime';`));
+    expect(JSON.parse(esm)).toEqual({ code: 'TIMEOUT', ticked: true });
+    const cjs = node('-e', body(`const { createClient } = require('in-app-runtime');`));
+    expect(JSON.parse(cjs)).toEqual({ code: 'TIMEOUT', ticked: true });
+  }, 60_000);
+
   it('its types check in strict TypeScript, moduleResolution node16 (ESM and CJS) and bundler', () => {
     writeFileSync(
       join(app, 'check.ts'),

@@ -1,9 +1,9 @@
 /**
- * Starts a run thread from the TypeScript sources (tests under vitest, `tsx`-less): registers ts-loader.mjs,
+ * Starts a run thread from the TypeScript sources (tests under vitest): registers scripts/ts-thread-loader.mjs,
  * which transpiles src/**.ts on import, then imports thread.ts. The built package never uses this file: there
  * the pool starts dist/server/run-thread.mjs (entry-url.ts is replaced at build time, rollup.config.mjs).
  */
 import { register } from 'node:module';
 
-register('./ts-loader.mjs', import.meta.url);
+register('../../../../scripts/ts-thread-loader.mjs', import.meta.url);
 await import('./thread.ts');

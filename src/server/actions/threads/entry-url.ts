@@ -3,4 +3,9 @@
  * loader and imports thread.ts. The build replaces this module (rollup.config.mjs, `runThreadEntry`) with the
  * URL of dist/server/run-thread.mjs, emitted from thread.ts as an entry of its own.
  */
-export const THREAD_ENTRY: URL = new URL('./dev-thread.mjs', import.meta.url);
+import { URL as NodeURL } from 'node:url';
+
+// Not the `new URL('…', import.meta.url)` pattern: vitest's web environments (happy-dom) rewrite that one into an
+// http: URL of their dev server. Node's URL too: a DOM shim may replace the global one.
+const here = import.meta.url;
+export const THREAD_ENTRY: URL = new NodeURL('./dev-thread.mjs', here);

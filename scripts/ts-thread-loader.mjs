@@ -1,16 +1,17 @@
 /**
- * Node module hooks for run threads started from src/ (dev-thread.mjs): `./x.js` imported from a .ts file
+ * Node module hooks for threads started from src/ (src/server/actions/threads/dev-thread.mjs,
+ * src/pipeline/engine-thread.mjs): `./x.js` imported from a .ts file
  * resolves to `./x.ts` when only that exists, and .ts files are transpiled with TypeScript's transpileModule
  * (isolatedModules: each file alone), cached by content in node_modules/.cache/in-app-runtime-threads, so a
- * thread starts without loading TypeScript once every file was seen. Dev and test only: the built package
- * starts dist/server/run-thread.mjs and has no TypeScript.
+ * thread starts without loading TypeScript once every file was seen. Dev and test only (not in the package):
+ * the built package starts dist/server/run-thread.mjs and dist/engine-thread.mjs.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
-const CACHE = fileURLToPath(new URL('../../../../node_modules/.cache/in-app-runtime-threads/', import.meta.url));
+const CACHE = fileURLToPath(new URL('../node_modules/.cache/in-app-runtime-threads/', import.meta.url));
 const OPTIONS = { module: 'ESNext', target: 'ES2022', inlineSourceMap: true, isolatedModules: true };
 let ts;
 
