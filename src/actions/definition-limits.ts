@@ -35,6 +35,6 @@ export function jsonDepth(value: unknown, limit: number): number {
 export function unusableAction(action: unknown): string | undefined {
   const a = action as { id?: unknown; functions?: unknown; triggers?: unknown } | null;
   const list = (v: unknown) => v === undefined || Array.isArray(v);
-  if (!a || typeof a.id !== 'number' || !list(a.functions) || !list(a.triggers)) return 'it is malformed';
-  return jsonDepth(action, MAX_ACTION_JSON_DEPTH) > MAX_ACTION_JSON_DEPTH ? `it nests deeper than ${MAX_ACTION_JSON_DEPTH} levels` : undefined;
+  if (!a || typeof a.id !== 'number' || !list(a.functions) || !list(a.triggers)) return 'malformed';
+  return jsonDepth(action, MAX_ACTION_JSON_DEPTH) > MAX_ACTION_JSON_DEPTH ? 'nested too deep' : undefined;
 }

@@ -109,6 +109,6 @@ describe('a device that receives one unusable action keeps working with the othe
       return entries.length > 0 && entries;
     });
     expect(views.map((e) => e.data)).toEqual([{ page: 7 }]);
-    expect(warnings.join('\n')).toMatch(new RegExp(`action ${bad.id} ignored on this device: it nests deeper than`));
+    expect(warnings.join('\n')).toMatch(new RegExp(`action ${bad.id} ignored on this device: nested too deep`));
   });
 });
