@@ -94,3 +94,43 @@ describe('per-app limits of triggered runs', () => {
     expect(manual.body.error.code).toBe('RATE_LIMITED');
   }, 60_000);
 });
+
+describe('per-app limits of scheduled runs', () => {
+  let now = Date.parse('2025-01-01T10:00:30Z');
+  let b: TestBackend;
+  beforeAll(async () => {
+    b = await startTestBackend({ clock: () => now, limits: { runsPerMinute: 2 } });
+  });
+  afterAll(() => b.close());
+
+  it("an occurrence over the app's runs per minute is recorded as skipped (rate-limit), the schedule goes on", async () => {
+    const actions: { id: number }[] = [];
+    for (const name of ['every-a', 'every-b', 'every-c']) {
+      actions.push(
+        await published(b.client, {
+          name,
+          frequency: '* * * * *',
+          triggers: [{ trigger: 'schedule' }],
+          functions: [fn('return', { value: '{{ scheduledAt }}' })],
+        }),
+      );
+    }
+    now = Date.parse('2025-01-01T10:01:00Z');
+    await b.server.tick();
+    // Three occurrences at 10:01 for a limit of 2 per minute: one of them is skipped and logged.
+    const skipped = await eventually(async () => {
+      const all = (await Promise.all(actions.map((a) => logsOf(b.client, a.id, 'app.task.skipped')))).flat();
+      return all.length === 1 && all;
+    });
+    expect(skipped[0]!.data.result).toMatchObject({ reason: 'rate-limit', scheduledAt: '2025-01-01T10:01:00.000Z', count: 1, limit: 2, retryAt: expect.any(String) });
+    const completed = await eventually(async () => {
+      const all = (await Promise.all(actions.map((a) => logsOf(b.client, a.id)))).flat();
+      return all.length === 2 && all;
+    });
+    expect(completed.every((log) => log.type === 'app.task.completed')).toBe(true);
+    // A minute later the window has room again.
+    now = Date.parse('2025-01-01T10:02:00Z');
+    await b.server.tick();
+    await eventually(async () => (await Promise.all(actions.map((a) => logsOf(b.client, a.id)))).flat().length === 4);
+  }, 30_000);
+});
