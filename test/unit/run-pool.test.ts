@@ -1,0 +1,54 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRunPool, type RunPool } from '../../src/server/actions/threads/pool.js';
+import type { RunPipelineOptions } from '../../src/pipeline/types.js';
+
+/**
+ * The run thread pool's containment with threads that misbehave (test/fixtures/hostile-thread.mjs speaks the
+ * protocol without an engine): a thread that does not answer is terminated at its run's time limit plus the
+ * grace, one that throws or exits fails only its run, and every later run gets a fresh thread.
+ */
+const entry = new URL('../fixtures/hostile-thread.mjs', import.meta.url);
+const services = { dataSources: { connect: () => ({}) as never }, notifications: { create: async () => ({}) } };
+const run = (pool: RunPool, payload: Record<string, unknown>, runTimeoutMs = 300): ReturnType<RunPool['runPipeline']> =>
+  pool.runPipeline({ functions: [], payload, environment: 'server', services, limits: { runTimeoutMs } } as RunPipelineOptions);
+
+let pool: RunPool | undefined;
+afterEach(async () => {
+  await pool?.close();
+  pool = undefined;
+});
+
+describe('run thread pool', () => {
+  it('terminates a thread that does not answer after the time limit: TIMEOUT, and the next run gets a new thread', async () => {
+    pool = createRunPool({ size: 1, memoryMb: 64, graceMs: 200, entry });
+    const first = await run(pool, {});
+    expect(first.ok).toBe(true);
+    const started = performance.now();
+    const hung = await run(pool, { hang: true });
+    expect(hung.ok).toBe(false);
+    expect(!hung.ok && hung.error.code).toBe('TIMEOUT');
+    expect(performance.now() - started).toBeLessThan(5000);
+    const next = await run(pool, {});
+    expect(next.ok && next.result).not.toBe(first.ok && first.result);
+  });
+
+  it('an abort ends a hung run with ABORTED after the grace', async () => {
+    pool = createRunPool({ size: 1, memoryMb: 64, graceMs: 200, entry });
+    const controller = new AbortController();
+    const pending = pool.runPipeline({ functions: [], payload: { hang: true }, environment: 'server', services, limits: { runTimeoutMs: 60_000 }, signal: controller.signal });
+    setTimeout(() => controller.abort(), 200);
+    const outcome = await pending;
+    expect(!outcome.ok && outcome.error.code).toBe('ABORTED');
+    expect((await run(pool, {})).ok).toBe(true);
+  });
+
+  it('a thread that throws or exits fails only its own run with WORKER_CRASHED', async () => {
+    pool = createRunPool({ size: 2, memoryMb: 64, entry });
+    const [thrown, fine, exited] = await Promise.all([run(pool, { throw: true }, 5000), run(pool, {}, 5000), run(pool, { exit: true }, 5000)]);
+    expect(!thrown.ok && thrown.error).toMatchObject({ code: 'WORKER_CRASHED', errorType: 'WorkerError' });
+    expect(!thrown.ok && thrown.error.errorMessage).toContain('thread failure');
+    expect(fine.ok).toBe(true);
+    expect(!exited.ok && exited.error).toMatchObject({ code: 'WORKER_CRASHED' });
+    expect((await run(pool, {})).ok).toBe(true);
+  });
+});
