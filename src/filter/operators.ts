@@ -11,6 +11,11 @@ export const FILTER_OPERATORS = [
   '$nor', '$not', '$mod', '$all', '$size', '$type', '$elemMatch', '$like', '$iLike',
 ] as const;
 
+/** Keys (fields and operators) a filter may hold in all, so matching one document stays cheap. */
+export const MAX_FILTER_CONDITIONS = 1000;
+/** Values of one `$in`, `$nin` or `$all` list. */
+export const MAX_FILTER_LIST = 10_000;
+
 /** Values `$type` accepts. */
 export const TYPE_ALIASES = ['number', 'string', 'bool', 'array', 'null'] as const;
 
@@ -34,6 +39,7 @@ function checkOperator(key: string, value: unknown, node: Record<string, unknown
     case '$nin':
     case '$all':
       if (!Array.isArray(value)) throw new FilterError(`${at} must be an array`);
+      if (value.length > MAX_FILTER_LIST) throw new FilterError(`${at} holds ${value.length} values, more than ${MAX_FILTER_LIST}`);
       break;
     case '$and':
     case '$or':
@@ -60,14 +66,18 @@ function checkOperator(key: string, value: unknown, node: Record<string, unknown
   }
 }
 
-/** Walks a filter and throws FilterError at the first operator that is not allowed or malformed. */
-export function checkFilter(node: unknown, path: string): void {
+/**
+ * Walks a filter and throws FilterError at the first operator that is not allowed or malformed, or when the
+ * filter holds more than MAX_FILTER_CONDITIONS keys in all.
+ */
+export function checkFilter(node: unknown, path: string, count = { keys: 0 }): void {
   if (Array.isArray(node)) {
-    node.forEach((item, i) => checkFilter(item, `${path}[${i}]`));
+    node.forEach((item, i) => checkFilter(item, `${path}[${i}]`, count));
     return;
   }
   if (!isPlainObject(node)) return;
   for (const key of Object.keys(node)) {
+    if (++count.keys > MAX_FILTER_CONDITIONS) throw new FilterError(`${path}: a filter holds at most ${MAX_FILTER_CONDITIONS} conditions (fields and operators)`);
     const value = node[key];
     const at = `${path}.${key}`;
     if (key.startsWith('$')) {
@@ -75,6 +85,6 @@ export function checkFilter(node: unknown, path: string): void {
       if (!ALLOWED.has(key)) throw new FilterError(`${at}: operator ${key} is not allowed (allowed: ${FILTER_OPERATORS.join(' ')})`);
       checkOperator(key, value, node, at);
     }
-    checkFilter(value, at);
+    checkFilter(value, at, count);
   }
 }

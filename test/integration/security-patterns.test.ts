@@ -171,3 +171,34 @@ describe('trigger where', () => {
     expect(JSON.stringify(r.body.error)).toMatch(/triggers\[0\]\.where.*RE2 syntax/);
   });
 });
+
+describe('bounded filters (size and time)', () => {
+  it('a filter holds at most 1,000 conditions and a list 10,000 values (400); a 10,000-value $in answers', async () => {
+    const many = Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`c${i}`, i]));
+    const r = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where: many } });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/at most 1000 conditions/);
+    const long = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where: { name: { $in: Array.from({ length: 10_001 }, (_, i) => `n${i}`) } } } });
+    expect(long.status).toBe(400);
+    expect(long.body.error.message).toMatch(/more than 10000/);
+    const logs = await b.api('POST', `/v1/apps/${x.appId}/tasks/logs`, { json: { where: many } });
+    expect(logs.status).toBe(400);
+    const fine = await timed(() => b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where: { name: { $in: [...Array.from({ length: 9_999 }, (_, i) => `n${i}`), 'abc'] } } } }));
+    expect(fine.body.entries.map((e: { data: { name: string } }) => e.data.name)).toEqual(['abc']);
+  });
+
+  it('matching past limits.aggregateTimeoutMs is 422 QUERY_TIMEOUT, and the server answers right after', async () => {
+    const slow = await startTestBackend({ limits: { aggregateTimeoutMs: 1 } });
+    try {
+      const id = (await slow.api('POST', `/v1/data-sources?appId=${slow.server.bootstrap.appId}`, { json: { name: 'SlowWhere' } })).body.dataSource.id;
+      await slow.api('POST', `/v1/data-sources/${id}/data`, { json: { entries: Array.from({ length: 50_000 }, (_, i) => ({ email: `user${i}@example.com` })) } });
+      // $regex is matched by the JS evaluator (not translated to SQL): 50,000 RE2 matches take well over 1 ms.
+      const r = await slow.api('POST', `/v1/data-sources/${id}/data/query`, { json: { where: { email: { $regex: '^[a-z]+\\d+@example\\.com$' } }, limit: 1 } });
+      expect(r.status).toBe(422);
+      expect(r.body.error.code).toBe('QUERY_TIMEOUT');
+      expect((await slow.api('GET', `/v1/data-sources/${id}`)).status).toBe(200);
+    } finally {
+      await slow.close();
+    }
+  });
+});

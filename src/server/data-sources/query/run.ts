@@ -2,6 +2,7 @@ import { runAggregate } from './aggregate.js';
 import type { AggregateLimits } from './budget.js';
 import { compileQuery, type CompiledQuery } from './compile.js';
 import { distinctRows } from './distinct.js';
+import { HttpError } from '../../http/errors.js';
 import { asInvalidQuery } from './errors.js';
 import { joinValue, loadJoin, type LoadedJoin } from './joins.js';
 import { sortEntries } from './order.js';
@@ -9,11 +10,19 @@ import type { EntryRecord, JoinLoader, QueryBody, QueryResult } from './types.js
 import { setOwn } from './values.js';
 import { compileWhere } from './where.js';
 
-function filterEntries(entries: readonly EntryRecord[], test: (entry: EntryRecord) => boolean): EntryRecord[] {
+/**
+ * The entries `test` accepts. `timeoutMs` bounds the matching (checked every 1,024 entries): past it 422
+ * `QUERY_TIMEOUT`, so one query cannot hold the process for long (limits.aggregateTimeoutMs).
+ */
+function filterEntries(entries: readonly EntryRecord[], test: (entry: EntryRecord) => boolean, timeoutMs?: number): EntryRecord[] {
+  const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
   // Operators are checked at compile time; anything still thrown while matching comes from the query.
   return asInvalidQuery('where', () => {
     const out: EntryRecord[] = [];
     for (let i = 0; i < entries.length; i++) {
+      if ((i & 1023) === 1023 && Date.now() > deadline) {
+        throw new HttpError(422, 'QUERY_TIMEOUT', `where: matching took longer than ${timeoutMs} ms (limits.aggregateTimeoutMs)`, { limit: timeoutMs });
+      }
       const entry = entries[i]!;
       if (test(entry)) out.push(entry);
     }
@@ -39,7 +48,7 @@ function page(matches: EntryRecord[], compiled: CompiledQuery): EntryRecord[] {
  */
 export async function runQuery(entries: readonly EntryRecord[], body: QueryBody, joins: JoinLoader, aggregateLimits?: AggregateLimits): Promise<QueryResult> {
   const compiled = compileQuery(body);
-  let matches = filterEntries(entries, compiled.where);
+  let matches = filterEntries(entries, compiled.where, aggregateLimits?.timeoutMs);
 
   if (compiled.body.aggregate) {
     return { entries: runAggregate(page(matches, compiled), compiled.body.aggregate, 'aggregate', aggregateLimits) };

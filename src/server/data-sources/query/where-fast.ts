@@ -57,11 +57,11 @@ function operatorTest(op: string, arg: unknown, owner: Record<string, unknown>, 
     case '$in':
     case '$nin': {
       if (!Array.isArray(arg) || !arg.every(isScalar)) return null;
-      const tests = (arg as Scalar[]).map(equalsTest);
-      const any: ScalarTest = (v, present) => {
-        for (let i = 0; i < tests.length; i++) if (tests[i]!(v, present)) return true;
-        return false;
-      };
+      // A Set: a long list (up to MAX_FILTER_LIST values) costs one lookup per entry. null matches null and missing.
+      const values = new Set<Scalar>(arg as Scalar[]);
+      values.delete(null);
+      const hasNull = (arg as Scalar[]).includes(null);
+      const any: ScalarTest = (v) => (hasNull && (v === null || v === undefined)) || values.has(v as Scalar);
       return op === '$in' ? any : (v, present) => !any(v, present);
     }
     case '$exists':
