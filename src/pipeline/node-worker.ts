@@ -4,6 +4,7 @@
  * from src/, a bootstrap that loads the TypeScript) and wraps it in the Web Worker shape device.ts drives.
  * The thread keeps the process alive only while runs are in flight, so a script ends when its work does.
  */
+import { threadExecArgv } from './thread-argv.js';
 import type { PageToWorker, WorkerToPage } from './worker-protocol.js';
 
 /** The part of a Web Worker the device engine uses. */
@@ -26,8 +27,11 @@ interface NodeWorker {
 
 type WorkerThreads = { Worker: new (url: URL, options?: Record<string, unknown>) => NodeWorker };
 
+type NodeProcess = { versions?: { node?: string }; execArgv?: string[]; getBuiltinModule?: (id: string) => unknown };
+const nodeProcess = () => (globalThis as { process?: NodeProcess }).process;
+
 const builtin = <T>(id: string): T | undefined => {
-  const proc = (globalThis as { process?: { versions?: { node?: string }; getBuiltinModule?: (id: string) => unknown } }).process;
+  const proc = nodeProcess();
   if (!proc?.versions?.node) return undefined;
   return proc.getBuiltinModule?.(id) as T | undefined;
 };
@@ -40,7 +44,10 @@ export function startNodeWorker(): WorkerLike | undefined {
   const NodeURL = builtin<{ URL: typeof URL }>('node:url')?.URL;
   if (!threads || !NodeURL) return undefined;
   const here = import.meta.url;
-  const worker = new threads.Worker(new NodeURL('./engine-thread.mjs', here), { name: 'in-app-runtime pipeline engine' });
+  const worker = new threads.Worker(new NodeURL('./engine-thread.mjs', here), {
+    name: 'in-app-runtime pipeline engine',
+    execArgv: threadExecArgv(nodeProcess()?.execArgv ?? []),
+  });
   worker.unref();
   let inFlight = 0;
   let ended = false;

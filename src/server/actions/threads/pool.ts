@@ -12,6 +12,7 @@ import { Worker } from 'node:worker_threads';
 import type { RunOutcome, RunPipelineOptions } from '../../../pipeline/types.js';
 import { DEFAULT_PIPELINE_LIMITS } from '../../../pipeline/limits.js';
 import { answerCall, plain, serializeError, type PageToWorker, type WorkerRunOptions, type WorkerToPage } from '../../../pipeline/worker-protocol.js';
+import { threadExecArgv } from '../../../pipeline/thread-argv.js';
 import { loadWasmModule } from '../../../sandbox/wasm.js';
 import { failure } from '../outcome.js';
 import { THREAD_ENTRY } from './entry-url.js';
@@ -113,6 +114,7 @@ export function createRunPool(options: RunPoolOptions): RunPool {
       name: 'in-app-runtime run thread',
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
       workerData: { niceness: options.niceness },
+      execArgv: threadExecArgv(process.execArgv),
       stdout: false,
       stderr: false,
     });
