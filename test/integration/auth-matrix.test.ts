@@ -175,7 +175,7 @@ const ROWS: Row[] = [
   { route: 'POST /v1/apps/:appId/tasks/logs', path: () => `${tasks()}/logs`, json: (_, kind) => deviceLog(kind), client: true },
   { route: 'POST /v1/apps/:appId/tasks/logs', variant: 'reading', path: () => `${tasks()}/logs`, json: () => ({ limit: 5 }) },
   { route: 'GET /v1/apps/:appId/tasks/functions', path: () => `${tasks()}/functions`, client: true },
-  { route: 'POST /v1/apps/:appId/tasks/functions', path: () => `${tasks()}/functions`, json: (_, kind) => ({ package: `com.matrix.function.by-${kind}`, code: 'return {};' }), studio: true },
+  { route: 'POST /v1/apps/:appId/tasks/functions', path: () => `${tasks()}/functions`, json: (_, kind) => ({ package: `com.matrix.function.by-${kind}`, code: '() => ({})' }), studio: true },
   { route: 'GET /v1/apps/:appId/tasks/:idOrName', path: () => `${tasks()}/${ids.action}`, client: true },
   { route: 'GET /v1/apps/:appId/tasks/:idOrName', variant: 'viewer', path: () => `${tasks()}/${ids.action}?environment=viewer` },
   { route: 'PUT /v1/apps/:appId/tasks/:idOrName', path: () => `${tasks()}/${ids.action}`, json: () => ({ timezone: 'UTC' }) },

@@ -211,3 +211,70 @@ describe('custom functions in device runs', () => {
     expect(unknown.message).toContain('com.acme.function.missing');
   });
 });
+
+describe('storing custom function code', () => {
+  const studio = () => b.server.bootstrap.studioToken;
+  const store = (pkg: string, code: string) => b.api('POST', functionsPath(), { token: studio(), json: { package: pkg, code } });
+  const stored = async () => (await b.api('GET', functionsPath())).body.functions.map((f: { package: string }) => f.package);
+
+  it('a syntax error is a 400 naming the package and the line, and nothing is stored', async () => {
+    const res = await store('com.acme.function.broken', `async (settings, context) => {\n  const total = settings.values.reduce((a, v) => a + v, 0;\n  return { total };\n}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'INVALID_FUNCTION_CODE', package: 'com.acme.function.broken', line: 2 });
+    expect(res.body.error.message).toContain('com.acme.function.broken');
+    expect(res.body.error.message).toContain('line 2');
+    expect(await stored()).not.toContain('com.acme.function.broken');
+  });
+
+  it('a plain body (what a script node takes) is refused with the expected format; the function form is then stored and runs', async () => {
+    const body = 'const total = settings.values.reduce((a, v) => a + v, 0);\nreturn { total };';
+    const res = await store('com.acme.function.body', body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'INVALID_FUNCTION_CODE', package: 'com.acme.function.body', line: 1 });
+    expect(res.body.error.message).toContain('function body');
+    expect(res.body.error.message).toContain('(settings, context) => { … }');
+    expect(await stored()).not.toContain('com.acme.function.body');
+
+    expect((await store('com.acme.function.body', `(settings, context) => {\n${body}\n}`)).status).toBe(201);
+    await publish(b.client, { name: 'cf-body', functions: [{ functionPackage: 'com.acme.function.body', settings: { values: [2, 3] } }] });
+    expect(await b.client.App.Actions.runWithResult('cf-body')).toEqual({ total: 5 });
+  });
+
+  it('code that is not one function expression is refused with the line and column where the rest begins', async () => {
+    for (const [code, column] of [['settings.x + 1', 1], ['(function () { return 1 })()', 27], ['(s) => s, 2', 9]] as const) {
+      const res = await store('com.acme.function.not-a-function', code);
+      expect(res.status, code).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'INVALID_FUNCTION_CODE', line: 1, column });
+      expect(res.body.error.message).toContain('a stored function must be one function expression');
+    }
+    expect(await stored()).not.toContain('com.acme.function.not-a-function');
+  });
+
+  it('the code is compiled, never run, when it is stored', async () => {
+    const ds = await b.client.DataSources.create({ name: 'cf-never-run' });
+    // Were it run, this would insert an entry the first time its outer function is evaluated.
+    const res = await store('com.acme.function.side-effect', `(() => { Client.DataSources.connect(${ds.id}).insert({ ran: true }); return 1 })()`);
+    expect(res.status).toBe(400);
+    expect((await store('com.acme.function.loop', '(settings) => { for (;;) {} }')).status).toBe(201);
+    expect(await (await b.client.DataSources.connect(ds.id)).find()).toEqual([]);
+  });
+});
+
+describe('catalog ids', () => {
+  it('stored functions get ids above 1000, never a built-in id, in the REST catalog and in Tasks.Functions.get()', async () => {
+    const catalog = (await b.api('GET', functionsPath())).body.functions as { id: number; package: string }[];
+    const builtins = catalog.filter((f) => f.package.startsWith('com.client.function.'));
+    const custom = catalog.filter((f) => !f.package.startsWith('com.client.function.'));
+    expect(builtins.map((f) => f.id)).toEqual(builtins.map((_, i) => i + 1));
+    expect(custom.length).toBeGreaterThan(3);
+    expect(custom.every((f) => f.id > 1000)).toBe(true);
+    expect(new Set(catalog.map((f) => f.id)).size).toBe(catalog.length);
+
+    const device = createClient({ baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken });
+    device.Functions.register('com.device.function.local', (settings: unknown) => settings);
+    const listed = await device.App.Tasks.Functions.get();
+    expect(new Set(listed.map((f) => f.id)).size).toBe(listed.length);
+    expect(listed.find((f) => f.package === 'com.acme.function.total')!.id).toBe(custom.find((f) => f.package === 'com.acme.function.total')!.id);
+    expect(listed.find((f) => f.package === 'com.device.function.local')!.id).toBeLessThan(0);
+  });
+});

@@ -3,13 +3,14 @@ import { requireStudio } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { HttpError } from '../http/errors.js';
 import { BUILTIN_FUNCTIONS, BUILTIN_PREFIX, PACKAGE_PATTERN } from '../../functions/catalog.js';
-import { findCustomFunction, insertCustomFunction, listCustomFunctions, type CustomFunctionRecord } from '../store/functions.js';
+import { checkFunctionCode } from '../../functions/check-code.js';
+import { catalogId, findCustomFunction, insertCustomFunction, listCustomFunctions, type CustomFunctionRecord } from '../store/functions.js';
 import { loadApp } from './apps.js';
 
 const path = '/v1/apps/:appId/tasks/functions';
 const MAX_CODE_CHARS = 256 * 1024;
 
-const descriptor = (f: CustomFunctionRecord) => ({ id: f.id, name: f.name, package: f.package, description: f.description, environment: f.environment });
+const descriptor = (f: CustomFunctionRecord) => ({ id: catalogId(f), name: f.name, package: f.package, description: f.description, environment: f.environment });
 
 /** The function catalog: built-ins plus the app's custom functions (studio tokens add them with their code). */
 export function registerFunctionRoutes(app: App, ctx: ServerContext): void {
@@ -39,6 +40,9 @@ export function registerFunctionRoutes(app: App, ctx: ServerContext): void {
     const environment = body.environment ?? 'any';
     if (environment !== 'server' && environment !== 'client' && environment !== 'any')
       throw new HttpError(400, 'INVALID_FIELD', 'Field "environment" must be server, client or any');
+    const problem = await checkFunctionCode(body.code);
+    if (problem)
+      throw new HttpError(400, 'INVALID_FUNCTION_CODE', `Field "code" of ${pkg}: ${problem.message}`, { package: pkg, line: problem.line, column: problem.column });
     if (await findCustomFunction(ctx.db, record.id, pkg)) throw new HttpError(409, 'NAME_TAKEN', `A function with package ${pkg} already exists`);
     const created = await insertCustomFunction(ctx.db, {
       appId: record.id,

@@ -12,6 +12,15 @@ export interface CustomFunctionRecord {
   updatedAt: string;
 }
 
+/**
+ * Catalog ids of stored functions are their row id plus this, so they never collide with the built-ins'
+ * (1, 2, … in src/functions/catalog.ts, fewer than 1000) nor with functions registered on a device (negative).
+ */
+export const CUSTOM_FUNCTION_ID_BASE = 1000;
+
+/** The id `GET tasks/functions` lists for a stored function. */
+export const catalogId = (f: CustomFunctionRecord): number => CUSTOM_FUNCTION_ID_BASE + f.id;
+
 const COLUMNS = `id, app_id AS "appId", package, name, description, code, environment, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** Custom functions of an app, oldest first (the server host passes them to runPipeline as customFunctions). */
