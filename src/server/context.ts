@@ -22,6 +22,13 @@ export interface ServerLimits {
   /** Snapshots (versions) kept per data source, newest first (default 20). */
   dataSourceVersions: number;
   /**
+   * Translated selects testing or ordering by one data path of one data source (counted per instance) after
+   * which that path gets an automatic index (default 50; 0: never). See docs/sql.md, "Indexes".
+   */
+  autoIndexAfter?: number;
+  /** Automatic indexes a data source may get (default 3); declared ones (`definition.indexes`) do not count. */
+  autoIndexesPerDataSource?: number;
+  /**
    * How long (real time) a claimed run belongs to its instance before another
    * instance may take it over, e.g. after a crash (default runTimeoutMs + 60 s).
    */

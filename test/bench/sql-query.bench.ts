@@ -113,7 +113,7 @@ for (const n of SIZES) {
         expect(plan).not.toBeNull();
         const where = renderCond(sqliteDialect, plan.where);
         const from = sqliteDialect.entries(ds);
-        const order = plan.order.map((t) => sqliteDialect.orderTerm('e', t.column, t.desc)).join(', ');
+        const order = plan.order.map((t) => (t.kind === 'column' ? sqliteDialect.orderTerm('e', t.column, t.desc) : '')).join(', ');
         const same = bare.prepare(`SELECT e.id, e.data FROM ${from.text} WHERE ${where.text} ORDER BY ${order} LIMIT ${plan.limit || -1} OFFSET 0`);
         const params = [...from.params, ...where.params];
         const count = plan.count ? bare.prepare(`SELECT COUNT(*) AS total FROM ${from.text} WHERE ${where.text}`) : null;

@@ -28,7 +28,7 @@ export const STRINGS = [
 export const SCALARS: readonly unknown[] = [...NUMBERS, ...STRINGS, true, false, null];
 
 export const COLUMNS = ['n', 's', 'b', 'd', 'tags', 'obj', 'mixed', 'deep'] as const;
-export const PATHS = ['n', 's', 'b', 'd', 'tags', 'obj', 'obj.x', 'obj.y', 'obj.y.z', 'mixed', 'mixed.x', 'deep.a.b', 'tags.x', 'nope', 'nope.x'];
+export const PATHS = ['n', 's', 'b', 'd', 'tags', 'obj', 'obj.x', 'obj.y', 'obj.y.z', 'mixed', 'mixed.x', 'deep.a.b', 'tags.x', 'nope', 'nope.x', 'k'];
 
 function scalar(rng: Rng, kind: 'number' | 'string' | 'any'): unknown {
   if (kind === 'number') return pick(rng, NUMBERS);
@@ -62,6 +62,15 @@ export function entryData(rng: Rng): Record<string, unknown> {
   maybe('obj', () => value(rng, 3));
   maybe('mixed', () => value(rng, 3));
   maybe('deep', () => (rng() < 0.5 ? { a: rng() < 0.5 ? { b: scalar(rng, 'any') } : [{ b: scalar(rng, 'any') }, { b: value(rng, 1) }] } : value(rng, 3)));
+  // A column of mostly orderable values (numbers, plain text, booleans, null), rarely not (numeric strings, objects).
+  maybe('k', () => {
+    const r = rng();
+    if (r < 0.65) return scalar(rng, 'number');
+    if (r < 0.85) return pick(rng, ['', 'a', 'B', 'abc', 'é', '名前', '2024-01-05', 'x y', 'Zürich', '~', '-', 'e', '1.2.3']);
+    if (r < 0.92) return rng() < 0.5;
+    if (r < 0.98) return null;
+    return rng() < 0.5 ? pick(rng, ['3', ' 4', '1e3']) : { x: 1 };
+  });
   return data;
 }
 
@@ -136,6 +145,14 @@ const ORDERS: readonly unknown[] = [
   [['updatedAt', 'ASC']],
   [['updatedAt', 'DESC'], ['order', 'DESC']],
   [['data.n', 'ASC']],
+  [['k', 'ASC']],
+  [['k', 'DESC']],
+  [['data.k', 'DESC'], ['id', 'ASC']],
+  [['b', 'ASC'], ['k', 'DESC']],
+  [['d', 'ASC']],
+  [['s', 'DESC']],
+  [['obj.x', 'ASC']],
+  [['deep.a.b', 'DESC']],
 ];
 
 /** A select body: where, order, limit/offset, includePagination. */

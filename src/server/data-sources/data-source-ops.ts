@@ -13,7 +13,8 @@ import {
   updateDataSourceRow,
 } from './store/data-sources.js';
 import type { DataSourceRecord } from './types.js';
-import { checkDataSourceChanges, checkName } from './validate.js';
+import { dropAllIndexes, syncDeclaredIndexes } from './indexes.js';
+import { checkDataSourceChanges, checkName, declaredIndexes } from './validate.js';
 
 /** Data source metadata: list, get, create, update, delete. */
 
@@ -181,6 +182,7 @@ export async function createOne(core: Core, caller: Caller, scope: DataSourceSco
     if (Object.keys(changes).length) await updateDataSourceRow(tx, id, changes, core.ctx.nowIso());
     return id;
   });
+  if (changes.definition) await syncDeclaredIndexes(core.ctx, id, declaredIndexes(changes.definition));
   return toDataSourceView((await findDataSourceById(core.ctx.db, id))!);
 }
 
@@ -192,12 +194,15 @@ export async function updateOne(core: Core, caller: Caller, ref: DataSourceRef, 
     if (changes.name !== undefined && (await nameTaken(tx, ds.organizationId, changes.name, ds.id))) throw nameConflict(changes.name);
     await updateDataSourceRow(tx, ds.id, changes, core.ctx.nowIso());
   });
+  // Indexes are DDL, built outside the transaction (on PostgreSQL concurrently with writes).
+  if (changes.definition) await syncDeclaredIndexes(core.ctx, ds.id, declaredIndexes(changes.definition));
   return toDataSourceView((await findDataSourceById(core.ctx.db, ds.id))!);
 }
 
 export async function deleteOne(core: Core, caller: Caller, ref: DataSourceRef): Promise<void> {
   const ds = await resolveDataSource(core.ctx.db, ref, caller);
   checkManage(caller, ds, {});
+  await dropAllIndexes(core.ctx.db, ds.id);
   await core.ctx.db.transaction((tx) => deleteDataSourceRow(tx, ds.id));
   core.cache.drop(ds.id);
   await core.files.removeDataSource(ds.id);

@@ -4,6 +4,8 @@ import { resolveDataSource, type Core, type DataSourceRef } from './core.js';
 import { compileQuery } from './query/compile.js';
 import { isPlainObject } from './query/errors.js';
 import type { EntryRecord, QueryResult } from './query/types.js';
+import { noteIndexablePaths } from './auto-indexes.js';
+import { indexedPaths } from './indexes.js';
 import { planSqlSelect, runSqlSelect } from './sql/select.js';
 
 /**
@@ -34,13 +36,17 @@ export async function querySelectWithSql(core: Core, caller: Caller, ref: DataSo
   const grant = authorize(ds, 'select', caller);
   // A column the rule hides is missing for the JS evaluator's `where`: only that path gives that answer.
   if (hasColumnFilter(grant) && ![...plan.columns].every((column) => visible(grant, column))) return null;
-  let result: { entries: EntryRecord[]; total?: number };
+  const indexed = await indexedPaths(ctx.db, ds.id);
+  let result: { entries: EntryRecord[]; total?: number } | null;
   try {
-    result = await runSqlSelect(ctx.db, ctx.db.dialect, ds.id, plan);
+    result = await runSqlSelect(ctx.db, ctx.db.dialect, ds.id, plan, indexed);
   } catch {
     // Data the SQL functions refuse (e.g. "\u0000" in a string is not valid jsonb): the JS evaluator answers.
     return null;
   }
+  noteIndexablePaths(ctx, ds.id, plan.indexable, indexed);
+  // An order on a data column some matching value of which SQL does not order as JS does (sql/keys.ts).
+  if (!result) return null;
   let entries: unknown[] = hasColumnFilter(grant) ? result.entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : result.entries;
   if (compiled.projection) entries = entries.map((e) => compiled.projection!(e as EntryRecord));
   const body = compiled.body;

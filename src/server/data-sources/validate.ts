@@ -1,5 +1,6 @@
 import { HttpError } from '../http/errors.js';
 import type { DataSourceChanges } from './store/data-sources.js';
+import { pathSegments } from './sql/paths.js';
 import { OPERATIONS, type AccessRule, type Hook, type HookEvent, type Operation } from './types.js';
 
 /** Validation of data source request bodies. Every error is a 400 that names the field. */
@@ -115,9 +116,28 @@ export function checkDataSourceChanges(body: Record<string, unknown>, checkCondi
   if (body.accessRules !== undefined) changes.accessRules = checkAccessRules(body.accessRules);
   if (body.definition !== undefined) {
     if (!isPlainObject(body.definition)) throw invalid('definition', 'must be an object');
+    declaredIndexes(body.definition);
     changes.definition = body.definition;
   }
   return changes;
+}
+
+export const MAX_DECLARED_INDEXES = 16;
+
+/**
+ * `definition.indexes`: data paths to index (data-sources/indexes.ts), as `where` names them (`age`,
+ * `address.city`): segments of letters, digits, `_`, `-`, spaces, not only digits, not prototype names.
+ */
+export function declaredIndexes(definition: Record<string, unknown>): string[] {
+  const value = definition.indexes;
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || value.length > MAX_DECLARED_INDEXES)
+    throw invalid('definition.indexes', `must be an array of at most ${MAX_DECLARED_INDEXES} data paths`);
+  value.forEach((path, i) => {
+    if (typeof path !== 'string' || !pathSegments(path))
+      throw invalid(`definition.indexes[${i}]`, 'must be a data path such as "age" or "address.city" (dot-separated names of letters, digits, _, - and spaces; not only digits; at most 8)');
+  });
+  return [...new Set(value as string[])];
 }
 
 /** Entry data: a JSON object. */

@@ -1,5 +1,6 @@
 import type { Cond, EntryColumn, ValueTest } from './conditions.js';
 import { joinSql, raw, sql, type Sql } from './fragment.js';
+import type { SortKey } from './keys.js';
 
 /**
  * What differs between SQLite (JSON1 on the `data` text) and PostgreSQL (jsonb): how a data path, an
@@ -7,8 +8,15 @@ import { joinSql, raw, sql, type Sql } from './fragment.js';
  */
 export interface SqlDialect {
   readonly name: 'sqlite' | 'postgres';
-  /** The entries of one data source as `e` (columns id, data, sort_order, created_at, updated_at). */
-  entries(dataSourceId: number): Sql;
+  /**
+   * The entries of one data source as `e` (columns id, data, sort_order, created_at, updated_at). The id is
+   * written into the text (not a parameter) so the planner can use the data source's partial indexes;
+   * `index`: the expression index the query should go through (SQLite: INDEXED BY, as the planner has no
+   * statistics to prefer it; PostgreSQL: the subquery is not fenced, so the planner can use it).
+   */
+  entries(dataSourceId: number, index?: string | null): Sql;
+  /** keys.ts's sort key of a data path over the `data` column named `data` (`e.data`, or `data` in DDL). */
+  sortKey(segments: readonly string[], data: string): SortKey;
   /** Some value sift reaches on `segments` of `e`'s data matches `test`; never NULL. */
   path(segments: readonly string[], test: ValueTest): Sql;
   /** The entry column matches `test`; never NULL. */
@@ -36,3 +44,9 @@ export function renderCond(dialect: SqlDialect, cond: Cond): Sql {
 
 /** `?, ?, …` for a list of parameters. */
 export const placeholders = (values: readonly (string | number)[]): Sql => joinSql(values.map((v) => sql`${v}`), ', ');
+
+/** A data source id as SQL text (only ever a positive integer). */
+export function idText(dataSourceId: number): Sql {
+  if (!Number.isSafeInteger(dataSourceId) || dataSourceId <= 0) throw new Error(`Invalid data source id ${dataSourceId}`);
+  return raw(String(dataSourceId));
+}

@@ -1,27 +1,32 @@
 import type { OrderKey } from '../query/order.js';
 import { ENTRY_COLUMNS, type EntryColumn } from './conditions.js';
+import { pathSegments } from './paths.js';
 
 /**
- * `order` (with its default tie-breakers, as compileOrder gives it) as entry columns, or null. order.ts sorts
- * numbers (and numeric strings) as numbers, other text by UTF-16 code units, then null/missing; entry
+ * `order` (with its default tie-breakers, as compileOrder gives it) as SQL order terms, or null. Entry
  * columns have one type each (`id`, `order` numbers; `createdAt`, `updatedAt` ISO 8601 text, never numeric),
- * so a plain ORDER BY is that order. Data columns may mix types (numeric strings, booleans, objects sort
- * by rules SQL does not share): they stay on the JS evaluator. `dataSourceId` and `deletedAt` are the same
- * for every entry of a query and are left out.
+ * so a plain ORDER BY is order.ts's order. A data column (`age`, `data.age`, `address.city`) is ordered by
+ * its sort key (keys.ts: rank, number, text), which is order.ts's order for every value but the "ambiguous"
+ * ones (numeric strings, objects, arrays, …): select.ts checks in the same statement that no matching row
+ * has one, else the JS evaluator answers. Paths the translation refuses (numeric segments such as `tags.0`,
+ * prototype names) stay on the JS evaluator. `dataSourceId` and `deletedAt` are the same for every entry of
+ * a query and are left out.
  */
-export interface SqlOrderTerm {
-  column: EntryColumn;
-  desc: boolean;
-}
+export type SqlOrderTerm = { kind: 'column'; column: EntryColumn; desc: boolean } | { kind: 'path'; segments: string[]; desc: boolean };
 
 export function translateOrder(keys: readonly OrderKey[]): SqlOrderTerm[] | null {
   const terms: SqlOrderTerm[] = [];
   for (const key of keys) {
     if (key.column === 'dataSourceId' || key.column === 'deletedAt') continue;
-    if (!Object.prototype.hasOwnProperty.call(ENTRY_COLUMNS, key.column)) return null;
-    const column = ENTRY_COLUMNS[key.column as keyof typeof ENTRY_COLUMNS].column;
-    terms.push({ column, desc: key.desc });
-    if (column === 'id') break; // unique: later keys never decide
+    if (Object.prototype.hasOwnProperty.call(ENTRY_COLUMNS, key.column)) {
+      const column = ENTRY_COLUMNS[key.column as keyof typeof ENTRY_COLUMNS].column;
+      terms.push({ kind: 'column', column, desc: key.desc });
+      if (column === 'id') break; // unique: later keys never decide
+      continue;
+    }
+    const segments = pathSegments(key.column.startsWith('data.') ? key.column.slice(5) : key.column);
+    if (!segments) return null;
+    terms.push({ kind: 'path', segments, desc: key.desc });
   }
   return terms;
 }

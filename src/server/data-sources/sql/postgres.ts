@@ -1,5 +1,6 @@
 import type { EntryColumn, ValueTest } from './conditions.js';
-import type { SqlDialect } from './dialect.js';
+import { idText, type SqlDialect } from './dialect.js';
+import { postgresSortKey } from './postgres-keys.js';
 import { joinSql, literal, raw, sql, type Sql } from './fragment.js';
 
 /**
@@ -48,9 +49,11 @@ function walk(segments: readonly string[], test: ValueTest): Sql {
 
 export const postgresDialect: SqlDialect = {
   name: 'postgres',
-  // OFFSET 0 keeps the subquery from being flattened, so `data` is parsed once per row, not once per use.
-  entries: (dataSourceId) =>
-    sql`(SELECT id, data, sort_order, created_at, updated_at, data::jsonb AS doc FROM data_source_entries WHERE data_source_id = ${dataSourceId} OFFSET 0) e`,
+  // OFFSET 0 keeps the subquery from being flattened, so `data` is parsed once per row, not once per use;
+  // a query through an index is flattened instead (the index is on the base table), and reads few rows.
+  entries: (dataSourceId, index) =>
+    sql`(SELECT id, data, sort_order, created_at, updated_at, data::jsonb AS doc FROM data_source_entries WHERE data_source_id = ${idText(dataSourceId)}${raw(index ? '' : ' OFFSET 0')}) e`,
+  sortKey: postgresSortKey,
   path(segments, test) {
     const anyArray = segments.map((_, i) => `jsonb_typeof(${at('e.doc', segments.slice(0, i + 1))}) = 'array'`).join(' OR ');
     return sql`(CASE WHEN ${raw(anyArray)} THEN ${walk(segments, test)} ELSE ${single(segments, test)} END)`;

@@ -1,5 +1,6 @@
 import type { EntryColumn, ValueTest } from './conditions.js';
-import { placeholders, type SqlDialect } from './dialect.js';
+import { idText, placeholders, type SqlDialect } from './dialect.js';
+import { sqliteSortKey } from './sqlite-keys.js';
 import { joinSql, literal, raw, sql, type Sql } from './fragment.js';
 
 /**
@@ -72,7 +73,9 @@ function arrayFree(segments: readonly string[], test: ValueTest): Sql {
 
 export const sqliteDialect: SqlDialect = {
   name: 'sqlite',
-  entries: (dataSourceId) => sql`(SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ${dataSourceId}) e`,
+  entries: (dataSourceId, index) =>
+    sql`(SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries${raw(index ? ` INDEXED BY ${index}` : '')} WHERE data_source_id = ${idText(dataSourceId)}) e`,
+  sortKey: sqliteSortKey,
   path(segments, test) {
     const anyArray = segments.map((_, i) => `json_type(e.data, ${jsonPath(segments.slice(0, i + 1)).text}) = 'array'`).join(' OR ');
     return sql`(CASE WHEN instr(e.data, '[') = 0 THEN ${arrayFree(segments, test)} WHEN ${raw(anyArray)} THEN ${walk(segments, test)} ELSE ${single(segments, test)} END)`;

@@ -10,6 +10,7 @@ import { commitReceiptMigrations } from './0008-commit-receipts.js';
 import { mediaMigrations } from './0009-media.js';
 import { versionChangeMigrations } from './0010-version-changes.js';
 import { runQueueMigrations } from './0011-run-queue.js';
+import { dataSourceIndexMigrations } from './0012-data-source-indexes.js';
 
 /** Every migration, in the order they are applied. */
 export const migrations: readonly Migration[] = [
@@ -24,4 +25,5 @@ export const migrations: readonly Migration[] = [
   ...mediaMigrations,
   ...versionChangeMigrations,
   ...runQueueMigrations,
+  ...dataSourceIndexMigrations,
 ];

@@ -1,0 +1,89 @@
+import type { ServerContext } from '../context.js';
+import type { Database, Queryable } from '../db/database.js';
+import type { PostgresDatabase } from '../db/postgres.js';
+import { dialectOf } from './sql/select.js';
+
+/**
+ * Expression indexes of data paths (issue 14, item 3; docs/sql.md "Indexes"). One index per (data source,
+ * path): a partial index `WHERE data_source_id = <id>` on the path's sort key (sql/keys.ts: rank, number,
+ * text) then `sort_order, id DESC`, so it serves equality and ranges on the path (select.ts adds the key
+ * test) and `order` by it (the page stops after its rows). Listed in `data_source_indexes` with their origin:
+ * `declared` (`definition.indexes`, created and dropped when the definition changes) or `auto` (after
+ * `limits.autoIndexAfter` translated queries on the path, at most `limits.autoIndexesPerDataSource` per data
+ * source). All are dropped with their data source. On PostgreSQL they are built CONCURRENTLY (writes go
+ * on); SQLite holds its write lock while it builds one (about 1 s per 300,000 entries, docs/benchmarks.md).
+ */
+export type IndexOrigin = 'declared' | 'auto';
+
+import { indexName } from './sql/prefilter.js';
+export { indexName };
+
+/** The CREATE INDEX statement of a path (exported for tests). */
+export function indexDdl(engine: 'sqlite' | 'postgres', dataSourceId: number, path: string): string {
+  if (!Number.isSafeInteger(dataSourceId) || dataSourceId <= 0) throw new Error(`Invalid data source id ${dataSourceId}`);
+  const key = dialectOf(engine).sortKey(path.split('.'), 'data');
+  const how = engine === 'postgres' ? 'CREATE INDEX CONCURRENTLY IF NOT EXISTS' : 'CREATE INDEX IF NOT EXISTS';
+  return `${how} ${indexName(dataSourceId, path)} ON data_source_entries (${key.rank}, ${key.num}, ${key.txt}, sort_order, id DESC) WHERE data_source_id = ${dataSourceId}`;
+}
+
+/** Runs DDL outside any transaction (PostgreSQL: untranslated, on the pool, as CONCURRENTLY needs). */
+async function ddl(db: Database, text: string): Promise<void> {
+  if (db.dialect === 'postgres') await (db as PostgresDatabase).query(text);
+  else await db.run(text);
+}
+
+export interface IndexRow {
+  path: string;
+  origin: IndexOrigin;
+  name: string;
+}
+
+export const listIndexes = (db: Queryable, dataSourceId: number) =>
+  db.all<IndexRow>('SELECT path, origin, name FROM data_source_indexes WHERE data_source_id = ? ORDER BY path', [dataSourceId]);
+
+export async function indexedPaths(db: Queryable, dataSourceId: number): Promise<Set<string>> {
+  return new Set((await listIndexes(db, dataSourceId)).map((row) => row.path));
+}
+
+/** Builds the index of a path (if missing) and lists it. A build that fails leaves nothing behind. */
+export async function createPathIndex(ctx: ServerContext, dataSourceId: number, path: string, origin: IndexOrigin): Promise<void> {
+  const { db } = ctx;
+  try {
+    await ddl(db, indexDdl(db.dialect, dataSourceId, path));
+  } catch (error) {
+    await ddl(db, `DROP INDEX IF EXISTS ${indexName(dataSourceId, path)}`).catch(() => undefined);
+    throw error;
+  }
+  const listed = await db.run('INSERT OR IGNORE INTO data_source_indexes (data_source_id, path, origin, name, created_at) SELECT id, ?, ?, ?, ? FROM data_sources WHERE id = ?', [
+    path,
+    origin,
+    indexName(dataSourceId, path),
+    ctx.nowIso(),
+    dataSourceId,
+  ]);
+  // The data source was deleted meanwhile: its index goes too.
+  if (listed.changes === 0 && !(await indexedPaths(db, dataSourceId)).has(path)) await ddl(db, `DROP INDEX IF EXISTS ${indexName(dataSourceId, path)}`);
+}
+
+export async function dropPathIndex(db: Database, dataSourceId: number, path: string): Promise<void> {
+  await db.run('DELETE FROM data_source_indexes WHERE data_source_id = ? AND path = ?', [dataSourceId, path]);
+  await ddl(db, `DROP INDEX IF EXISTS ${indexName(dataSourceId, path)}`);
+}
+
+/** Before a data source is deleted: its indexes go (and its entries are deleted faster without them). */
+export async function dropAllIndexes(db: Database, dataSourceId: number): Promise<void> {
+  for (const row of await listIndexes(db, dataSourceId)) await dropPathIndex(db, dataSourceId, row.path);
+}
+
+/** Makes the declared indexes those of `paths`: builds the missing ones, adopts automatic ones, drops the rest. */
+export async function syncDeclaredIndexes(ctx: ServerContext, dataSourceId: number, paths: readonly string[]): Promise<void> {
+  const rows = await listIndexes(ctx.db, dataSourceId);
+  const wanted = new Set(paths);
+  for (const row of rows) {
+    if (row.origin === 'declared' && !wanted.has(row.path)) await dropPathIndex(ctx.db, dataSourceId, row.path);
+    if (row.origin === 'auto' && wanted.has(row.path))
+      await ctx.db.run(`UPDATE data_source_indexes SET origin = 'declared' WHERE data_source_id = ? AND path = ?`, [dataSourceId, row.path]);
+  }
+  const have = new Set(rows.map((row) => row.path));
+  for (const path of wanted) if (!have.has(path)) await createPathIndex(ctx, dataSourceId, path, 'declared');
+}

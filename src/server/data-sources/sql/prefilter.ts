@@ -1,0 +1,52 @@
+import { createHash } from 'node:crypto';
+import type { Cond } from './conditions.js';
+import { joinSql, sql, type Sql } from './fragment.js';
+import { keyTest, type SortKey } from './keys.js';
+
+/** The key of a data path as the index list names it. */
+export const pathKey = (segments: readonly string[]) => segments.join('.');
+
+/** The name of the expression index of a data path of a data source (indexes.ts). */
+export const indexName = (dataSourceId: number, path: string) =>
+  `iar_dsi_${dataSourceId}_${createHash('sha256').update(path).digest('hex').slice(0, 12)}`;
+
+/**
+ * A condition an index can answer (keys.ts), implied by `cond` for rows of rank below 3 on the paths it
+ * names (added to `paths`), on the indexed paths only, or null:
+ * a path test on an indexed path; for `and`, the tests of its items that have one; for `or`, the `or` of
+ * its items' tests when every item has one. `not` and entry columns give none.
+ */
+export function prefilterOf(
+  cond: Cond,
+  indexed: ReadonlySet<string>,
+  keyOf: (segments: readonly string[]) => SortKey,
+  paths: Map<string, string[]>,
+): Sql | null {
+  switch (cond.kind) {
+    case 'path': {
+      const test = indexed.has(pathKey(cond.segments)) ? keyTest(keyOf(cond.segments), cond.test) : null;
+      if (test) paths.set(pathKey(cond.segments), cond.segments);
+      return test;
+    }
+    case 'and': {
+      const items = cond.items.map((item) => prefilterOf(item, indexed, keyOf, paths)).filter((item): item is Sql => item !== null);
+      return items.length === 0 ? null : sql`(${joinSql(items, ' AND ')})`;
+    }
+    case 'or': {
+      const found = new Map<string, string[]>();
+      const items = cond.items.map((item) => prefilterOf(item, indexed, keyOf, found));
+      if (!items.every((item): item is Sql => item !== null)) return null;
+      for (const [key, segments] of found) paths.set(key, segments);
+      return sql`(${joinSql(items, ' OR ')})`;
+    }
+    default:
+      return null;
+  }
+}
+
+/** Data paths of `cond` a prefilter could use (what automatic indexes count), in `into`. */
+export function indexablePaths(cond: Cond, into: Set<string>): Set<string> {
+  if (cond.kind === 'path' && cond.test.kind !== 'exists') into.add(pathKey(cond.segments));
+  else if (cond.kind === 'and' || cond.kind === 'or') for (const item of cond.items) indexablePaths(item, into);
+  return into;
+}

@@ -1,0 +1,158 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/server/db/database.js';
+import { compileQuery } from '../../src/server/data-sources/query/compile.js';
+import { indexName } from '../../src/server/data-sources/indexes.js';
+import { planSqlSelect, selectStatement } from '../../src/server/data-sources/sql/select.js';
+import { createTestDatabase } from '../helpers/postgres.js';
+import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
+
+/**
+ * Expression indexes of data paths (issue 14, item 3; docs/sql.md "Indexes"): declared in
+ * `definition.indexes`, created automatically for paths queried often, dropped with their data source; the
+ * database really uses them, and answers stay those of an identical data source without indexes.
+ */
+const CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv'];
+const row = (i: number) => ({
+  name: `P${i}`,
+  age: i % 7 === 0 ? String(i % 50) + 'x' : i % 50,
+  address: { city: CITIES[i % 4] },
+  ...(i % 11 === 0 ? { note: null } : {}),
+});
+
+describe(`data path indexes (${testEngine})`, () => {
+  let b: TestBackend;
+  let db: Database;
+  const cleanup: (() => Promise<void> | void)[] = [];
+
+  beforeAll(async () => {
+    const limits = { autoIndexAfter: 5, autoIndexesPerDataSource: 1 };
+    if (testEngine === 'postgres') {
+      const pgDb = await createTestDatabase('iar_dsidx');
+      cleanup.push(() => pgDb.drop());
+      b = await startTestBackend({ databaseUrl: pgDb.url, limits });
+      const { openPostgres } = await import('../../src/server/db/postgres.js');
+      db = openPostgres({ url: pgDb.url, max: 2 });
+    } else {
+      const dir = mkdtempSync(join(tmpdir(), 'iar-dsidx-'));
+      cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+      b = await startTestBackend({ dataDir: dir, limits });
+      const { openSqlite } = await import('../../src/server/db/sqlite.js');
+      db = openSqlite({ file: join(dir, 'runtime.sqlite') });
+    }
+  });
+
+  afterAll(async () => {
+    await db?.close();
+    await b?.close();
+    for (const fn of cleanup.reverse()) await fn();
+  });
+
+  const indexNames = async () =>
+    testEngine === 'postgres'
+      ? (await db.all<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE tablename = 'data_source_entries'`)).map((r) => r.name)
+      : (await db.all<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'data_source_entries'`)).map((r) => r.name);
+
+  async function createWithRows(name: string, definition?: object): Promise<number> {
+    const created = await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name, ...(definition ? { definition } : {}) } });
+    expect(created.status).toBe(201);
+    const id = created.body.dataSource.id as number;
+    const imported = await b.api('POST', `/v1/data-sources/${id}/data`, { json: { entries: Array.from({ length: 400 }, (_, i) => row(i)) } });
+    expect(imported.status).toBe(200);
+    return id;
+  }
+
+  /** The plan's statement as the server runs it, and what the database says it does with it. */
+  async function explain(dsId: number, body: object, indexed: string[]): Promise<string> {
+    const statement = selectStatement(testEngine, dsId, planSqlSelect(compileQuery(body))!, new Set(indexed));
+    if (testEngine === 'postgres') {
+      // A small table: the planner would rather scan; this asks whether the index can serve the query at all.
+      const rows = await db.transaction(async (tx) => {
+        await tx.run('SET LOCAL enable_seqscan = off');
+        return tx.all<Record<string, string>>(`EXPLAIN ${statement.text}`, statement.params);
+      });
+      return rows.map((r) => Object.values(r)[0]).join('\n');
+    }
+    const rows = await db.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${statement.text}`, statement.params);
+    return rows.map((r) => r.detail).join('\n');
+  }
+
+  const query = async (dsId: number, body: object) => {
+    const res = await b.api('POST', `/v1/data-sources/${dsId}/data/query`, { json: body });
+    expect(res.status).toBe(200);
+    return res.body as { entries: { id: number; data: unknown }[]; pagination?: { total: number } };
+  };
+  const same = (a: { entries: { data: unknown }[]; pagination?: unknown }) => ({ data: a.entries.map((e) => e.data), pagination: a.pagination });
+
+  it('declared indexes are built, used, give the same answers, follow the definition and go with the data source', async () => {
+    const plain = await createWithRows('Plain');
+    const indexed = await createWithRows('Indexed', { indexes: ['age', 'address.city'] });
+    expect(await indexNames()).toEqual(expect.arrayContaining([indexName(indexed, 'age'), indexName(indexed, 'address.city')]));
+    expect(await indexNames()).not.toContain(indexName(plain, 'age'));
+
+    const bodies = [
+      { where: { age: 42 }, limit: 5 },
+      { where: { age: { $gte: 45 } }, order: [['age', 'DESC']], limit: 7, includePagination: true },
+      { where: { 'address.city': 'Oslo', age: { $lt: 3 } }, order: [['age', 'ASC']], limit: 10 },
+      { where: { 'address.city': { $in: ['Lima', 'Cork'] } }, order: [['address.city', 'DESC']], limit: 10, offset: 3 },
+      { where: { age: '7x' }, includePagination: true },
+      { order: [['age', 'ASC']], limit: 10 },
+      { where: { note: null, age: { $gt: 10 } }, limit: 10 },
+    ];
+    for (const body of bodies) expect({ body, answer: same(await query(indexed, body)) }).toEqual({ body, answer: same(await query(plain, body)) });
+
+    if (testEngine === 'sqlite') {
+      expect(await explain(indexed, { where: { age: 42 }, limit: 5 }, ['age'])).toContain(indexName(indexed, 'age'));
+      expect(await explain(indexed, { where: { 'address.city': 'Oslo' }, order: [['address.city', 'ASC']], limit: 5 }, ['address.city'])).toContain(
+        indexName(indexed, 'address.city'),
+      );
+      const ordered = await explain(indexed, { order: [['age', 'ASC']], limit: 5 }, ['age']);
+      // The page walks the index in order (only the outer ORDER BY of the few page rows sorts).
+      expect(ordered).toContain(`SCAN data_source_entries USING INDEX ${indexName(indexed, 'age')}`);
+      expect(ordered.match(/USE TEMP B-TREE FOR ORDER BY/g) ?? []).toHaveLength(1);
+    } else {
+      expect(await explain(indexed, { where: { age: 42 }, limit: 5 }, ['age'])).toContain(indexName(indexed, 'age'));
+      expect(await explain(indexed, { where: { age: { $gte: 45 } }, order: [['age', 'DESC']], limit: 5 }, ['age'])).toContain(indexName(indexed, 'age'));
+    }
+
+    const dropped = await b.api('PUT', `/v1/data-sources/${indexed}`, { json: { definition: { indexes: ['age'] } } });
+    expect(dropped.status).toBe(200);
+    expect(await indexNames()).toContain(indexName(indexed, 'age'));
+    expect(await indexNames()).not.toContain(indexName(indexed, 'address.city'));
+
+    expect((await b.api('DELETE', `/v1/data-sources/${indexed}`)).status).toBe(200);
+    expect((await indexNames()).filter((name) => name.startsWith(`iar_dsi_${indexed}_`))).toEqual([]);
+    expect(await db.all('SELECT path FROM data_source_indexes WHERE data_source_id = ?', [indexed])).toEqual([]);
+  });
+
+  it('refuses bad declared indexes with a 400', async () => {
+    const created = await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name: 'Bad' } });
+    const id = created.body.dataSource.id as number;
+    for (const indexes of ['age', ['tags.0'], ['a..b'], ['constructor'], [42], Array.from({ length: 17 }, (_, i) => `c${i}`)]) {
+      const res = await b.api('PUT', `/v1/data-sources/${id}`, { json: { definition: { indexes } } });
+      expect({ indexes, status: res.status, code: res.body.error?.code }).toEqual({ indexes, status: 400, code: 'INVALID_FIELD' });
+      expect(typeof res.body.error.message).toBe('string');
+    }
+    expect((await indexNames()).filter((name) => name.startsWith(`iar_dsi_${id}_`))).toEqual([]);
+  });
+
+  it('builds an automatic index after enough queries on a path, at most autoIndexesPerDataSource', async () => {
+    const id = await createWithRows('Auto');
+    const before = await query(id, { where: { 'address.city': 'Kyiv' }, order: [['age', 'DESC']], limit: 8 });
+    for (let i = 0; i < 6; i++) await query(id, { where: { 'address.city': 'Kyiv' }, limit: 3 });
+    const deadline = Date.now() + 10_000;
+    while (!(await indexNames()).includes(indexName(id, 'address.city')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await indexNames()).toContain(indexName(id, 'address.city'));
+    expect(await db.all('SELECT path, origin FROM data_source_indexes WHERE data_source_id = ?', [id])).toEqual([{ path: 'address.city', origin: 'auto' }]);
+    // Same answer with the index; the bound (1 automatic index) keeps `name` and `age` unindexed.
+    expect(await query(id, { where: { 'address.city': 'Kyiv' }, order: [['age', 'DESC']], limit: 8 })).toEqual(before);
+    for (let i = 0; i < 8; i++) await query(id, { where: { name: `P${i}` } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await indexNames()).filter((name) => name.startsWith(`iar_dsi_${id}_`))).toEqual([indexName(id, 'address.city')]);
+    // Declaring it adopts the automatic index (it then no longer counts against the bound).
+    expect((await b.api('PUT', `/v1/data-sources/${id}`, { json: { definition: { indexes: ['address.city'] } } })).status).toBe(200);
+    expect(await db.all('SELECT path, origin FROM data_source_indexes WHERE data_source_id = ?', [id])).toEqual([{ path: 'address.city', origin: 'declared' }]);
+  });
+});
