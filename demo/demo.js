@@ -27,6 +27,8 @@
   };
   const when = (iso) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' }) : '—');
   const json = (value) => JSON.stringify(value, null, 2);
+  /** A text with line-break opportunities (<wbr>) before each `@` and after each `.`: e-mails and packages wrap at their parts. */
+  const breakable = (text) => String(text).split(/(?<=\.)|(?=@)/).flatMap((part, i) => (i ? [el('wbr'), part] : [part]));
   const describeError = (error) => `${error?.code ? `${error.code}: ` : ''}${error?.message ?? String(error)}`;
   const setStatus = (node, text, kind) => {
     node.textContent = text;
@@ -50,7 +52,7 @@
         'tr',
         { className: 'booking-row' },
         el('td', { textContent: e.data.name ?? '' }),
-        el('td', { textContent: e.data.email ?? '' }),
+        el('td', {}, ...breakable(e.data.email ?? '')),
         el('td', { textContent: e.data.date ?? '' }),
         el('td', { textContent: String(e.data.seats ?? '') }),
         el('td', { textContent: when(e.createdAt) }),
@@ -157,7 +159,7 @@
           'tr',
           { className: t.outcome === 'failed' ? 'failed' : '' },
           el('td', { textContent: t.path }),
-          el('td', { textContent: t.package ?? '' }),
+          el('td', {}, ...breakable(t.package ?? '')),
           el('td', { textContent: t.outcome }),
           el('td', { textContent: t.message ?? '' }),
         ),
@@ -185,11 +187,11 @@
     } catch (error) {
       box.dataset.state = 'error';
       const trace = error?.details?.trace;
-      box.replaceChildren(
-        el('p', { className: 'error-message', textContent: describeError(error) }),
-        error?.details?.errorType ? el('p', { className: 'error-type', textContent: `errorType: ${error.details.errorType}` }) : null,
-        trace?.length ? traceTable(trace) : null,
-      );
+      // replaceChildren would write a null as the text "null": only the parts there are.
+      const parts = [el('p', { className: 'error-message', textContent: describeError(error) })];
+      if (error?.details?.errorType) parts.push(el('p', { className: 'error-type', textContent: `errorType: ${error.details.errorType}` }));
+      if (trace?.length) parts.push(traceTable(trace));
+      box.replaceChildren(...parts);
     } finally {
       button.disabled = false;
       refreshActions();

@@ -198,6 +198,57 @@ describe('demo app end to end (Chromium)', () => {
     expect(await validate.locator('.trace tbody tr.failed td:first-child').textContent()).toBe('functions[0]');
   });
 
+  it('shows only the error in the Run now box for a payload that is not JSON and when offline (no "null" text)', async () => {
+    const p = await open();
+    const card = p.locator(action('notify-booker'));
+    await card.waitFor();
+    await card.locator('.action-payload').fill('{bad');
+    await card.locator('.action-run-now').click();
+    await card.locator('.action-result[data-state="error"]').waitFor();
+    const box = card.locator('.action-result');
+    expect(await box.evaluate((b) => b.childNodes.length)).toBe(1);
+    expect(await box.textContent()).toMatch(/^INVALID_PAYLOAD: The payload is not JSON: [^]*\)$/);
+    expect(await box.textContent()).not.toContain('null');
+
+    await card.locator('.action-payload').fill('{}');
+    await context!.setOffline(true);
+    await card.locator('.action-run-now').click();
+    await p.waitForFunction((sel) => document.querySelector(`${sel} .action-result`)!.getAttribute('data-state') === 'error' && !document.querySelector(`${sel} .action-run-now`)!.hasAttribute('disabled'), action('notify-booker'));
+    const offline = (await box.textContent())!;
+    await context!.setOffline(false);
+    expect(offline.length).toBeGreaterThan(0);
+    expect(offline).not.toContain('null');
+    expect([...(await box.evaluate((b) => [...b.childNodes].map((n) => n.nodeName)))].every((n) => n !== '#text')).toBe(true);
+  });
+
+  it('fits the Bookings and trace tables in their boxes: no column is cut off at 1280 or 1024 px', async () => {
+    const p = await open();
+    await p.waitForSelector('.booking-row');
+    const card = p.locator(action('notify-booker'));
+    await card.locator('.action-run-now').click();
+    await card.locator('.action-result[data-state="error"] .trace').waitFor({ timeout: 15_000 });
+    for (const width of [1280, 1024]) {
+      await p.setViewportSize({ width, height: 900 });
+      const overflow = await p.evaluate(() =>
+        [
+          ['Bookings', document.querySelector('#bookings table')!, document.querySelector('#bookings')!],
+          ['trace', document.querySelector('.trace')!, document.querySelector('.trace')!.closest('.action-result')!],
+        ].map(([name, table, box]) => {
+          const b = (box as Element).getBoundingClientRect();
+          const inner = b.right - parseFloat(getComputedStyle(box as Element).paddingRight);
+          const cut = [...(table as Element).querySelectorAll('th, td')].filter((c) => c.scrollWidth > c.clientWidth || c.getBoundingClientRect().right > inner + 0.5);
+          return { name, cut: cut.map((c) => c.textContent), scrolls: (box as Element).scrollWidth > (box as Element).clientWidth };
+        }),
+      );
+      expect(overflow, `at ${width} px`).toEqual([
+        { name: 'Bookings', cut: [], scrolls: false },
+        { name: 'trace', cut: [], scrolls: false },
+      ]);
+    }
+    // The Created and Package cells wrap at their parts, their text unchanged.
+    expect(await card.locator('.trace tbody td:nth-child(2)').textContent()).toBe('com.client.function.script');
+  });
+
   it('opens the debug compile page from the actions panel and runs the pipeline', async () => {
     const p = await open();
     const card = p.locator(action('validate-booking'));
