@@ -16,8 +16,18 @@ const stale =
   Math.min(...outputs.map((f) => statSync(f).mtimeMs)) <
     Math.max(newest(join(root, 'src')), statSync(join(root, 'rollup.config.mjs')).mtimeMs);
 if (stale) {
-  console.log('[start] building dist/ …');
-  execSync('npm run build', { cwd: root, stdio: 'inherit' });
+  const first = outputs.some((f) => !existsSync(f));
+  console.log(`[start] ${first ? 'first start: building dist/' : 'sources changed: rebuilding dist/'} (a few minutes; one line per bundle) …`);
+  try {
+    const { buildWithProgress } = await import('./build-progress.mjs');
+    await buildWithProgress(join(root, 'rollup.config.mjs'));
+  } catch (error) {
+    if (error?.code !== 'ERR_MODULE_NOT_FOUND') {
+      console.error(`[start] the build failed: ${error?.message ?? error}`);
+      process.exit(1);
+    }
+    execSync('npm run build', { cwd: root, stdio: 'inherit' }); // no Rollup API to report progress with
+  }
 }
 
 const { startDemo } = await import(join(root, 'demo/serve.mjs'));
