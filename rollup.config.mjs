@@ -21,12 +21,17 @@ const external = (id) =>
 const ts = () =>
   typescript({ tsconfig: './tsconfig.json', include: ['src/**/*.ts'], noEmit: false, declaration: false, sourceMap: true });
 
-/** client.js: the lazy chunks are not bundled; src/core/lazy-import.ts becomes its browser twin (a runtime-computed import()). */
+/**
+ * client.js: the lazy chunks are not bundled; src/core/lazy-import.ts becomes its browser twin (a runtime-computed
+ * import()), and src/pipeline/node-worker.ts (the Node engine thread) a stub.
+ */
+const BROWSER_TWINS = { '/lazy-import.js': './src/core/lazy-import.browser.ts', '/node-worker.js': './src/pipeline/node-worker.browser.ts' };
 const browserLazyImport = () => ({
   name: 'browser-lazy-import',
   async resolveId(source, importer) {
-    if (!source.endsWith('/lazy-import.js') || !importer?.includes('/src/')) return null;
-    return fileURLToPath(new URL('./src/core/lazy-import.browser.ts', import.meta.url));
+    const twin = Object.entries(BROWSER_TWINS).find(([suffix]) => source.endsWith(suffix));
+    if (!twin || !importer?.includes('/src/') || importer.endsWith('.browser.ts')) return null;
+    return fileURLToPath(new URL(twin[1], import.meta.url));
   },
 });
 

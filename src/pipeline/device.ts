@@ -51,36 +51,27 @@ async function createEngine(folder: string | undefined, options: DeviceEngineOpt
   const engineUrl = chunkUrl('engine', folder);
   const wasmUrl = folder ? new URL(WASM_FILE, folder).href : undefined;
   const isBrowser = typeof (globalThis as { document?: unknown }).document !== 'undefined' && !(globalThis as { happyDOM?: unknown }).happyDOM;
+  // The engine Worker (thread) could not start, or died: later runs, and those it had not begun, run inline.
+  const onDead = (reason: string) => {
+    workerFailed.add(key);
+    engines.delete(key);
+    options.logger?.once('engine.worker', `The pipeline engine Worker could not start (${reason}): pipelines run inline`);
+    return loadDeviceEngine(options);
+  };
   if (workerFailed.has(key)) {
     // Said once already, when the Worker failed.
   } else if (!options.inline && !ENGINE_IS_BUNDLED && isBrowser && typeof Worker === 'function' && engineUrl) {
     try {
-      const { worker, cleanup } = browserWorker(engineUrl);
-      return workerEngine(worker, wasmUrl, engineUrl, cleanup, (reason) => {
-        // The Worker could not start (or died): later runs, and those it had not begun, run inline.
-        workerFailed.add(key);
-        engines.delete(key);
-        options.logger?.once('engine.worker', `The pipeline engine Worker could not start (${reason}): pipelines run on the page`);
-        return loadDeviceEngine(options);
-      });
+      const [worker, url] = browserWorker(engineUrl);
+      return workerEngine(worker, wasmUrl, url, onDead);
     } catch {
       options.logger?.once('engine.worker', 'Web Workers are unavailable here: pipelines run on the page');
     }
-  } else if (!options.inline && !isBrowser) {
+  } else if (ENGINE_IS_BUNDLED && !options.inline && !isBrowser) {
     // Node (the npm client, also under happy-dom): a worker thread, so a long run never blocks the host's event loop.
-    let worker: WorkerLike | undefined;
-    try {
-      worker = startNodeWorker();
-    } catch {
-      worker = undefined;
-    }
-    if (worker)
-      return workerEngine(worker, wasmUrl, 'engine-thread.mjs', () => undefined, (reason) => {
-        workerFailed.add(key);
-        engines.delete(key);
-        options.logger?.once('engine.worker', `The pipeline engine thread stopped (${reason}): pipelines run inline`);
-        return loadDeviceEngine(options);
-      });
+    // (Not in client.js, where the engine is not bundled: constant-folded away with node-worker.browser.ts.)
+    const worker = startNodeWorker();
+    if (worker) return workerEngine(worker, wasmUrl, 'the engine thread', onDead);
   } else if (!ENGINE_IS_BUNDLED || isBrowser) {
     options.logger?.once('engine.inline', 'No Web Worker here: pipelines run inline');
   }
@@ -112,17 +103,19 @@ interface WorkerRun {
  * the inline engine. Runs that had not yet called a host service (so had no effect) run again inline,
  * the others fail with ENGINE_UNAVAILABLE, and later runs go straight to the inline engine.
  */
-/** The engine chunk as a module Web Worker; `cleanup` frees what starting it took. */
-function browserWorker(engineUrl: string): { worker: WorkerLike; cleanup: () => void } {
+/** The engine chunk as a module Web Worker, and the URL it was started from (a blob URL to revoke when it dies). */
+function browserWorker(engineUrl: string): [WorkerLike, string] {
   const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
-  const sameOrigin = origin !== undefined && new URL(engineUrl).origin === origin;
   // A cross-origin script (client.js on a CDN) cannot be a Worker directly: a same-origin blob imports it.
-  const url = sameOrigin ? engineUrl : URL.createObjectURL(new Blob([`import ${JSON.stringify(engineUrl)};`], { type: 'text/javascript' }));
-  const worker = new Worker(url, { type: 'module', name: 'in-app-runtime pipeline engine' }) as unknown as WorkerLike;
-  return { worker, cleanup: () => (sameOrigin ? undefined : URL.revokeObjectURL(url)) };
+  const url =
+    origin !== undefined && new URL(engineUrl).origin === origin
+      ? engineUrl
+      : URL.createObjectURL(new Blob([`import ${JSON.stringify(engineUrl)};`], { type: 'text/javascript' }));
+  return [new Worker(url, { type: 'module', name: 'in-app-runtime pipeline engine' }) as unknown as WorkerLike, url];
 }
 
-function workerEngine(worker: WorkerLike, wasmUrl: string | undefined, engineUrl: string, cleanup: () => void, onDead: (reason: string) => Promise<Engine>): Engine {
+/** `url`: where the worker started from (named when it fails; a blob: URL is revoked then). */
+function workerEngine(worker: WorkerLike, wasmUrl: string | undefined, url: string, onDead: (reason: string) => Promise<Engine>): Engine {
   // The wasm downloads and compiles on the page while the Worker starts and imports the engine; the compiled
   // Module goes with the first run. Where the page cannot compile it (e.g. a CSP without 'wasm-unsafe-eval'),
   // the Worker fetches it itself from wasmUrl.
@@ -152,9 +145,8 @@ function workerEngine(worker: WorkerLike, wasmUrl: string | undefined, engineUrl
     );
 
   worker.addEventListener('message', (event: { data: WorkerToPage }) => {
-    const message = event.data;
-    // The page has no http service, so no call of it to cancel.
-    if (message.type === 'warmed' || message.type === 'cancel') return;
+    // `warmed` has no run; `cancel` never comes (no http service here, so no call of it to cancel).
+    const message = event.data as Exclude<WorkerToPage, { type: 'warmed' | 'cancel' }>;
     const run = runs.get(message.id);
     if (!run) return;
     if (message.type === 'done') {
@@ -169,9 +161,9 @@ function workerEngine(worker: WorkerLike, wasmUrl: string | undefined, engineUrl
   });
   worker.addEventListener('error', (event) => {
     if (deadReason !== undefined) return;
-    deadReason = event.message || `${engineUrl} did not load`;
+    deadReason = event.message || `${url} did not load`;
     worker.terminate();
-    cleanup();
+    if (url.startsWith('blob:')) URL.revokeObjectURL(url);
     fallback = onDead(deadReason);
     fallback.catch(() => undefined);
     for (const [id, run] of [...runs]) {

@@ -36,8 +36,16 @@ const builtin = <T>(id: string): T | undefined => {
   return proc.getBuiltinModule?.(id) as T | undefined;
 };
 
-/** A Node worker thread running the engine, or undefined where there is none (not Node, or Node < 20.16). */
+/** A Node worker thread running the engine, or undefined where there is none (not Node, Node < 20.16, or it cannot start). */
 export function startNodeWorker(): WorkerLike | undefined {
+  try {
+    return start();
+  } catch {
+    return undefined;
+  }
+}
+
+function start(): WorkerLike | undefined {
   const threads = builtin<WorkerThreads>('node:worker_threads');
   // Node's URL: a DOM shim (happy-dom) replaces the global one; and not the `new URL('…', import.meta.url)`
   // pattern, which vitest's web environments rewrite into an http: URL of their dev server.

@@ -54,7 +54,7 @@ export const plain = (value: unknown): unknown => (value === undefined ? undefin
 /** Answers one worker call with the page's host services; `signal` cancels an `http` call. */
 export async function answerCall(services: HostServices, call: Extract<WorkerToPage, { type: 'call' }>, signal?: AbortSignal): Promise<unknown> {
   if (call.service === 'notifications' && call.method === 'create') return services.notifications.create(call.args[0] as Record<string, unknown>);
-  if (call.service === 'http' && services.http) return services.http({ ...(call.args[0] as HttpRequestLike), ...(signal ? { signal } : {}) });
+  if (call.service === 'http' && services.http) return services.http({ ...(call.args[0] as HttpRequestLike), signal });
   if (call.service === 'dataSources' && call.target !== undefined) {
     const conn = services.dataSources.connect(call.target) as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
     const fn = conn[call.method];
