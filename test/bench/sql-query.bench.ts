@@ -4,9 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
-import { renderCond } from '../../src/server/data-sources/sql/dialect.js';
-import { planSqlSelect } from '../../src/server/data-sources/sql/select.js';
-import { sqliteDialect } from '../../src/server/data-sources/sql/sqlite.js';
+import { planSqlSelect, selectStatement } from '../../src/server/data-sources/sql/select.js';
 import { startServer } from '../../src/server/index.js';
 
 /**
@@ -19,6 +17,7 @@ import { startServer } from '../../src/server/index.js';
  */
 const SIZES = (process.env.BENCH_SIZES ?? '300000,1000000').split(',').map(Number);
 const RUNS = 7;
+const INDEXED = ['email', 'city', 'age'];
 const CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv', 'Pune', 'Nice', 'Bern', 'Riga'];
 const row = (i: number) => ({ name: `Person ${i}`, email: `person${i}@example.com`, age: i % 90, city: CITIES[i % CITIES.length], active: i % 3 !== 0 });
 
@@ -60,6 +59,12 @@ const CASES = (n: number): Case[] => [
     expected: 20,
   },
   {
+    name: 'where + order on a data column + limit',
+    body: { where: { city: 'Oslo', active: true }, order: [['age', 'DESC']], limit: 20 },
+    plain: `SELECT id, data FROM data_source_entries WHERE data_source_id = ? AND json_extract(data, '$.city') = 'Oslo' AND json_extract(data, '$.active') = 1 ORDER BY json_extract(data, '$.age') DESC, sort_order, id DESC LIMIT 20`,
+    expected: 20,
+  },
+  {
     name: 'first page, no where (default order)',
     body: { limit: 20 },
     plain: `SELECT id, data FROM data_source_entries WHERE data_source_id = ? ORDER BY sort_order, id DESC LIMIT 20`,
@@ -71,7 +76,7 @@ for (const n of SIZES) {
   it(`selects at ${n.toLocaleString('en')} entries (SQLite)`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iar-sqlbench-'));
     const file = join(dir, 'runtime.sqlite');
-    const options = { port: 0, dataDir: dir, log: false } as const;
+    const options = { port: 0, dataDir: dir, log: false, limits: { autoIndexAfter: 0 } }; // indexes only when declared below
     try {
       let server = await startServer(options);
       const { appId, apiToken } = server.bootstrap;
@@ -103,34 +108,37 @@ for (const n of SIZES) {
 
       const lines: string[] = [];
       const bare = new BetterSqlite3(file, { readonly: true });
-      for (const c of CASES(n)) {
-        const http = await median(async () => {
-          const result = await api('POST', `/v1/data-sources/${ds}/data/query`, c.body);
-          expect(result.entries.length).toBe(c.expected);
-        });
-        // The translator's own SQL, run bare (what the server adds is HTTP, JSON and shaping).
-        const plan = planSqlSelect(compileQuery(c.body))!;
-        expect(plan).not.toBeNull();
-        const where = renderCond(sqliteDialect, plan.where);
-        const from = sqliteDialect.entries(ds);
-        const order = plan.order.map((t) => (t.kind === 'column' ? sqliteDialect.orderTerm('e', t.column, t.desc) : '')).join(', ');
-        const same = bare.prepare(`SELECT e.id, e.data FROM ${from.text} WHERE ${where.text} ORDER BY ${order} LIMIT ${plan.limit || -1} OFFSET 0`);
-        const params = [...from.params, ...where.params];
-        const count = plan.count ? bare.prepare(`SELECT COUNT(*) AS total FROM ${from.text} WHERE ${where.text}`) : null;
-        const sameMs = await median(() => {
-          const rows = same.all(...params) as { data: string }[];
-          rows.forEach((r) => JSON.parse(r.data));
-          count?.get(...params);
-          expect(rows.length).toBe(c.expected);
-        });
-        const plain = bare.prepare(c.plain);
-        const plainMs = await median(() => {
-          const rows = plain.all(...Array.from({ length: plain.source.split("?").length - 1 }, () => ds)) as { data: string }[];
-          rows.forEach((r) => JSON.parse(r.data));
-          expect(rows.length).toBe(c.expected);
-        });
-        lines.push(`| ${c.name} | ${http.toFixed(1)} ms | ${sameMs.toFixed(1)} ms | ${plainMs.toFixed(1)} ms | ${(http / plainMs).toFixed(2)}× |`);
-      }
+      const measure = async (phase: string, indexed: Set<string>) => {
+        for (const c of CASES(n)) {
+          const http = await median(async () => {
+            const result = await api('POST', `/v1/data-sources/${ds}/data/query`, c.body);
+            expect(result.entries.length).toBe(c.expected);
+          });
+          // The translator's own statement, run bare (what the server adds is HTTP, JSON and shaping).
+          const plan = planSqlSelect(compileQuery(c.body))!;
+          expect(plan).not.toBeNull();
+          const st = selectStatement('sqlite', ds, plan, indexed);
+          const same = bare.prepare(st.text);
+          const sameMs = await median(() => {
+            const rows = (same.all(...st.params) as { data: string | null }[]).filter((r) => r.data !== null);
+            rows.forEach((r) => JSON.parse(r.data!));
+            expect(rows.length).toBe(c.expected);
+          });
+          const plain = bare.prepare(c.plain);
+          const plainMs = await median(() => {
+            const rows = plain.all(...Array.from({ length: plain.source.split('?').length - 1 }, () => ds)) as { data: string }[];
+            rows.forEach((r) => JSON.parse(r.data));
+            expect(rows.length).toBe(c.expected);
+          });
+          lines.push(`| ${c.name} | ${phase} | ${http.toFixed(1)} ms | ${sameMs.toFixed(1)} ms | ${plainMs.toFixed(1)} ms | ${(http / plainMs).toFixed(2)}× |`);
+        }
+      };
+      await measure('none', new Set());
+      // Declared indexes (definition.indexes): the PUT answers once they are built.
+      const t = performance.now();
+      await api('PUT', `/v1/data-sources/${ds}`, { definition: { indexes: INDEXED } });
+      const buildMs = performance.now() - t;
+      await measure(INDEXED.join(', '), new Set(INDEXED));
       const rss = process.memoryUsage().rss;
       bare.close();
       await server.close();
@@ -138,10 +146,11 @@ for (const n of SIZES) {
         [
           `\n### ${n.toLocaleString('en')} entries (SQLite file, median of ${RUNS})`,
           '',
-          '| query (HTTP, real server) | server | bare: same SQL | bare: plain json_extract SQL | server / plain |',
-          '| --- | --- | --- | --- | --- |',
+          '| query (HTTP, real server) | indexes | server | bare: same SQL | bare: plain json_extract SQL (no index) | server / plain |',
+          '| --- | --- | --- | --- | --- | --- |',
           ...lines,
-          `| process RSS (server in process): before queries / after | ${(rssBefore / 2 ** 20).toFixed(0)} MB | ${(rss / 2 ** 20).toFixed(0)} MB | | |`,
+          `| building the ${INDEXED.length} declared indexes (PUT definition) | | ${buildMs.toFixed(0)} ms | | | |`,
+          `| process RSS (server in process): before queries / after | | ${(rssBefore / 2 ** 20).toFixed(0)} MB | ${(rss / 2 ** 20).toFixed(0)} MB | | |`,
         ].join('\n'),
       );
     } finally {

@@ -23,6 +23,9 @@ export interface SortKey {
   txt: string;
 }
 
+/** `num` is NULL for text (rank 1): saying so lets the index (rank, num, txt, …) seek on `txt`. */
+const textLead = (key: SortKey) => `${key.rank} = 1 AND ${key.num} IS NULL AND ${key.txt}`;
+
 /**
  * A condition on the key that every row matching `test` on the path satisfies unless its rank is 3, or null
  * (no useful one). select.ts ANDs it to the exact condition and checks in the same statement that no row of
@@ -35,14 +38,14 @@ export function keyTest(key: SortKey, test: ValueTest): Sql | null {
     case 'null':
       return raw(`(${key.rank} = 2)`);
     case 'cmp': {
-      const [rank, column] = typeof test.value === 'number' ? [0, key.num] : [1, key.txt];
-      return sql`(${raw(`${key.rank} = ${rank} AND ${column} ${test.op}`)} ${test.value})`;
+      const lead = typeof test.value === 'number' ? `${key.rank} = 0 AND ${key.num}` : textLead(key);
+      return sql`(${raw(`${lead} ${test.op}`)} ${test.value})`;
     }
     case 'in': {
       const parts: Sql[] = [];
       if (test.numbers.length > 0) parts.push(sql`(${raw(`${key.rank} = 0 AND ${key.num}`)} IN (${placeholders(test.numbers)}))`);
       const texts = [...test.strings, ...new Set(test.booleans.map(String))];
-      if (texts.length > 0) parts.push(sql`(${raw(`${key.rank} = 1 AND ${key.txt}`)} IN (${placeholders(texts)}))`);
+      if (texts.length > 0) parts.push(sql`(${raw(textLead(key))} IN (${placeholders(texts)}))`);
       return parts.length === 0 ? null : parts.length === 1 ? parts[0]! : sql`(${joinSql(parts, ' OR ')})`;
     }
   }

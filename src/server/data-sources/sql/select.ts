@@ -111,12 +111,16 @@ export function selectStatement(engine: 'sqlite' | 'postgres', dataSourceId: num
   const keyOf = (segments: readonly string[]) => dialect.sortKey(segments, 'e.data');
   const indexOf = (segments: readonly string[]) => (indexed.has(pathKey(segments)) ? indexName(dataSourceId, pathKey(segments)) : null);
   const exact = renderCond(dialect, plan.where);
-  const prefiltered = new Map<string, string[]>();
-  const prefilter = prefilterOf(plan.where, indexed, keyOf, prefiltered);
-  const where = prefilter ? sql`${prefilter} AND ${exact}` : exact;
+  // One index to go through: the first order key's (the page then stops early), else a tested path's. Only
+  // its path gets the index form (the keys of other paths would only be computed row by row).
   const first = plan.order[0];
-  // The index to go through: the first order key's (the page then stops early), else a prefiltered path's.
-  const index = (first?.kind === 'path' ? indexOf(first.segments) : null) ?? (prefilter ? indexOf([...prefiltered.values()][0]!) : null);
+  const candidates = new Map<string, string[]>();
+  prefilterOf(plan.where, indexed, keyOf, candidates);
+  const chosen = first?.kind === 'path' && indexed.has(pathKey(first.segments)) ? first.segments : [...candidates.values()][0];
+  const prefiltered = new Map<string, string[]>();
+  const prefilter = chosen ? prefilterOf(plan.where, new Set([pathKey(chosen)]), keyOf, prefiltered) : null;
+  const where = prefilter ? sql`${prefilter} AND ${exact}` : exact;
+  const index = chosen ? indexOf(chosen) : null;
   const from = dialect.entries(dataSourceId, index);
   const page = orderTerms(dialect, plan, 'e');
   const limit = plan.limit > 0 ? plan.limit : -1;
