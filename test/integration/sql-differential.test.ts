@@ -158,6 +158,6 @@ describe(`SQL translation of selects, differential against the JS evaluator (${t
     for (const op of ['plain', '$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists', '$not', '$and', '$or', '$nor', '$id', '$order', '$createdAt', '$updatedAt']) {
       expect(operators.get(op) ?? 0, op).toBeGreaterThanOrEqual(10);
     }
-  }, 90_000);
+  }, 300_000); // ~23 s on SQLite, ~43 s on PostgreSQL on this 2-core machine; room for a loaded one
 
 });
