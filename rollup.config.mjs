@@ -15,11 +15,9 @@ const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 
 const dependencies = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})];
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 /** npm and server builds leave dependencies and peer dependencies to the user's package manager. */
-const external = (id) =>
-  nodeBuiltins.includes(id) || dependencies.some((dep) => id === dep || id.startsWith(`${dep}/`));
+const external = (id) => nodeBuiltins.includes(id) || dependencies.some((dep) => id === dep || id.startsWith(`${dep}/`));
 
-const ts = () =>
-  typescript({ tsconfig: './tsconfig.json', include: ['src/**/*.ts'], noEmit: false, declaration: false, sourceMap: true });
+const ts = () => typescript({ tsconfig: './tsconfig.json', include: ['src/**/*.ts'], noEmit: false, declaration: false, sourceMap: true });
 
 /**
  * client.js: the lazy chunks are not bundled; src/core/lazy-import.ts becomes its browser twin (a runtime-computed
@@ -65,7 +63,8 @@ const runtimeFile = (key, pick, { reset = false } = {}) => ({
     if (!reset) return;
     const dist = dirname(MANIFEST);
     for (const name of existsSync(dist) ? readdirSync(dist) : [])
-      if (/^[a-z]+-[A-Za-z0-9_-]{6,}\.(mjs|wasm)(\.map|\.br|\.gz)?$/.test(name) || /^(runtime\.json|engine\.mjs(\.map)?|quickjs\.wasm)$/.test(name)) rmSync(join(dist, name));
+      if (/^[a-z]+-[A-Za-z0-9_-]{6,}\.(mjs|wasm)(\.map|\.br|\.gz)?$/.test(name) || /^(runtime\.json|engine\.mjs(\.map)?|quickjs\.wasm)$/.test(name))
+        rmSync(join(dist, name));
   },
   writeBundle(_options, bundle) {
     const file = Object.values(bundle).find(pick)?.fileName;
@@ -123,7 +122,11 @@ const runThreadEntry = () => ({
   },
   load(id) {
     if (id !== '\0run-thread-entry') return null;
-    const ref = this.emitFile({ type: 'chunk', id: fileURLToPath(new URL('./src/server/actions/threads/thread.ts', import.meta.url)), fileName: 'server/run-thread.mjs' });
+    const ref = this.emitFile({
+      type: 'chunk',
+      id: fileURLToPath(new URL('./src/server/actions/threads/thread.ts', import.meta.url)),
+      fileName: 'server/run-thread.mjs',
+    });
     return `export const THREAD_ENTRY = new URL(import.meta.ROLLUP_FILE_URL_${ref});\n`;
   },
 });

@@ -28,7 +28,10 @@
   const when = (iso) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' }) : '—');
   const json = (value) => JSON.stringify(value, null, 2);
   /** A text with line-break opportunities (<wbr>) before each `@` and after each `.`: e-mails and packages wrap at their parts. */
-  const breakable = (text) => String(text).split(/(?<=\.)|(?=@)/).flatMap((part, i) => (i ? [el('wbr'), part] : [part]));
+  const breakable = (text) =>
+    String(text)
+      .split(/(?<=\.)|(?=@)/)
+      .flatMap((part, i) => (i ? [el('wbr'), part] : [part]));
   const describeError = (error) => `${error?.code ? `${error.code}: ` : ''}${error?.message ?? String(error)}`;
   const setStatus = (node, text, kind) => {
     node.textContent = text;
@@ -41,7 +44,10 @@
   async function loadBookings() {
     const bookings = await Client.DataSources.connect(BOOKINGS);
     const { entries, pagination } = await bookings.query({
-      order: [['createdAt', 'DESC'], ['id', 'DESC']],
+      order: [
+        ['createdAt', 'DESC'],
+        ['id', 'DESC'],
+      ],
       limit: PAGE_SIZE,
       offset: state.offset,
       includePagination: true,
@@ -164,7 +170,12 @@
           el('td', { textContent: t.message ?? '' }),
         ),
       );
-    return el('table', { className: 'trace' }, el('thead', {}, el('tr', {}, ...['Node', 'Package', 'Outcome', 'Message'].map((h) => el('th', { textContent: h })))), body);
+    return el(
+      'table',
+      { className: 'trace' },
+      el('thead', {}, el('tr', {}, ...['Node', 'Package', 'Outcome', 'Message'].map((h) => el('th', { textContent: h })))),
+      body,
+    );
   }
 
   async function runNow(action, card) {
@@ -273,7 +284,13 @@
 
   async function loadSummaries() {
     const summaries = await Client.DataSources.connect(SUMMARIES);
-    const latest = await summaries.find({ order: [['createdAt', 'DESC'], ['id', 'DESC']], limit: 5 });
+    const latest = await summaries.find({
+      order: [
+        ['createdAt', 'DESC'],
+        ['id', 'DESC'],
+      ],
+      limit: 5,
+    });
     const items = latest.map((e) =>
       el('li', { textContent: `${when(e.data.at)}: ${e.data.bookings} booking(s), ${e.data.seats} seat(s) (${e.data.trigger})` }),
     );

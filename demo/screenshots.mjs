@@ -20,7 +20,10 @@ try {
   const page = await context.newPage();
   await page.goto(server.url + '/');
   await page.waitForSelector('#status[data-state="ok"]');
-  for (const [name, date, seats] of [['Ann Lee', '2030-05-01', 2], ['Ann Lee', '2030-05-14', 4]]) {
+  for (const [name, date, seats] of [
+    ['Ann Lee', '2030-05-01', 2],
+    ['Ann Lee', '2030-05-14', 4],
+  ]) {
     await page.fill('#booking-name', name);
     await page.fill('#booking-date', date);
     await page.fill('#booking-seats', String(seats));

@@ -18,7 +18,11 @@ const peers = Object.keys(pkg.peerDependencies ?? {}).map((name) => `${name}@${p
 const work = mkdtempSync(join(tmpdir(), 'iar-bench-install-'));
 try {
   const [{ filename }] = JSON.parse(
-    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }),
+    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }),
   );
   const tarball = join(work, filename);
   const scenarios = [['client only', [tarball]], ...(args.has('--server') ? [['client + server peers', [tarball, ...peers]]] : [])];
@@ -31,9 +35,10 @@ try {
     execFileSync('npm', ['install', '--no-audit', '--no-fund', ...cache, ...specs], { cwd: app, stdio: ['ignore', 'ignore', 'inherit'] });
     const seconds = (performance.now() - started) / 1000;
     const kb = Number(execFileSync('du', ['-sk', join(app, 'node_modules')], { encoding: 'utf8' }).split('\t')[0]);
-    const packages = execFileSync('npm', ['ls', '--all', '--parseable'], { cwd: app, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
-      .trim()
-      .split('\n').length - 1;
+    const packages =
+      execFileSync('npm', ['ls', '--all', '--parseable'], { cwd: app, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+        .trim()
+        .split('\n').length - 1;
     console.log(
       `${name}${args.has('--cold') ? ' (empty cache)' : ''}: ${seconds.toFixed(1)} s, ${(kb / 1024).toFixed(1)} MB node_modules, ${packages} packages`,
     );

@@ -28,7 +28,10 @@ export async function buildWithProgress(configFile, { log = console.log, heartbe
     const what = label(bundleOptions);
     const at = Date.now();
     log(`${prefix} ${step} ${what} …`);
-    const timer = setInterval(() => log(`${prefix} ${' '.repeat(step.length)} still building (${seconds(Date.now() - at)}; ${seconds(Date.now() - started)} in all)`), heartbeatMs);
+    const timer = setInterval(
+      () => log(`${prefix} ${' '.repeat(step.length)} still building (${seconds(Date.now() - at)}; ${seconds(Date.now() - started)} in all)`),
+      heartbeatMs,
+    );
     try {
       const bundle = await rollup(bundleOptions);
       try {

@@ -33,5 +33,4 @@ if (gz > LIMIT_GZIP) {
   failed++;
 } else console.log(`dist/client.js: ${gz} bytes gzipped (budget ${LIMIT_GZIP})`);
 
-
 process.exit(failed ? 1 : 0);

@@ -13,8 +13,7 @@ const newest = (dir) =>
 const outputs = ['dist/client.js', 'dist/server.mjs', 'dist/index.mjs'].map((f) => join(root, f));
 const stale =
   outputs.some((f) => !existsSync(f)) ||
-  Math.min(...outputs.map((f) => statSync(f).mtimeMs)) <
-    Math.max(newest(join(root, 'src')), statSync(join(root, 'rollup.config.mjs')).mtimeMs);
+  Math.min(...outputs.map((f) => statSync(f).mtimeMs)) < Math.max(newest(join(root, 'src')), statSync(join(root, 'rollup.config.mjs')).mtimeMs);
 if (stale) {
   const first = outputs.some((f) => !existsSync(f));
   console.log(`[start] ${first ? 'first start: building dist/' : 'sources changed: rebuilding dist/'} (a few minutes; one line per bundle) …`);

@@ -39,6 +39,8 @@ export async function load(url, context, next) {
   });
   mkdirSync(CACHE, { recursive: true });
   const temp = `${cached}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-  await writeFile(temp, outputText).then(() => rename(temp, cached)).catch(() => undefined);
+  await writeFile(temp, outputText)
+    .then(() => rename(temp, cached))
+    .catch(() => undefined);
   return { format: 'module', source: outputText, shortCircuit: true };
 }

@@ -40,7 +40,26 @@ const result = (o: RunOutcome) => {
 
 describe('sandbox escape attempts', () => {
   test('capability probes: process, require, fetch, window, document, localStorage, setTimeout, XMLHttpRequest, host bridges are absent', async () => {
-    const names = ['process', 'require', 'module', 'fetch', 'window', 'document', 'localStorage', 'setTimeout', 'setInterval', 'XMLHttpRequest', 'WebSocket', 'Worker', 'importScripts', 'host', 'note', 'Deno', 'Bun', 'global'];
+    const names = [
+      'process',
+      'require',
+      'module',
+      'fetch',
+      'window',
+      'document',
+      'localStorage',
+      'setTimeout',
+      'setInterval',
+      'XMLHttpRequest',
+      'WebSocket',
+      'Worker',
+      'importScripts',
+      'host',
+      'note',
+      'Deno',
+      'Bun',
+      'global',
+    ];
     const o = await script(`return ${JSON.stringify(names)}.map(n => [n, typeof globalThis[n]])`);
     expect(result(o)).toEqual(names.map((n) => [n, 'undefined']));
   });
@@ -60,7 +79,9 @@ describe('sandbox escape attempts', () => {
   });
 
   test('prototype pollution of Object.prototype / Array.prototype is not visible to the host or the next run', async () => {
-    const o = await script('Object.prototype.polluted = "yes"; Array.prototype.push = () => "hijacked"; Object.prototype.toJSON = undefined; return { ok: [].push(1) }');
+    const o = await script(
+      'Object.prototype.polluted = "yes"; Array.prototype.push = () => "hijacked"; Object.prototype.toJSON = undefined; return { ok: [].push(1) }',
+    );
     expect(result(o)).toEqual({ ok: 'hijacked' });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     const arr: number[] = [];
@@ -101,13 +122,15 @@ describe('sandbox escape attempts', () => {
     const o = await script('return JSON.parse(\'{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}}\')');
     const value = result(o) as Record<string, unknown>;
     expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
-    expect(Object.prototype.hasOwnProperty.call(value, '__proto__')).toBe(true);
+    expect(Object.hasOwn(value, '__proto__')).toBe(true);
     expect((value as { polluted?: unknown }).polluted).toBeUndefined();
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
   });
 
   test('host errors passed into the guest carry no host stack or paths', async () => {
-    const o = await script('try { await Client.DataSources.connect("broken").find() } catch (e) { return { name: e.name, stack: String(e.stack), keys: Object.keys(e) } }');
+    const o = await script(
+      'try { await Client.DataSources.connect("broken").find() } catch (e) { return { name: e.name, stack: String(e.stack), keys: Object.keys(e) } }',
+    );
     const value = result(o) as { name: string; stack: string; keys: string[] };
     expect(value.name).toBe('Error');
     expect(value.stack).not.toMatch(/node_modules|\/work\/|file:|\.ts:|sandbox-escape/);
@@ -122,7 +145,9 @@ describe('sandbox escape attempts', () => {
   });
 
   test('the guest Client is frozen and exposes only the bridged operations', async () => {
-    const o = await script('"use strict"; let replaced; try { Client.DataSources = 1; replaced = true } catch (e) { replaced = false } return [replaced, Object.keys(Client), Object.keys(Client.DataSources.connect(1)).sort()]');
+    const o = await script(
+      '"use strict"; let replaced; try { Client.DataSources = 1; replaced = true } catch (e) { replaced = false } return [replaced, Object.keys(Client), Object.keys(Client.DataSources.connect(1)).sort()]',
+    );
     expect(result(o)).toEqual([false, ['DataSources', 'Notifications'], ['commit', 'find', 'findById', 'findOne', 'insert', 'query', 'removeById', 'update']]);
   });
 

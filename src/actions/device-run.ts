@@ -27,7 +27,11 @@ async function execute(ctx: ClientContext, action: Action, payload: Record<strin
     // A screen-targeted action on the device: the handler this screen registered.
     const handler = remoteHandlerOf(ctx);
     if (!handler || ctx.config().pageId !== action.pageId)
-      return failure('ScreenError', 'SCREEN_NOT_LOADED', `Action "${action.name}" targets screen ${action.pageId}, which has not registered Client.Page.onRemoteExecution() here`);
+      return failure(
+        'ScreenError',
+        'SCREEN_NOT_LOADED',
+        `Action "${action.name}" targets screen ${action.pageId}, which has not registered Client.Page.onRemoteExecution() here`,
+      );
     return runScreenHandler(ctx, () => handler(payload, context), limits.runTimeoutMs);
   }
   const custom = await deviceCustomFunctions(ctx, action.functions);
@@ -120,7 +124,10 @@ export async function runOnDevice(
       outcome = notSerializable(error, outcome.trace);
     }
     if (size !== undefined && size > ctx.config().limits.resultBytes)
-      outcome = { ...failure('ResultTooLargeError', 'RESULT_TOO_LARGE', `The result is ${size} bytes; the limit is ${ctx.config().limits.resultBytes}`), trace: outcome.trace };
+      outcome = {
+        ...failure('ResultTooLargeError', 'RESULT_TOO_LARGE', `The result is ${size} bytes; the limit is ${ctx.config().limits.resultBytes}`),
+        trace: outcome.trace,
+      };
   }
   const duration = Math.round((typeof performance !== 'undefined' ? performance.now() : Date.now()) - t0);
   const log: ActionLog = {
@@ -133,7 +140,12 @@ export async function runOnDevice(
       actionId: action.id,
       result: outcome.ok
         ? (outcome.result ?? null)
-        : { errorType: outcome.error.errorType, errorMessage: outcome.error.errorMessage, code: outcome.error.code, trace: outcome.error.trace.length ? outcome.error.trace : outcome.trace },
+        : {
+            errorType: outcome.error.errorType,
+            errorMessage: outcome.error.errorMessage,
+            code: outcome.error.code,
+            trace: outcome.error.trace.length ? outcome.error.trace : outcome.trace,
+          },
       source: 'device',
       trigger: context.trigger,
     },

@@ -63,7 +63,8 @@ function checkOptions(options: GetLogsOptions | undefined): GetLogsOptions {
   if (options === undefined) return {};
   if (!isObject(options)) throw new ClientError('INVALID_ARGUMENT', 'getLogs options must be an object { id, limit, where }');
   const { id, limit, where } = options as { id?: unknown; limit?: unknown; where?: unknown };
-  if (id !== undefined && !(typeof id === 'number' && Number.isInteger(id) && id > 0)) throw new ClientError('INVALID_ARGUMENT', 'options.id must be a positive integer (an action id)');
+  if (id !== undefined && !(typeof id === 'number' && Number.isInteger(id) && id > 0))
+    throw new ClientError('INVALID_ARGUMENT', 'options.id must be a positive integer (an action id)');
   if (limit !== undefined && !(typeof limit === 'number' && Number.isInteger(limit) && limit > 0 && limit <= MAX_LOG_LIMIT))
     throw new ClientError('INVALID_ARGUMENT', `options.limit must be an integer from 1 to ${MAX_LOG_LIMIT}`);
   if (where !== undefined && !isObject(where)) throw new ClientError('INVALID_ARGUMENT', 'options.where must be an object (a sift query on the record)');

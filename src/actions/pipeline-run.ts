@@ -78,8 +78,7 @@ function resolvePayload(host: PipelineHost, given: PipelineRunOptions['payload']
 function customFunctions(host: PipelineHost, extra: FunctionPackageSource[] | undefined): FunctionPackageSource[] {
   const byPackage = new Map<string, FunctionPackageSource>();
   const fromPage = pageEnv().taskFunctions;
-  if (Array.isArray(fromPage))
-    for (const f of fromPage) if (f && typeof f.package === 'string' && typeof f.code === 'string') byPackage.set(f.package, f);
+  if (Array.isArray(fromPage)) for (const f of fromPage) if (f && typeof f.package === 'string' && typeof f.code === 'string') byPackage.set(f.package, f);
   for (const f of host.registered()) byPackage.set(f.package, f);
   for (const f of extra ?? []) byPackage.set(f.package, f);
   return [...byPackage.values()];
@@ -87,7 +86,9 @@ function customFunctions(host: PipelineHost, extra: FunctionPackageSource[] | un
 
 function logTrace(ctx: ClientContext, outcome: RunOutcome): void {
   const c = globalThis.console;
-  const title = outcome.ok ? `Pipeline finished in ${outcome.durationMs} ms` : `Pipeline failed after ${outcome.durationMs} ms: ${outcome.error.errorType}: ${outcome.error.errorMessage}`;
+  const title = outcome.ok
+    ? `Pipeline finished in ${outcome.durationMs} ms`
+    : `Pipeline failed after ${outcome.durationMs} ms: ${outcome.error.errorType}: ${outcome.error.errorMessage}`;
   if (typeof c?.groupCollapsed === 'function') c.groupCollapsed(`[in-app-runtime] ${title}`);
   else ctx.logger.info(title);
   if (typeof c?.table === 'function') c.table(outcome.trace);
@@ -110,7 +111,12 @@ export async function runWithTrace(host: PipelineHost, options: PipelineRunOptio
     environment: 'client',
     services: options.services ?? host.services(),
     customFunctions: customFunctions(host, options.customFunctions),
-    limits: { runTimeoutMs: config.limits.runTimeoutMs, payloadChars: config.limits.payloadChars, resultBytes: config.limits.resultBytes, ...(options.limits ?? {}) },
+    limits: {
+      runTimeoutMs: config.limits.runTimeoutMs,
+      payloadChars: config.limits.payloadChars,
+      resultBytes: config.limits.resultBytes,
+      ...(options.limits ?? {}),
+    },
     signal: options.signal,
   });
   if (options.log !== false) logTrace(ctx, outcome);

@@ -34,7 +34,13 @@ export function cronSyntaxError(expression: string): string | undefined {
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== 5)
     return `must be a five-field cron expression (minute hour day-of-month month day-of-week), got ${fields.length} field${fields.length === 1 ? '' : 's'}`;
-  const bounds: [number, number][] = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]];
+  const bounds: [number, number][] = [
+    [0, 59],
+    [0, 23],
+    [1, 31],
+    [1, 12],
+    [0, 7],
+  ];
   const names = ['minute', 'hour', 'day of month', 'month', 'day of week'];
   for (let i = 0; i < 5; i++) {
     const field = fields[i]!;
@@ -103,12 +109,10 @@ function validateNode(node: unknown, path: string, depth: number, issues: Valida
   if (type === 'function') {
     if (typeof node.functionPackage !== 'string' || node.functionPackage.trim() === '')
       issues.push({ path: `${path}.functionPackage`, message: 'is required on a function node (e.g. com.client.function.set)', kind: 'shape' });
-    if (node.settings !== undefined && !isObject(node.settings))
-      issues.push({ path: `${path}.settings`, message: 'must be an object', kind: 'shape' });
+    if (node.settings !== undefined && !isObject(node.settings)) issues.push({ path: `${path}.settings`, message: 'must be an object', kind: 'shape' });
     if (node.functions !== undefined) validateNodes(node.functions, `${path}.functions`, depth + 1, issues);
   } else if (type === 'loop') {
-    if (node.items === undefined && node.range === undefined)
-      issues.push({ path, message: 'a loop node needs `items` or `range`', kind: 'shape' });
+    if (node.items === undefined && node.range === undefined) issues.push({ path, message: 'a loop node needs `items` or `range`', kind: 'shape' });
     if (node.items !== undefined && (typeof node.items !== 'string' || node.items.trim() === ''))
       issues.push({ path: `${path}.items`, message: 'must be the name of a context property holding an array', kind: 'shape' });
     if (node.range !== undefined) {
@@ -154,8 +158,7 @@ export function validateActionInput(input: unknown, options: ValidateOptions = {
     const issue = nameIssue(input.name);
     if (issue) issues.push(issue);
   }
-  if (input.active !== undefined && typeof input.active !== 'boolean')
-    issues.push({ path: 'active', message: 'must be a boolean', kind: 'shape' });
+  if (input.active !== undefined && typeof input.active !== 'boolean') issues.push({ path: 'active', message: 'must be a boolean', kind: 'shape' });
   if (input.environment !== undefined && (typeof input.environment !== 'string' || !ENVIRONMENTS.includes(input.environment)))
     issues.push({ path: 'environment', message: `must be one of ${ENVIRONMENTS.join(', ')}`, kind: 'shape' });
   if (input.missedRuns !== undefined && input.missedRuns !== 'coalesce' && input.missedRuns !== 'skip')
@@ -203,7 +206,11 @@ export function validateActionInput(input: unknown, options: ValidateOptions = {
   if (issues.length) return issues;
   const size = JSON.stringify([input.functions ?? [], input.triggers ?? []]).length;
   if (size > MAX_DEFINITION_CHARS)
-    issues.push({ path: 'functions', message: `the definition (functions and triggers) is ${size} characters, more than ${MAX_DEFINITION_CHARS}`, kind: 'meaning' });
+    issues.push({
+      path: 'functions',
+      message: `the definition (functions and triggers) is ${size} characters, more than ${MAX_DEFINITION_CHARS}`,
+      kind: 'meaning',
+    });
   if (issues.length) return issues;
 
   // Cross-field rules (design §5), on the merged result. A partial update checked without the stored action (on
@@ -213,9 +220,17 @@ export function validateActionInput(input: unknown, options: ValidateOptions = {
   const environment = knows('environment') ? (merged.environment ?? 'server') : undefined;
   (merged.triggers ?? []).forEach((t, i) => {
     if ((t.trigger === 'log' || t.trigger === 'schedule') && environment === 'client')
-      issues.push({ path: `triggers[${i}].trigger`, message: `a ${t.trigger} trigger runs on the server: environment must be server or any, not client`, kind: 'meaning' });
+      issues.push({
+        path: `triggers[${i}].trigger`,
+        message: `a ${t.trigger} trigger runs on the server: environment must be server or any, not client`,
+        kind: 'meaning',
+      });
     if (t.trigger === 'analytics' && environment === 'server')
-      issues.push({ path: `triggers[${i}].trigger`, message: 'an analytics trigger runs on the device: environment must be client or any, not server', kind: 'meaning' });
+      issues.push({
+        path: `triggers[${i}].trigger`,
+        message: 'an analytics trigger runs on the device: environment must be client or any, not server',
+        kind: 'meaning',
+      });
     if (t.trigger === 'schedule' && knows('frequency') && (merged.frequency === undefined || merged.frequency === null))
       issues.push({ path: 'frequency', message: 'a schedule trigger needs a frequency (five-field cron)', kind: 'meaning' });
   });

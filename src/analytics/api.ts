@@ -81,7 +81,8 @@ export function createAnalyticsApi(ctx: ClientContext, options: AnalyticsOptions
       if (!options.run)
         void peekCachedActions(ctx)
           .then((list) => {
-            if (list.some((a) => isDeviceAnalyticsAction(a, environment) && !a.pageId)) return loadEngine({ assetsUrl: ctx.config().assetsUrl, logger: ctx.logger });
+            if (list.some((a) => isDeviceAnalyticsAction(a, environment) && !a.pageId))
+              return loadEngine({ assetsUrl: ctx.config().assetsUrl, logger: ctx.logger });
           })
           .catch(() => undefined);
       cache.subscribe((actions) => dispatcher.setActions(actions));

@@ -146,9 +146,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         started = Promise.reject(error);
       }
       started
-        .catch((error) =>
-          options.logger.warn(`Analytics-triggered action "${action.name}" (${action.id}) failed: ${(error as Error)?.message ?? error}`),
-        )
+        .catch((error) => options.logger.warn(`Analytics-triggered action "${action.name}" (${action.id}) failed: ${(error as Error)?.message ?? error}`))
         .finally(() => {
           active--;
           pump();

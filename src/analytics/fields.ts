@@ -27,7 +27,8 @@ export function detectOs(nav: NavigatorLike | undefined = (globalThis as { navig
   if (/Mac/i.test(ua)) return 'macOS';
   if (/Linux|X11/i.test(ua)) return 'Linux';
   const proc = (globalThis as { process?: { platform?: string } }).process;
-  if (proc?.platform) return ({ win32: 'Windows', darwin: 'macOS', linux: 'Linux', android: 'Android' } as Record<string, string>)[proc.platform] ?? proc.platform;
+  if (proc?.platform)
+    return ({ win32: 'Windows', darwin: 'macOS', linux: 'Linux', android: 'Android' } as Record<string, string>)[proc.platform] ?? proc.platform;
   return 'unknown';
 }
 

@@ -10,7 +10,6 @@ import type { AnalyticsRunner } from './dispatcher.js';
 export function deviceRunner(ctx: ClientContext): AnalyticsRunner {
   return async (action, context) => {
     const outcome = await runOnDevice(ctx, action, {}, { mode: 'on-demand', context });
-    if (!outcome.ok)
-      ctx.logger.warn(`Analytics-triggered action "${action.name}" (${action.id}) failed: ${outcome.error.code} ${outcome.error.errorMessage}`);
+    if (!outcome.ok) ctx.logger.warn(`Analytics-triggered action "${action.name}" (${action.id}) failed: ${outcome.error.code} ${outcome.error.errorMessage}`);
   };
 }

@@ -86,8 +86,7 @@ export function resolveConfig(config: ClientConfig): ResolvedConfig {
     throw new TypeError(`config.region must be one of ${REGIONS.join(', ')}, got ${JSON.stringify(config.region)}`);
   if (config.environment !== undefined && !ENVIRONMENTS.includes(config.environment))
     throw new TypeError(`config.environment must be live or viewer, got ${JSON.stringify(config.environment)}`);
-  if (config.authToken !== undefined && typeof config.authToken !== 'string')
-    throw new TypeError('config.authToken must be a string');
+  if (config.authToken !== undefined && typeof config.authToken !== 'string') throw new TypeError('config.authToken must be a string');
   if (config.baseUrl !== undefined) {
     try {
       new URL(config.baseUrl);

@@ -14,7 +14,6 @@ export interface ClientContext {
 }
 
 export function requireAppId(config: ResolvedConfig): number {
-  if (config.appId === undefined)
-    throw new ClientError('NOT_CONFIGURED', 'No appId configured: pass it to createClient(), Client.configure() or data-app-id');
+  if (config.appId === undefined) throw new ClientError('NOT_CONFIGURED', 'No appId configured: pass it to createClient(), Client.configure() or data-app-id');
   return config.appId;
 }

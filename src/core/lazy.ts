@@ -10,7 +10,14 @@ import { bundledChunk, importChunk, type Chunks } from './lazy-import.js';
 
 export type { Chunks };
 
-const FILES: Record<keyof Chunks, string> = { engine: ENGINE_FILE, query: QUERY_FILE, validate: VALIDATE_FILE, pipeline: PIPELINE_FILE, push: PUSH_FILE, catalog: CATALOG_FILE };
+const FILES: Record<keyof Chunks, string> = {
+  engine: ENGINE_FILE,
+  query: QUERY_FILE,
+  validate: VALIDATE_FILE,
+  pipeline: PIPELINE_FILE,
+  push: PUSH_FILE,
+  catalog: CATALOG_FILE,
+};
 
 /** The folder of the client.js script, captured while it is evaluated (document.currentScript is only set then). */
 const scriptFolder: string | undefined = (() => {
@@ -32,8 +39,7 @@ export function assetsFolder(assetsUrl: string | undefined): string | undefined 
 }
 
 /** The URL of a lazy chunk in `folder` (undefined when the folder is unknown). */
-export const chunkUrl = (key: keyof Chunks, folder: string | undefined): string | undefined =>
-  folder ? new URL(FILES[key], folder).href : undefined;
+export const chunkUrl = (key: keyof Chunks, folder: string | undefined): string | undefined => (folder ? new URL(FILES[key], folder).href : undefined);
 
 const loaded: Partial<Chunks> = {};
 const loading = new Map<string, Promise<unknown>>();
@@ -58,7 +64,10 @@ export function loadChunk<K extends Exclude<keyof Chunks, 'engine'>>(key: K, ass
       (module) => (loaded[key] = module),
       (error: unknown) => {
         loading.delete(cacheKey);
-        throw new ClientError('CHUNK_UNAVAILABLE', `The runtime's ${key} chunk could not load from ${url ?? '(unknown)'}: ${(error as Error)?.message ?? String(error)}`);
+        throw new ClientError(
+          'CHUNK_UNAVAILABLE',
+          `The runtime's ${key} chunk could not load from ${url ?? '(unknown)'}: ${(error as Error)?.message ?? String(error)}`,
+        );
       },
     );
     loading.set(cacheKey, promise);

@@ -68,13 +68,11 @@ export function createDataSourceConnection(ctx: ClientContext, idOrName: number 
     method: string,
     path: string,
     options: { json?: unknown; body?: BodyInit; query?: Record<string, string | number | boolean | undefined>; headers?: Record<string, string> } = {},
-  ) =>
-    ctx.http.request<T>(method, base + path, { ...options, query: { ...flag, ...(options.query ?? {}) } });
+  ) => ctx.http.request<T>(method, base + path, { ...options, query: { ...flag, ...(options.query ?? {}) } });
 
   const select = async <T extends EntryData>(query: FindQuery | undefined, limit?: number) => {
     const body = query === undefined ? {} : { ...checkObject(query, 'The query') };
-    if ('type' in body || 'aggregate' in body)
-      throw new ClientError('INVALID_ARGUMENT', 'find() only selects entries: use query() for aggregate or delete');
+    if ('type' in body || 'aggregate' in body) throw new ClientError('INVALID_ARGUMENT', 'find() only selects entries: use query() for aggregate or delete');
     if (limit !== undefined) body.limit = limit;
     const result = await request<{ entries: DataSourceEntry<T>[] }>('POST', '/data/query', { json: body });
     return result.entries;

@@ -25,7 +25,6 @@ export function checkId(value: unknown, what: string): number {
 }
 
 export function checkObject(value: unknown, what: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new ClientError('INVALID_ARGUMENT', `${what} must be an object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ClientError('INVALID_ARGUMENT', `${what} must be an object`);
   return value as Record<string, unknown>;
 }

@@ -87,8 +87,22 @@ export type SortDirection = 'ASC' | 'DESC';
 export interface FilterCondition {
   column: string;
   condition:
-    | '==' | '!=' | '>' | '>=' | '<' | '<=' | 'contains' | 'notcontains' | 'empty' | 'notempty' | 'between' | 'oneof'
-    | 'dateis' | 'datebefore' | 'dateafter' | 'datebetween';
+    | '=='
+    | '!='
+    | '>'
+    | '>='
+    | '<'
+    | '<='
+    | 'contains'
+    | 'notcontains'
+    | 'empty'
+    | 'notempty'
+    | 'between'
+    | 'oneof'
+    | 'dateis'
+    | 'datebefore'
+    | 'dateafter'
+    | 'datebetween';
   value?: unknown;
   unit?: 'year' | 'month' | 'day' | 'hour' | 'minute' | 'second';
   from?: { value: string };

@@ -7,8 +7,28 @@ import { FilterError, isPlainObject } from './errors.js';
 import { MAX_PATTERN_LENGTH, compileRegex } from './regex.js';
 
 export const FILTER_OPERATORS = [
-  '$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists', '$regex', '$options', '$and', '$or',
-  '$nor', '$not', '$mod', '$all', '$size', '$type', '$elemMatch', '$like', '$iLike',
+  '$eq',
+  '$ne',
+  '$gt',
+  '$gte',
+  '$lt',
+  '$lte',
+  '$in',
+  '$nin',
+  '$exists',
+  '$regex',
+  '$options',
+  '$and',
+  '$or',
+  '$nor',
+  '$not',
+  '$mod',
+  '$all',
+  '$size',
+  '$type',
+  '$elemMatch',
+  '$like',
+  '$iLike',
 ] as const;
 
 /** Keys (fields and operators) a filter may hold in all, so matching one document stays cheap. */
@@ -77,7 +97,8 @@ export function checkFilter(node: unknown, path: string, count = { keys: 0 }): v
   }
   if (!isPlainObject(node)) return;
   for (const key of Object.keys(node)) {
-    if (++count.keys > MAX_FILTER_CONDITIONS) throw new FilterError(`${path}: a filter holds at most ${MAX_FILTER_CONDITIONS} conditions (fields and operators)`);
+    if (++count.keys > MAX_FILTER_CONDITIONS)
+      throw new FilterError(`${path}: a filter holds at most ${MAX_FILTER_CONDITIONS} conditions (fields and operators)`);
     const value = node[key];
     const at = `${path}.${key}`;
     if (key.startsWith('$')) {

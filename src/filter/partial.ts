@@ -44,8 +44,7 @@ export function flattenWhere(where: Record<string, unknown>, path = 'where'): Re
         }
         const operators = keys.filter((k) => k.startsWith('$'));
         if (operators.length > 0) {
-          if (operators.length !== keys.length)
-            throw new FilterError(`${at}.${key} mixes operators (${operators.join(', ')}) with field names`);
+          if (operators.length !== keys.length) throw new FilterError(`${at}.${key} mixes operators (${operators.join(', ')}) with field names`);
           out[full] = value;
         } else walk(value, full, `${at}.${key}`);
       } else out[full] = value;

@@ -80,9 +80,7 @@ export function compileRegex(pattern: unknown, flags: unknown, path: string): Li
   try {
     re = RE2JS.compile(pattern, flagBits(f));
   } catch (error) {
-    throw new FilterError(
-      `${path} is not a valid regular expression (RE2 syntax: no backreferences or lookaround): ${(error as Error).message}`,
-    );
+    throw new FilterError(`${path} is not a valid regular expression (RE2 syntax: no backreferences or lookaround): ${(error as Error).message}`);
   }
   if (re.programSize() > MAX_PROGRAM_SIZE) {
     throw new FilterError(`${path} is too complex (${re.programSize()} RE2 instructions, at most ${MAX_PROGRAM_SIZE})`);

@@ -22,8 +22,10 @@ const $regex: OperationCreator = (params, ownerQuery, options) => {
   return sift.createEqualsOperation((value: unknown) => typeof value === 'string' && regex.test(value), ownerQuery, options);
 };
 
-const likeOperation = (caseInsensitive: boolean): OperationCreator => (params, ownerQuery, options) =>
-  sift.createEqualsOperation(likeMatcher(String(params), caseInsensitive), ownerQuery, options);
+const likeOperation =
+  (caseInsensitive: boolean): OperationCreator =>
+  (params, ownerQuery, options) =>
+    sift.createEqualsOperation(likeMatcher(String(params), caseInsensitive), ownerQuery, options);
 
 /** The operations handed to sift: its own, minus `$where`, with linear-time pattern operators. */
 const OPERATIONS: Record<string, OperationCreator> = {

@@ -37,7 +37,8 @@ function connection(pkg: string, call: BuiltinCall) {
 
 function entryId(pkg: string, value: unknown): number {
   const id = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
-  if (typeof id !== 'number' || !Number.isInteger(id) || id <= 0) throw new SettingsError(`${pkg}: settings.id must be a positive integer, got ${JSON.stringify(value)}`);
+  if (typeof id !== 'number' || !Number.isInteger(id) || id <= 0)
+    throw new SettingsError(`${pkg}: settings.id must be a positive integer, got ${JSON.stringify(value)}`);
   return id;
 }
 
@@ -76,8 +77,12 @@ export const HOST_BUILTINS: Readonly<Record<string, HostBuiltin>> = {
     if (call.environment !== 'server' || !call.services.http) throw new SettingsError('http-request runs on the server only');
     const { url, method, headers, body } = call.settings;
     if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) throw new SettingsError('http-request: settings.url must be an http(s) URL');
-    if (method !== undefined && (typeof method !== 'string' || !/^[A-Za-z]+$/.test(method))) throw new SettingsError('http-request: settings.method must be an HTTP method');
-    if (headers !== undefined && (headers === null || typeof headers !== 'object' || Array.isArray(headers) || Object.values(headers).some((v) => typeof v !== 'string')))
+    if (method !== undefined && (typeof method !== 'string' || !/^[A-Za-z]+$/.test(method)))
+      throw new SettingsError('http-request: settings.method must be an HTTP method');
+    if (
+      headers !== undefined &&
+      (headers === null || typeof headers !== 'object' || Array.isArray(headers) || Object.values(headers).some((v) => typeof v !== 'string'))
+    )
       throw new SettingsError('http-request: settings.headers must be an object of strings');
     const request: HttpRequestLike = defined({
       url,

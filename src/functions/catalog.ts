@@ -15,7 +15,17 @@ export const BUILTIN_PREFIX = 'com.client.function.';
 
 /** The built-in functions' short names, in catalog order (ids 1, 2, …): all client.js needs to tell them apart. */
 const BUILTIN_NAMES = [
-  'if', 'set', 'return', 'log', 'script', 'read-datasource', 'insert-entry', 'update-entry', 'delete-entry', 'send-notification', 'http-request',
+  'if',
+  'set',
+  'return',
+  'log',
+  'script',
+  'read-datasource',
+  'insert-entry',
+  'update-entry',
+  'delete-entry',
+  'send-notification',
+  'http-request',
 ] as const;
 
 /**

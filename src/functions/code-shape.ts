@@ -94,7 +94,7 @@ function scan(s: string, i: number, closer: string | undefined): number {
     else if (c === '`') next = skipTemplate(s, j);
     else if (c === '/' && regexAllowed) next = skipRegex(s, j);
     else {
-      const word = /[A-Za-z0-9_$\u0080-\uffff]/.test(c) ? (WORD.lastIndex = j, WORD.exec(s)![0]) : undefined;
+      const word = /[A-Za-z0-9_$\u0080-\uffff]/.test(c) ? ((WORD.lastIndex = j), WORD.exec(s)![0]) : undefined;
       regexAllowed = word === undefined || BEFORE_REGEX.has(word);
       j += word?.length ?? 1;
       continue;

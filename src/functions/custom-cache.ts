@@ -45,9 +45,7 @@ export function customFunctionsCache(ctx: ClientContext, options: { maxAgeMs?: n
 async function fetchCustomFunctions(ctx: ClientContext): Promise<StoredCustomFunction[]> {
   const body = await ctx.http.request<{ functions?: unknown }>('GET', `v1/apps/${ctx.appId()}/tasks/functions`, { query: { include: 'code' } });
   if (!Array.isArray(body?.functions)) throw new TypeError('The backend answered the function catalog with an unexpected shape');
-  return (body.functions as StoredCustomFunction[]).filter(
-    (f) => f && typeof f.package === 'string' && !f.package.startsWith(BUILTIN_PREFIX),
-  );
+  return (body.functions as StoredCustomFunction[]).filter((f) => f && typeof f.package === 'string' && !f.package.startsWith(BUILTIN_PREFIX));
 }
 
 function createCache(ctx: ClientContext, options: { maxAgeMs?: number; missRetryMs?: number }): CustomFunctionsCache {

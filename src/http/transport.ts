@@ -75,10 +75,7 @@ async function readBody(response: Response): Promise<unknown> {
 function toApiError(status: number, body: unknown, method: string, url: string, statusText: string): ApiError {
   const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined)?.error;
   const code = typeof error?.code === 'string' ? error.code : `HTTP_${status}`;
-  const message =
-    typeof error?.message === 'string'
-      ? error.message
-      : `${method} ${url} failed with ${status}${statusText ? ' ' + statusText : ''}`;
+  const message = typeof error?.message === 'string' ? error.message : `${method} ${url} failed with ${status}${statusText ? ' ' + statusText : ''}`;
   const { code: _c, message: _m, ...rest } = (error ?? {}) as Record<string, unknown>;
   const details = Object.keys(rest).length ? rest : typeof body === 'string' ? body : undefined;
   return new ApiError({ status, code, message, details, method, url });

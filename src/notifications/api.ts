@@ -144,7 +144,9 @@ export function createNotificationsApi(ctx: ClientContext): NotificationsApi {
       if (!isObject(options)) throw bad('options must be an object');
       const uuid = options.uuid === undefined ? deviceRecipientId() : checkGuid(options.uuid, 'uuid');
       if (options.token !== undefined && (typeof options.token !== 'string' || options.token === '')) throw bad('token must be a non-empty string');
-      const token = options.token ?? (await (await loadChunk('push', ctx.config().assetsUrl)).browserPushToken({ ctx, ClientError }, options.serviceWorker, options.signal));
+      const token =
+        options.token ??
+        (await (await loadChunk('push', ctx.config().assetsUrl)).browserPushToken({ ctx, ClientError }, options.serviceWorker, options.signal));
       const nav = (globalThis as { navigator?: { userAgent?: string } }).navigator;
       const user = options.user === undefined ? ctx.config().user : options.user;
       const json = {

@@ -36,8 +36,7 @@ export async function browserPushToken(
       : typeof serviceWorker === 'string'
         ? await nav.serviceWorker.register(serviceWorker)
         : await nav.serviceWorker.getRegistration();
-  if (!registration)
-    throw new ClientError('NO_SERVICE_WORKER', 'No service worker is registered for this page; pass { serviceWorker: "/sw.js" }');
+  if (!registration) throw new ClientError('NO_SERVICE_WORKER', 'No service worker is registered for this page; pass { serviceWorker: "/sw.js" }');
   const { publicKey } = await ctx.http.request<{ publicKey: string | null }>('GET', `v1/apps/${ctx.appId()}/subscriptions/public-key`, { signal });
   if (!publicKey) throw new ClientError('PUSH_NOT_CONFIGURED', 'The backend has no Web Push (VAPID) key');
   let subscription: globalThis.PushSubscription | null;

@@ -1,4 +1,3 @@
-
 const STORAGE_KEY = 'in-app-runtime.recipientId';
 let memoryRecipientId: string | undefined;
 

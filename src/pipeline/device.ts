@@ -141,7 +141,12 @@ function workerEngine(worker: WorkerLike, wasmUrl: string | undefined, url: stri
     fallback!.then(
       (engine) => engine.runPipeline(options),
       (error: unknown) =>
-        failedOutcome('EngineError', 'ENGINE_UNAVAILABLE', `The pipeline engine could not start: ${deadReason}; nor inline: ${(error as Error)?.message ?? String(error)}`, started),
+        failedOutcome(
+          'EngineError',
+          'ENGINE_UNAVAILABLE',
+          `The pipeline engine could not start: ${deadReason}; nor inline: ${(error as Error)?.message ?? String(error)}`,
+          started,
+        ),
     );
 
   worker.addEventListener('message', (event: { data: WorkerToPage }) => {
@@ -188,7 +193,14 @@ function workerEngine(worker: WorkerLike, wasmUrl: string | undefined, url: stri
       try {
         data = plain(rest) as WorkerRunOptions;
       } catch (error) {
-        return Promise.resolve(failedOutcome('ValidationError', 'INVALID_PAYLOAD', `The run cannot be passed to the engine as JSON: ${(error as Error)?.message ?? String(error)}`, started));
+        return Promise.resolve(
+          failedOutcome(
+            'ValidationError',
+            'INVALID_PAYLOAD',
+            `The run cannot be passed to the engine as JSON: ${(error as Error)?.message ?? String(error)}`,
+            started,
+          ),
+        );
       }
       const id = ++seq;
       return new Promise<RunOutcome>((resolve) => {

@@ -100,7 +100,10 @@ export function settingsOf(node: FunctionNode, compile: (e: string) => number): 
 }
 
 /** JSON text as a JS string literal (U+2028/2029 escaped for older parsers). */
-const lit = (value: unknown) => JSON.stringify(value).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+const lit = (value: unknown) =>
+  JSON.stringify(value)
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 
 class NotInline extends Error {}
 

@@ -71,7 +71,11 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       throw new PipelineFailure('INVALID_PAYLOAD', 'ValidationError', `The payload cannot be serialized to JSON: ${(error as Error).message}`);
     }
     if (payloadJson.length > limits.payloadChars)
-      throw new PipelineFailure('PAYLOAD_TOO_LARGE', 'PayloadTooLargeError', `The payload is ${payloadJson.length} characters of JSON; the limit is ${limits.payloadChars}`);
+      throw new PipelineFailure(
+        'PAYLOAD_TOO_LARGE',
+        'PayloadTooLargeError',
+        `The payload is ${payloadJson.length} characters of JSON; the limit is ${limits.payloadChars}`,
+      );
     for (const fn of options.customFunctions ?? []) {
       if (!fn || typeof fn.package !== 'string' || typeof fn.code !== 'string')
         throw new PipelineFailure('INVALID_PIPELINE', 'ValidationError', 'customFunctions entries need a package and code');
@@ -130,7 +134,14 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       expressions: sources,
       program: run.plan.source,
       onConsole: (level, message) =>
-        run.trace.add({ path: run.at.path, package: run.at.pkg, durationMs: 0, outcome: 'log', message: level === 'log' ? message : `[${level}] ${message}`, ...iter(run.at.iteration) }),
+        run.trace.add({
+          path: run.at.path,
+          package: run.at.pkg,
+          durationMs: 0,
+          outcome: 'log',
+          message: level === 'log' ? message : `[${level}] ${message}`,
+          ...iter(run.at.iteration),
+        }),
     });
     run.session = session;
     const bad = new Set(session.badExpressions);
@@ -270,7 +281,14 @@ function segmentFailure(run: Run, error: unknown, deadline: number, iteration: n
     // A function node has finished (ok) before its nested functions run: the walker does not trace it again.
     if (at !== id && n.kind === 'function') continue;
     const k = n.loop >= 0 && Array.isArray(indexes) ? indexes[n.loop] : iteration;
-    run.trace.add({ path: n.path, package: n.pkg, durationMs: 0, outcome: 'failed', message: `${f.errorType}: ${f.message}`, ...iter(typeof k === 'number' ? k : undefined) });
+    run.trace.add({
+      path: n.path,
+      package: n.pkg,
+      durationMs: 0,
+      outcome: 'failed',
+      message: `${f.errorType}: ${f.message}`,
+      ...iter(typeof k === 'number' ? k : undefined),
+    });
   }
   if (inLoop && !f.fatal && !s.closed) {
     // Restore currentItem/currentIndex as they were before the segment (a policy up the tree may let the run go on).
@@ -354,7 +372,7 @@ async function withPolicies(
         run.session.setDeadline(parentDeadline);
         run.session.void('put', 'lastError', JSON.stringify({ errorType: f.errorType, errorMessage: f.message, code: f.code, path, package: pkg }));
         return false;
-      } 
+      }
       throw f;
     } finally {
       run.session.setDeadline(parentDeadline);
@@ -426,7 +444,8 @@ async function runFunction(run: Run, node: FunctionNode, path: string, parentDea
       }
       default: {
         const text = s.string('settings', run.limits.resultBytes);
-        if (text === '!' || exceedsBytes(text, run.limits.resultBytes)) throw new PipelineFailure('FUNCTION_FAILED', 'ValidationError', `The settings are larger than ${run.limits.resultBytes} bytes`);
+        if (text === '!' || exceedsBytes(text, run.limits.resultBytes))
+          throw new PipelineFailure('FUNCTION_FAILED', 'ValidationError', `The settings are larger than ${run.limits.resultBytes} bytes`);
         const settings = (text === '' ? {} : JSON.parse(text)) as Record<string, unknown>;
         const value = await awaitHost(run, deadline, (signal) =>
           HOST_BUILTINS[name]!({ settings, services: run.options.services, environment: run.options.environment, signal, maxBytes: run.limits.resultBytes }),

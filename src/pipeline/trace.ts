@@ -48,7 +48,13 @@ export function createTrace(max: number): TraceRecorder {
     entries() {
       const out = list.slice();
       for (const s of summaries.values())
-        out.push({ path: s.path, package: s.pkg, durationMs: ms(s.durationMs), outcome: s.outcome, message: `${s.count} more ${s.outcome} runs, not listed one by one` });
+        out.push({
+          path: s.path,
+          package: s.pkg,
+          durationMs: ms(s.durationMs),
+          outcome: s.outcome,
+          message: `${s.count} more ${s.outcome} runs, not listed one by one`,
+        });
       if (omitted > 0) out.push({ path: '', package: 'trace', durationMs: 0, outcome: 'log', message: `${omitted} more trace entries were left out` });
       return out;
     },

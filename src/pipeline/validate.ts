@@ -37,8 +37,7 @@ function walkList(list: unknown, path: string, depth: number, input: ValidationI
 function walk(list: unknown[], base: string, depth: number, input: ValidationInput, shape: PipelineShape): void {
   list.forEach((raw, index) => {
     const path = `${base}[${index}]`;
-    if (depth > input.maxDepth)
-      throw new PipelineFailure('DEPTH_LIMIT', 'LimitError', `${path}: nodes are nested deeper than ${input.maxDepth} levels`);
+    if (depth > input.maxDepth) throw new PipelineFailure('DEPTH_LIMIT', 'LimitError', `${path}: nodes are nested deeper than ${input.maxDepth} levels`);
     if (!isObject(raw)) throw invalid(path, 'must be an object');
     const node = raw as unknown as PipelineNode;
     const problem = policyProblem(raw, path);
@@ -64,8 +63,7 @@ function walk(list: unknown[], base: string, depth: number, input: ValidationInp
         if (!Array.isArray(node.conditions) || node.conditions.length === 0) throw invalid(`${path}.conditions`, 'must be a non-empty array');
         node.conditions.forEach((c, i) => {
           if (!isObject(c)) throw invalid(`${path}.conditions[${i}]`, 'must be an object {condition, functions}');
-          if (typeof c.condition !== 'string' || c.condition.trim() === '')
-            throw invalid(`${path}.conditions[${i}].condition`, 'must be an expression string');
+          if (typeof c.condition !== 'string' || c.condition.trim() === '') throw invalid(`${path}.conditions[${i}].condition`, 'must be an expression string');
           walkList(c.functions, `${path}.conditions[${i}].functions`, depth + 1, input, shape);
         });
         walkList(node.elseFunctions, `${path}.elseFunctions`, depth + 1, input, shape);
@@ -85,8 +83,7 @@ function walk(list: unknown[], base: string, depth: number, input: ValidationInp
             if (typeof node.settings?.code !== 'string') throw invalid(`${path}.settings.code`, 'must be the JavaScript source of the script');
             shape.usesUserCode = true;
           }
-          if (name === 'if' && (node.settings === undefined || !('condition' in node.settings)))
-            throw invalid(`${path}.settings.condition`, 'is required');
+          if (name === 'if' && (node.settings === undefined || !('condition' in node.settings))) throw invalid(`${path}.settings.condition`, 'is required');
         } else if (input.customPackages.has(pkg)) {
           shape.usesUserCode = true;
         } else {

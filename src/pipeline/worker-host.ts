@@ -25,7 +25,14 @@ export function serveWorker(port: Port): void {
   const aborts = new Map<number, AbortController>();
   let callSeq = 0;
 
-  const call = (id: number, service: 'dataSources' | 'notifications' | 'http', method: string, args: unknown[], target?: number | string, signal?: AbortSignal) =>
+  const call = (
+    id: number,
+    service: 'dataSources' | 'notifications' | 'http',
+    method: string,
+    args: unknown[],
+    target?: number | string,
+    signal?: AbortSignal,
+  ) =>
     new Promise<unknown>((resolve, reject) => {
       const callId = ++callSeq;
       pending.set(callId, { resolve, reject });
@@ -75,7 +82,12 @@ export function serveWorker(port: Port): void {
         .then(settled, (error: unknown) =>
           settled({
             ok: false,
-            error: { errorType: 'InternalError', code: 'RUN_FAILED', errorMessage: `The engine failed: ${(error as Error)?.message ?? String(error)}`, trace: [] },
+            error: {
+              errorType: 'InternalError',
+              code: 'RUN_FAILED',
+              errorMessage: `The engine failed: ${(error as Error)?.message ?? String(error)}`,
+              trace: [],
+            },
             trace: [],
             durationMs: 0,
           }),

@@ -45,8 +45,7 @@ export async function fetchWasm(url: string): Promise<WebAssembly.Module> {
   const response = await fetch(url, { credentials: 'same-origin' });
   if (!response.ok) throw new Error(`Could not load the QuickJS engine from ${url}: HTTP ${response.status}`);
   const type = response.headers.get('Content-Type') ?? '';
-  if (typeof WebAssembly.compileStreaming === 'function' && type.startsWith('application/wasm'))
-    return WebAssembly.compileStreaming(response);
+  if (typeof WebAssembly.compileStreaming === 'function' && type.startsWith('application/wasm')) return WebAssembly.compileStreaming(response);
   return WebAssembly.compile(await response.arrayBuffer());
 }
 

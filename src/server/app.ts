@@ -46,8 +46,7 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
     '/v1/*',
     bodyLimit({
       maxSize: ctx.limits.bodyBytes,
-      onError: (c) =>
-        c.json(errorBody('PAYLOAD_TOO_LARGE', `The request body is larger than ${ctx.limits.bodyBytes} bytes`), 413),
+      onError: (c) => c.json(errorBody('PAYLOAD_TOO_LARGE', `The request body is larger than ${ctx.limits.bodyBytes} bytes`), 413),
     }),
   );
   app.use('/v1/*', authMiddleware(ctx));

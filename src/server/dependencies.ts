@@ -44,8 +44,7 @@ export function isInstalled(name: string, from: string = import.meta.url): boole
 export function missingPackagesError(what: string, missing: readonly ServerPackage[]): Error & { missing: ServerPackage[] } {
   const why = missing.filter((name) => PURPOSE[name]).map((name) => `${name} ${PURPOSE[name]}`);
   const error = new Error(
-    `${what} needs: npm install ${missing.map((name) => `${name}@${SERVER_PACKAGES[name]}`).join(' ')}` +
-      (why.length ? ` (${why.join('; ')})` : ''),
+    `${what} needs: npm install ${missing.map((name) => `${name}@${SERVER_PACKAGES[name]}`).join(' ')}` + (why.length ? ` (${why.join('; ')})` : ''),
   ) as Error & { code: string; missing: ServerPackage[] };
   error.code = 'ERR_IAR_MISSING_PACKAGES';
   error.missing = [...missing];

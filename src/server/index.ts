@@ -189,7 +189,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
             server!.close(() => done());
             (server as { closeAllConnections?: () => void }).closeAllConnections?.();
           });
-          for (const fn of closers.reverse()) await Promise.resolve().then(fn).catch(() => undefined);
+          for (const fn of closers.reverse())
+            await Promise.resolve()
+              .then(fn)
+              .catch(() => undefined);
         })();
         return closing;
       },

@@ -86,12 +86,7 @@ export async function actionsChanged(ctx: ClientContext): Promise<void> {
   }
 }
 
-function createActionsCache(
-  ctx: ClientContext,
-  appId: number,
-  environment: string,
-  options: { maxAgeMs?: number; fetch?: ActionsFetcher },
-): ActionsCache {
+function createActionsCache(ctx: ClientContext, appId: number, environment: string, options: { maxAgeMs?: number; fetch?: ActionsFetcher }): ActionsCache {
   const maxAge = options.maxAgeMs ?? ACTIONS_MAX_AGE_MS;
   const listeners = new Set<(actions: Action[]) => void>();
   let current: Action[] | undefined;
@@ -133,10 +128,7 @@ function createActionsCache(
       // A page load: the backend confirms (304) or replaces the stored list before the first event is matched,
       // within the bound; offline, on failure or past it, the stored list answers and a late answer is applied.
       if (isOnline()) {
-        await Promise.race([
-          cache.refresh().catch(warn),
-          new Promise((resolve) => setTimeout(resolve, ctx.config().limits.actionsRevalidateMs)),
-        ]);
+        await Promise.race([cache.refresh().catch(warn), new Promise((resolve) => setTimeout(resolve, ctx.config().limits.actionsRevalidateMs))]);
         if (current) return current;
       }
       current = usable(cached.actions);
@@ -205,8 +197,7 @@ function createActionsCache(
       generation++;
     },
     refreshIfStale() {
-      if (current && !refreshing && ctx.now() - fetchedAtMs >= maxAge && isOnline())
-        cache.refresh().catch(warn);
+      if (current && !refreshing && ctx.now() - fetchedAtMs >= maxAge && isOnline()) cache.refresh().catch(warn);
     },
     inUse: () => listeners.size > 0,
     subscribe(listener) {

@@ -35,7 +35,9 @@ export function clientStore(ctx: ClientContext, appId: number = ctx.appId()): Pr
     onClose(reason) {
       if (apps.get(appId) !== store) return;
       if (reason === 'upgraded') {
-        ctx.logger.warn(`Local database "${name}" was upgraded by a newer version of the library in another tab; this page keeps its local data in memory from now on (reload to use the database again)`);
+        ctx.logger.warn(
+          `Local database "${name}" was upgraded by a newer version of the library in another tab; this page keeps its local data in memory from now on (reload to use the database again)`,
+        );
         apps.set(appId, Promise.resolve(createMemoryStore()));
       } else {
         ctx.logger.info(`Local database "${name}" was ${reason === 'deleted' ? 'deleted by another tab' : 'closed by the browser'}; opening it again`);

@@ -37,8 +37,7 @@ export function createMemoryStore(): LocalStore {
   const stores = new Map<StoreName, Map<StoreKey, unknown>>(STORE_NAMES.map((n) => [n, new Map()]));
   const of = (name: StoreName) => stores.get(name)!;
   const clone = <T>(v: T): T => (v === undefined ? v : structuredClone(v));
-  const order = (a: StoreKey, b: StoreKey) =>
-    typeof a === typeof b ? (a < b ? -1 : a > b ? 1 : 0) : typeof a === 'number' ? -1 : 1;
+  const order = (a: StoreKey, b: StoreKey) => (typeof a === typeof b ? (a < b ? -1 : a > b ? 1 : 0) : typeof a === 'number' ? -1 : 1);
   return {
     persistent: false,
     async get<T>(store: StoreName, key: StoreKey) {

@@ -119,9 +119,7 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
     do {
       again = false;
       const locks = (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks;
-      const result = locks
-        ? await locks.request(`in-app-runtime:${options.appId}:${options.store}`, flushOnce)
-        : await flushOnce();
+      const result = locks ? await locks.request(`in-app-runtime:${options.appId}:${options.store}`, flushOnce) : await flushOnce();
       total.sent += result.sent;
       total.dropped += result.dropped;
       total.remaining = result.remaining;

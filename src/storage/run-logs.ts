@@ -30,7 +30,9 @@ export async function saveRunLog(ctx: ClientContext, log: ActionLog, appId: numb
     const state = perClient(ctx, `runLogsCapped:${appId}`, () => ({ warned: false }));
     if (!state.warned) {
       state.warned = true;
-      ctx.logger.warn(`Device run logs: more than ${MAX_RUN_LOGS} wait to be uploaded, dropping the oldest (${excess.length} now; further drops are not reported)`);
+      ctx.logger.warn(
+        `Device run logs: more than ${MAX_RUN_LOGS} wait to be uploaded, dropping the oldest (${excess.length} now; further drops are not reported)`,
+      );
     }
   }
   return key;
@@ -106,7 +108,11 @@ export async function uploadRunLogs(
       }
       continue;
     }
-    await removeRunLogs(ctx, batch.map((b) => b.key), appId);
+    await removeRunLogs(
+      ctx,
+      batch.map((b) => b.key),
+      appId,
+    );
     uploaded += batch.length;
   }
 }

@@ -63,7 +63,13 @@ it('page view to client action done, in Chromium (engine in a Worker)', async ()
     console.log('\nAnalytics in Chromium (page view → client action done in the engine Worker)');
     console.table([
       { case: 'first page view (loads engine chunk + wasm, starts the Worker)', ms: +figures.cold.toFixed(2), baseline: '', 'baseline ms': NaN, ratio: NaN },
-      { case: 'page view → 1-node action done (warm, median of 30)', ms: +warm.toFixed(3), baseline: 'bare Worker message round trip (mean of 500)', 'baseline ms': +base.toFixed(3), ratio: +(warm / base).toFixed(1) },
+      {
+        case: 'page view → 1-node action done (warm, median of 30)',
+        ms: +warm.toFixed(3),
+        baseline: 'bare Worker message round trip (mean of 500)',
+        'baseline ms': +base.toFixed(3),
+        ratio: +(warm / base).toFixed(1),
+      },
     ]);
     expect(figures.warm).toHaveLength(30);
     // Every page view ran the action (logged on the device, uploaded in the background).

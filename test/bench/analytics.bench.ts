@@ -17,9 +17,23 @@ const quiet = withOnce({ debug() {}, info() {}, warn() {}, error() {} });
 
 function action(id: number, where: Record<string, unknown>, functions: Action['functions'] = []): Action {
   return {
-    id, appId: 1, name: `a${id}`, active: true, published: true, publishedAt: null, lastRunAt: null, nextRunAt: null,
-    createdAt: '', updatedAt: '', frequency: null, timezone: 'UTC', environment: 'client',
-    triggers: [{ trigger: 'analytics', where } as ActionTrigger], functions, pageId: null, missedRuns: 'coalesce',
+    id,
+    appId: 1,
+    name: `a${id}`,
+    active: true,
+    published: true,
+    publishedAt: null,
+    lastRunAt: null,
+    nextRunAt: null,
+    createdAt: '',
+    updatedAt: '',
+    frequency: null,
+    timezone: 'UTC',
+    environment: 'client',
+    triggers: [{ trigger: 'analytics', where } as ActionTrigger],
+    functions,
+    pageId: null,
+    missedRuns: 'coalesce',
   };
 }
 
@@ -62,8 +76,13 @@ it('analytics trigger dispatch and page-view-to-run latency', async () => {
 
   let checksum = 0;
   for (const e of sample) {
-    const fast = dispatcher.match(e).map((a) => a.id).sort((x, y) => x - y);
-    const slow = naiveMatch(e).map((a) => a.id).sort((x, y) => x - y);
+    const fast = dispatcher
+      .match(e)
+      .map((a) => a.id)
+      .sort((x, y) => x - y);
+    const slow = naiveMatch(e)
+      .map((a) => a.id)
+      .sort((x, y) => x - y);
     expect(fast).toEqual(slow); // same answers
     checksum += fast.length;
   }
@@ -114,7 +133,13 @@ it('analytics trigger dispatch and page-view-to-run latency', async () => {
   await backend.close();
 
   const rows = [
-    { case: 'dispatch, 1,000 analytics actions (match only)', 'ms/event': +dispatchMs.toFixed(4), baseline: 'sift per trigger, all tested', 'baseline ms/event': +naiveMs.toFixed(4), ratio: +(dispatchMs / naiveMs).toFixed(3) },
+    {
+      case: 'dispatch, 1,000 analytics actions (match only)',
+      'ms/event': +dispatchMs.toFixed(4),
+      baseline: 'sift per trigger, all tested',
+      'baseline ms/event': +naiveMs.toFixed(4),
+      ratio: +(dispatchMs / naiveMs).toFixed(3),
+    },
     { case: 'page view → matching action starts (warm)', 'ms/event': +warm(started).toFixed(3), baseline: '', 'baseline ms/event': NaN, ratio: NaN },
     { case: 'page view → 1-node action done on the device (warm)', 'ms/event': +warm(ended).toFixed(3), baseline: '', 'baseline ms/event': NaN, ratio: NaN },
   ];

@@ -17,14 +17,21 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
   try {
     const { appId, apiToken } = server.bootstrap;
     const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(server.url + path, { method, headers: { 'Auth-token': apiToken, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(server.url + path, {
+        method,
+        headers: { 'Auth-token': apiToken, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const text = await res.text();
       if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
       return text;
     };
     const ds = JSON.parse(await api('POST', `/v1/data-sources?appId=${appId}`, { name: 'Large' })).dataSource.id as number;
     for (let start = 0; start < N; start += 100_000) {
-      await api('POST', `/v1/data-sources/${ds}/data`, { append: true, entries: Array.from({ length: Math.min(100_000, N - start) }, (_, i) => row(start + i)) });
+      await api('POST', `/v1/data-sources/${ds}/data`, {
+        append: true,
+        entries: Array.from({ length: Math.min(100_000, N - start) }, (_, i) => row(start + i)),
+      });
     }
     const commit: number[] = [];
     const insert: number[] = [];
@@ -42,7 +49,9 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
 
     // Baseline: the same rows in a bare database; read and parse all (the answer), insert one.
     const db = new BetterSqlite3(':memory:');
-    db.exec('CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, data_source_id INTEGER NOT NULL, data TEXT NOT NULL, sort_order INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)');
+    db.exec(
+      'CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, data_source_id INTEGER NOT NULL, data TEXT NOT NULL, sort_order INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)',
+    );
     const put = db.prepare('INSERT INTO entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (1, ?, ?, ?, ?)');
     const now = new Date().toISOString();
     db.transaction(() => {

@@ -17,7 +17,7 @@ const CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv', 'Pune', 'Nice', 'Bern', 'Riga'];
 
 function rows(count: number, seed = 1): Record<string, unknown>[] {
   let x = seed;
-  const rand = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rand = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
   return Array.from({ length: count }, (_, i) => ({
     name: `Person ${i}`,
     email: `person${i}@example.com`,
@@ -44,7 +44,9 @@ async function median<T>(runs: number, fn: (prepared: T) => Promise<void> | void
 
 function bareDb(data: Record<string, unknown>[]) {
   const db = new BetterSqlite3(':memory:');
-  db.exec('CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, data_source_id INTEGER NOT NULL, data TEXT NOT NULL, sort_order INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)');
+  db.exec(
+    'CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, data_source_id INTEGER NOT NULL, data TEXT NOT NULL, sort_order INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)',
+  );
   db.exec('CREATE INDEX entries_ds ON entries (data_source_id, id)');
   const insert = db.prepare('INSERT INTO entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?)');
   const fill = (ds: number, items: Record<string, unknown>[]) =>
@@ -72,8 +74,7 @@ export async function run(): Promise<{ name: string; rows: BenchRow[] }> {
     if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${text}`);
     return text ? JSON.parse(text) : undefined;
   };
-  const create = async (name: string) =>
-    (await call('POST', `/v1/data-sources?appId=${server.bootstrap.appId}`, { name })).dataSource.id as number;
+  const create = async (name: string) => (await call('POST', `/v1/data-sources?appId=${server.bootstrap.appId}`, { name })).dataSource.id as number;
   const out: BenchRow[] = [];
   try {
     // 1. Query with where + order + limit over 100,000 entries.
@@ -95,7 +96,12 @@ export async function run(): Promise<{ name: string; rows: BenchRow[] }> {
       const result = scan.all();
       if (result.length !== 20) throw new Error('unexpected scan result');
     });
-    out.push({ case: 'query where+order+limit, 100,000 entries (HTTP) vs bare SQLite json_extract scan', ms: pct(queryMs), baselineMs: pct(scanMs), ratio: pct(queryMs / scanMs) });
+    out.push({
+      case: 'query where+order+limit, 100,000 entries (HTTP) vs bare SQLite json_extract scan',
+      ms: pct(queryMs),
+      baselineMs: pct(scanMs),
+      ratio: pct(queryMs / scanMs),
+    });
 
     // 2. Commit of 10,000 entries (inserts, one transaction).
     const tenK = rows(10_000, 7).map((data) => ({ data }));
@@ -110,7 +116,12 @@ export async function run(): Promise<{ name: string; rows: BenchRow[] }> {
     let dsn = 10;
     const plainTen = tenK.map((e) => e.data);
     const insertTenMs = await median(5, () => bare.fill(dsn++, plainTen));
-    out.push({ case: 'commit of 10,000 entries (HTTP) vs bare SQLite insert of the rows', ms: pct(commitMs), baselineMs: pct(insertTenMs), ratio: pct(commitMs / insertTenMs) });
+    out.push({
+      case: 'commit of 10,000 entries (HTTP) vs bare SQLite insert of the rows',
+      ms: pct(commitMs),
+      baselineMs: pct(insertTenMs),
+      ratio: pct(commitMs / insertTenMs),
+    });
 
     // 3. Import of 100,000 entries (replace).
     const importMs = await median(
@@ -121,7 +132,12 @@ export async function run(): Promise<{ name: string; rows: BenchRow[] }> {
       () => create(`bench-import-${n++}`),
     );
     const insertBigMs = await median(3, () => bare.fill(dsn++, big));
-    out.push({ case: 'import of 100,000 entries (HTTP) vs bare SQLite insert of the rows', ms: pct(importMs), baselineMs: pct(insertBigMs), ratio: pct(importMs / insertBigMs) });
+    out.push({
+      case: 'import of 100,000 entries (HTTP) vs bare SQLite insert of the rows',
+      ms: pct(importMs),
+      baselineMs: pct(insertBigMs),
+      ratio: pct(importMs / insertBigMs),
+    });
     bare.db.close();
   } finally {
     await server.close();

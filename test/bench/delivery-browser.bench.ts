@@ -77,11 +77,18 @@ it('runtime delivery across origins: cold and warm page load → first client ru
     for (let i = 0; i < LOADS; i++) {
       const context = await browser.newContext();
       const page = await context.newPage();
-      for (const [kind, into] of [['cold', cold], ['warm', warm]] as const) {
+      for (const [kind, into] of [
+        ['cold', cold],
+        ['warm', warm],
+      ] as const) {
         proxy.reset();
         await page.goto(`${screenUrl}/app.html`);
         await page.waitForFunction(() => (window as any).done !== undefined || (window as any).failed !== undefined, undefined, { timeout: 30_000 });
-        const { done, failed, result } = await page.evaluate(() => ({ done: (window as any).done, failed: (window as any).failed, result: (window as any).result }));
+        const { done, failed, result } = await page.evaluate(() => ({
+          done: (window as any).done,
+          failed: (window as any).failed,
+          result: (window as any).result,
+        }));
         if (failed) throw new Error(`${kind} run failed: ${failed}`);
         expect(result).toBe(2);
         // Let the run's log upload finish, so its bytes count for this load.
@@ -108,10 +115,7 @@ it('runtime delivery across origins: cold and warm page load → first client ru
       };
     };
     console.log(`\nRuntime delivery in Chromium, screen and backend on separate origins (median of ${LOADS} loads)`);
-    console.table([
-      row('cold cache: page load → first client run done', cold, 300, 260),
-      row('warm cache: page load → first client run done', warm, 80, 5),
-    ]);
+    console.table([row('cold cache: page load → first client run done', cold, 300, 260), row('warm cache: page load → first client run done', warm, 80, 5)]);
     console.log(
       `baselines: empty screen load event ${median(empty).toFixed(1)} ms; runtime files uncompressed ${(identityBytes / 1024).toFixed(1)} KB ` +
         `(client.js + ${files.engine} + ${files.wasm})`,

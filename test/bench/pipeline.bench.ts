@@ -58,13 +58,17 @@ test('pipeline engine', async () => {
   // Warm fresh run: runtime + context + tiny pipeline, vs bare runtime + context + evalCode on the same module.
   const tiny: PipelineNode[] = [{ functionPackage: F('return'), settings: { value: '{{ 1 + 2 }}' } }];
   const module = await acquireModule(128 * 1024 * 1024);
-  const bare = await timeIt(() => {
-    const rt = module.quickjs.newRuntime();
-    const ctx = rt.newContext();
-    ctx.unwrapResult(ctx.evalCode('1 + 2')).dispose();
-    ctx.dispose();
-    rt.dispose();
-  }, 600, 50);
+  const bare = await timeIt(
+    () => {
+      const rt = module.quickjs.newRuntime();
+      const ctx = rt.newContext();
+      ctx.unwrapResult(ctx.evalCode('1 + 2')).dispose();
+      ctx.dispose();
+      rt.dispose();
+    },
+    600,
+    50,
+  );
   releaseModule(module);
   const fresh = await timeIt(() => run(tiny), 600, 50);
   add('fresh run, tiny pipeline (warm)', fresh, bare, 'bare runtime+context+evalCode', '< 1 ms');
@@ -73,7 +77,12 @@ test('pipeline engine', async () => {
   const expr = 'a * 2 + b.length > 3 && c.x';
   {
     const m = await acquireModule(128 * 1024 * 1024);
-    const session = openSession({ module: m, runDeadline: performance.now() + 60_000, memoryBytes: 100 * 1024 * 1024, context: JSON.stringify({ a: 2, b: [1, 2], c: { x: true } }) });
+    const session = openSession({
+      module: m,
+      runDeadline: performance.now() + 60_000,
+      memoryBytes: 100 * 1024 * 1024,
+      context: JSON.stringify({ a: 2, b: [1, 2], c: { x: true } }),
+    });
     const index = session.number('fn', expr);
     const N = 20_000;
     const engineMs = await timeIt(() => {
@@ -103,7 +112,9 @@ test('pipeline engine', async () => {
     {
       type: 'loop',
       items: 'items',
-      functions: [{ type: 'if', conditions: [{ condition: 'currentItem % 2 === 0', functions: [{ functionPackage: F('set'), settings: { even: '{{ even + 1 }}' } }] }] }],
+      functions: [
+        { type: 'if', conditions: [{ condition: 'currentItem % 2 === 0', functions: [{ functionPackage: F('set'), settings: { even: '{{ even + 1 }}' } }] }] },
+      ],
     },
     { functionPackage: F('return'), settings: { value: '{{ even }}' } },
   ];
@@ -117,9 +128,11 @@ test('pipeline engine', async () => {
   // The same loop with a per-node timeout policy, which keeps a node out of inline segments: the loop node alone
   // (its body is one guest call per iteration), then every node (several guest calls per iteration).
   const withTimeout = (node: PipelineNode): PipelineNode =>
-    node.type === 'loop' ? { ...node, timeout: 60_000, functions: node.functions?.map(withTimeout) }
-    : node.type === 'if' ? { ...node, timeout: 60_000, conditions: node.conditions.map((c) => ({ ...c, functions: c.functions?.map(withTimeout) })) }
-    : { ...node, timeout: 60_000, functions: node.functions?.map(withTimeout) };
+    node.type === 'loop'
+      ? { ...node, timeout: 60_000, functions: node.functions?.map(withTimeout) }
+      : node.type === 'if'
+        ? { ...node, timeout: 60_000, conditions: node.conditions.map((c) => ({ ...c, functions: c.functions?.map(withTimeout) })) }
+        : { ...node, timeout: 60_000, functions: node.functions?.map(withTimeout) };
   const hostLoop: PipelineNode[] = [loop[0]!, { ...(loop[1] as PipelineNode), timeout: 60_000 }, loop[2]!];
   add('same loop, loop node with a timeout (body: 1 guest call per item)', await timeIt(() => run(hostLoop), 1000, 3), nativeMs, 'native JS');
   add('same loop, every node with a timeout (host walker only)', await timeIt(() => run(loop.map(withTimeout)), 1000, 3), nativeMs, 'native JS');
@@ -136,8 +149,18 @@ test('pipeline engine', async () => {
     { functionPackage: F('return'), settings: { value: '{{ { total, big } }}' } },
   ];
   const smallMs = await timeIt(() => run(small, { a: 2, b: 3 }), 1500, 50);
-  rows.push({ measurement: 'small pipeline (set, if, return): runs per second', sandboxed: `${Math.round(1000 / smallMs)} runs/s`, baseline: '', ratio: '', target: '' });
+  rows.push({
+    measurement: 'small pipeline (set, if, return): runs per second',
+    sandboxed: `${Math.round(1000 / smallMs)} runs/s`,
+    baseline: '',
+    ratio: '',
+    target: '',
+  });
 
-  console.log(`\nPipeline engine (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end)\n`);
+  console.log(
+    `\nPipeline engine (load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} at the end)\n`,
+  );
   console.table(rows);
 }, 300_000);

@@ -45,7 +45,9 @@ async function queuedRuns(options: { instances: number; databaseUrl?: string; ru
   try {
     const { appId, organizationId, apiToken } = servers[0]!.bootstrap;
     const client = createClient({ baseUrl: servers[0]!.url, appId, organizationId, authToken: apiToken });
-    const functions = options.slowUrl ? [fn('http-request', { url: options.slowUrl }), fn('return', { value: '{{ n }}' })] : [fn('return', { value: '{{ n }}' })];
+    const functions = options.slowUrl
+      ? [fn('http-request', { url: options.slowUrl }), fn('return', { value: '{{ n }}' })]
+      : [fn('return', { value: '{{ n }}' })];
     const action = await client.App.Actions.create({ name: 'work', environment: 'server', functions });
     await client.App.Actions.publish(action.id, true);
     const started = performance.now();
@@ -94,12 +96,16 @@ async function latency(n: number, op: (i: number) => Promise<unknown>): Promise<
 
 async function dalLatency(db: Database): Promise<Record<string, number>> {
   await db.run('CREATE TABLE bench_rows (id INTEGER PRIMARY KEY, name TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL)');
-  for (let i = 0; i < 1000; i++) await db.run('INSERT INTO bench_rows (name, data, created_at) VALUES (?, ?, ?)', [`row${i}`, '{"a":1}', new Date().toISOString()]);
+  for (let i = 0; i < 1000; i++)
+    await db.run('INSERT INTO bench_rows (name, data, created_at) VALUES (?, ?, ?)', [`row${i}`, '{"a":1}', new Date().toISOString()]);
   const read = await latency(2000, (i) => db.get('SELECT id, name AS rowName, data FROM bench_rows WHERE id = ?', [(Math.abs(i) % 1000) + 1]));
-  const insert = await latency(1000, (i) => db.get('INSERT INTO bench_rows (name, data, created_at) VALUES (?, ?, ?) RETURNING id', [`i${i}`, '{"b":2}', '2030-01-01T00:00:00Z']));
+  const insert = await latency(1000, (i) =>
+    db.get('INSERT INTO bench_rows (name, data, created_at) VALUES (?, ?, ?) RETURNING id', [`i${i}`, '{"b":2}', '2030-01-01T00:00:00Z']),
+  );
   const tx = await latency(300, (i) =>
     db.transaction(async (t) => {
-      for (let k = 0; k < 10; k++) await t.run('INSERT INTO bench_rows (name, data, created_at) VALUES (?, ?, ?)', [`t${i}-${k}`, '{}', '2030-01-01T00:00:00Z']);
+      for (let k = 0; k < 10; k++)
+        await t.run('INSERT INTO bench_rows (name, data, created_at) VALUES (?, ?, ?)', [`t${i}-${k}`, '{}', '2030-01-01T00:00:00Z']);
       await t.run('UPDATE bench_rows SET data = ? WHERE id = ?', ['{"c":3}', 1]);
     }),
   );

@@ -13,7 +13,7 @@ const CITIES = Array.from({ length: 20 }, (_, i) => `City ${i}`);
 
 function synthetic(): EntryRecord[] {
   let seed = 7;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const entries: EntryRecord[] = new Array(N);
   for (let i = 0; i < N; i++) {
     const age = Math.floor(random() * 80);
@@ -88,10 +88,32 @@ describe('query engine benchmark', () => {
     }, 7);
 
     const cases: [string, QueryBody][] = [
-      ['sift where + order data.score DESC + limit 20', { type: 'select', where: { city: 'City 3', age: { $gte: 30 } }, order: [['data.score', 'DESC']], limit: 20 }],
-      ['$filters (oneof, >=) + order + limit 20', { type: 'select', where: { $filters: [{ column: 'city', condition: 'oneof', value: 'City 1,City 2,City 3' }, { column: 'age', condition: '>=', value: '30' }] }, order: [['data.score', 'DESC']], limit: 20 }],
-      ['broad where ($iLike, ~100% match) + order + limit 20', { type: 'select', where: { email: { $iLike: 'example' } }, order: [['data.age', 'ASC']], limit: 20 }],
-      ['where + order + limit 20, includePagination', { type: 'select', where: { active: true }, order: [['data.joined', 'DESC']], limit: 20, offset: 40, includePagination: true }],
+      [
+        'sift where + order data.score DESC + limit 20',
+        { type: 'select', where: { city: 'City 3', age: { $gte: 30 } }, order: [['data.score', 'DESC']], limit: 20 },
+      ],
+      [
+        '$filters (oneof, >=) + order + limit 20',
+        {
+          type: 'select',
+          where: {
+            $filters: [
+              { column: 'city', condition: 'oneof', value: 'City 1,City 2,City 3' },
+              { column: 'age', condition: '>=', value: '30' },
+            ],
+          },
+          order: [['data.score', 'DESC']],
+          limit: 20,
+        },
+      ],
+      [
+        'broad where ($iLike, ~100% match) + order + limit 20',
+        { type: 'select', where: { email: { $iLike: 'example' } }, order: [['data.age', 'ASC']], limit: 20 },
+      ],
+      [
+        'where + order + limit 20, includePagination',
+        { type: 'select', where: { active: true }, order: [['data.joined', 'DESC']], limit: 20, offset: 40, includePagination: true },
+      ],
     ];
     const rows: Record<string, string | number>[] = [];
     for (const [label, body] of cases) {

@@ -16,7 +16,11 @@ async function backend(limits: ServerOptions['limits']) {
   const server = await startServer({ port: 0, memory: true, log: false, limits: { runsPerMinute: 1_000_000, ...limits } });
   const { appId, apiToken } = server.bootstrap;
   const call = async (method: string, path: string, json?: unknown, token = apiToken) => {
-    const res = await fetch(server.url + path, { method, headers: { 'Auth-token': token, 'Content-Type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
+    const res = await fetch(server.url + path, {
+      method,
+      headers: { 'Auth-token': token, 'Content-Type': 'application/json' },
+      body: json === undefined ? undefined : JSON.stringify(json),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
   const action = async (name: string, functions: unknown[], app = appId, token = apiToken) => {
@@ -69,10 +73,30 @@ it('server runs: API while runs spin, runs per second, a second app behind a lon
       busy.push(await measureApi(b.server, get, 1000));
       expect((await Promise.all(runs)).map((r) => r.body.error?.code)).toEqual(['TIMEOUT', 'TIMEOUT', 'TIMEOUT', 'TIMEOUT']);
     }
-    const med = (list: typeof idle, key: 'p50' | 'p99' | 'max' | 'rps') => pct(list.map((m) => m[key]), 50);
-    const ratio = pct(busy.map((m, i) => m.rps / idle[i]!.rps), 50);
-    rows.push({ case: 'API idle (pool)', 'p50 ms': +med(idle, 'p50').toFixed(1), 'p99 ms': +med(idle, 'p99').toFixed(1), 'max ms': +med(idle, 'max').toFixed(1), 'req/s': Math.round(med(idle, 'rps')) });
-    rows.push({ case: 'API, 4 runs spinning (pool of 4)', 'p50 ms': +med(busy, 'p50').toFixed(1), 'p99 ms': +med(busy, 'p99').toFixed(1), 'max ms': +med(busy, 'max').toFixed(1), 'req/s': Math.round(med(busy, 'rps')), 'vs idle': +ratio.toFixed(2) });
+    const med = (list: typeof idle, key: 'p50' | 'p99' | 'max' | 'rps') =>
+      pct(
+        list.map((m) => m[key]),
+        50,
+      );
+    const ratio = pct(
+      busy.map((m, i) => m.rps / idle[i]!.rps),
+      50,
+    );
+    rows.push({
+      case: 'API idle (pool)',
+      'p50 ms': +med(idle, 'p50').toFixed(1),
+      'p99 ms': +med(idle, 'p99').toFixed(1),
+      'max ms': +med(idle, 'max').toFixed(1),
+      'req/s': Math.round(med(idle, 'rps')),
+    });
+    rows.push({
+      case: 'API, 4 runs spinning (pool of 4)',
+      'p50 ms': +med(busy, 'p50').toFixed(1),
+      'p99 ms': +med(busy, 'p99').toFixed(1),
+      'max ms': +med(busy, 'max').toFixed(1),
+      'req/s': Math.round(med(busy, 'rps')),
+      'vs idle': +ratio.toFixed(2),
+    });
     await b.server.close();
   }
   // Baseline: inline (how runs executed before), one spinning run (3 s limit) holds the event loop: the GETs
@@ -91,7 +115,12 @@ it('server runs: API while runs spin, runs per second, a second app behind a lon
       await get();
       latencies.push(performance.now() - t);
     }
-    rows.push({ case: 'baseline: API, 1 run spinning inline (3 s limit)', 'p50 ms': +pct(latencies, 50).toFixed(1), 'p99 ms': Math.round(pct(latencies, 99)), 'max ms': Math.round(Math.max(...latencies)) });
+    rows.push({
+      case: 'baseline: API, 1 run spinning inline (3 s limit)',
+      'p50 ms': +pct(latencies, 50).toFixed(1),
+      'p99 ms': Math.round(pct(latencies, 99)),
+      'max ms': Math.round(Math.max(...latencies)),
+    });
     await b.server.close();
   }
 
@@ -133,8 +162,7 @@ it('server runs: API while runs spin, runs per second, a second app behind a lon
     const other = await b.server.createOrganization('Other');
     await b.action('quick', [fn('return', { value: 1 })], other.appId, other.apiToken);
     const t0 = performance.now();
-    for (let i = 0; i < 500; i += 25)
-      await Promise.all(Array.from({ length: 25 }, () => b.call('POST', `/v1/apps/${b.appId}/tasks/work/run`, {})));
+    for (let i = 0; i < 500; i += 25) await Promise.all(Array.from({ length: 25 }, () => b.call('POST', `/v1/apps/${b.appId}/tasks/work/run`, {})));
     const enqueueMs = performance.now() - t0;
     const client = createClient({ baseUrl: b.server.url, appId: b.appId, authToken: b.apiToken });
     const before = (await client.App.Actions.getLogs({ limit: 1 })).count;
@@ -150,7 +178,7 @@ it('server runs: API while runs spin, runs per second, a second app behind a lon
     const rate = ((await client.App.Actions.getLogs({ limit: 1 })).count - doneAtStart) / (performance.now() - drainStart);
     rows.push({
       case: "second app's run, first app 500 queued",
-      'ms': Math.round(waitMs),
+      ms: Math.round(waitMs),
       "first app's runs done meanwhile": after - before,
       'one run slot ms': +(1 / rate).toFixed(1),
       'FIFO estimate ms': Math.round((500 - before) / rate),

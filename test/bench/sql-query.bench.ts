@@ -81,7 +81,11 @@ for (const n of SIZES) {
       let server = await startServer(options);
       const { appId, apiToken } = server.bootstrap;
       const api = async (method: string, path: string, body?: unknown) => {
-        const init = { method, headers: { 'Auth-token': apiToken, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) };
+        const init = {
+          method,
+          headers: { 'Auth-token': apiToken, 'Content-Type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        };
         // A keep-alive socket of the first server (same port after the restart) is reset once: retry.
         const res = await fetch(server.url + path, init).catch(() => fetch(server.url + path, init));
         const text = await res.text();

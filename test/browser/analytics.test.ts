@@ -52,7 +52,15 @@ describe('analytics-triggered actions in Chromium', () => {
       functions: [
         {
           functionPackage: 'com.client.function.insert-entry',
-          settings: { dataSourceName: 'visits', data: { page: '{{ event.data._pageId }}', title: '{{ event.data._pageTitle }}', trigger: '{{ trigger }}', session: '{{ event.data._analyticsSessionId }}' } },
+          settings: {
+            dataSourceName: 'visits',
+            data: {
+              page: '{{ event.data._pageId }}',
+              title: '{{ event.data._pageTitle }}',
+              trigger: '{{ trigger }}',
+              session: '{{ event.data._analyticsSessionId }}',
+            },
+          },
         },
       ],
     });
@@ -62,7 +70,10 @@ describe('analytics-triggered actions in Chromium', () => {
       // A $regex in the where: the device matches it with RE2 from the lazy query chunk (issue 14).
       triggers: [{ trigger: 'analytics', where: { type: 'analytics.event', data: { category: 'form', action: { $regex: '^su(b|bm)+it$' } } } }],
       functions: [
-        { functionPackage: 'com.client.function.insert-entry', settings: { dataSourceName: 'submissions', data: { form: '{{ event.data.formId }}', page: '{{ event.data._pageId }}' } } },
+        {
+          functionPackage: 'com.client.function.insert-entry',
+          settings: { dataSourceName: 'submissions', data: { form: '{{ event.data.formId }}', page: '{{ event.data._pageId }}' } },
+        },
       ],
     });
     const probe = await b.studio.App.Actions.create({
@@ -140,7 +151,11 @@ describe('analytics-triggered actions in Chromium', () => {
   it('a form submit fires the analytics.event action', async () => {
     const { page, errors } = await open(
       '/screen-form.html',
-      screen(5, `<form id="signup" onsubmit="event.preventDefault(); document.body.dataset.sent = 'yes'"><input name="email" value="a@b.c"><button id="go">Sign up</button></form>`, 'data-auto-page-view="false"'),
+      screen(
+        5,
+        `<form id="signup" onsubmit="event.preventDefault(); document.body.dataset.sent = 'yes'"><input name="email" value="a@b.c"><button id="go">Sign up</button></form>`,
+        'data-auto-page-view="false"',
+      ),
     );
     try {
       await page.click('#go');

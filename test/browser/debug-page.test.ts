@@ -116,7 +116,9 @@ describe('debug compile page in Chromium', () => {
       const script = parsed.find((p) => p.url === 'custom-functions/com.acme.function.scale.js');
       const { scriptSource } = await cdp.send('Debugger.getScriptSource', { scriptId: script!.scriptId });
       expect(scriptSource).toContain(code);
-      expect(await page.evaluate(() => (window as any).Client.Functions.list().map((f: { package: string }) => f.package))).toEqual(['com.acme.function.scale']);
+      expect(await page.evaluate(() => (window as any).Client.Functions.list().map((f: { package: string }) => f.package))).toEqual([
+        'com.acme.function.scale',
+      ]);
 
       await page.click('#run');
       await page.waitForSelector('#status.ok, #status.failed', { timeout: 15_000 });
@@ -153,12 +155,15 @@ describe('debug compile page in Chromium', () => {
         const inline = document.createElement('script');
         inline.textContent = 'window.__inlineRan = true';
         document.head.append(inline);
-        w.__fetch = fetch('http://127.0.0.1:9/').then(() => 'answered', () => 'refused');
+        w.__fetch = fetch('http://127.0.0.1:9/').then(
+          () => 'answered',
+          () => 'refused',
+        );
       }, b.url);
       expect(await page.evaluate(() => (window as any).__fetch)).toBe('refused');
-      await expect.poll(() => cspViolations(page)).toEqual(
-        expect.arrayContaining([`script-src-elem ${b.url}/cdn/client.js`, 'script-src-elem inline', 'connect-src http://127.0.0.1:9/']),
-      );
+      await expect
+        .poll(() => cspViolations(page))
+        .toEqual(expect.arrayContaining([`script-src-elem ${b.url}/cdn/client.js`, 'script-src-elem inline', 'connect-src http://127.0.0.1:9/']));
       expect(await page.evaluate(() => (window as any).__inlineRan)).toBeUndefined();
     } catch (error) {
       await screenshot(page, 'debug-page-csp');
@@ -182,9 +187,15 @@ describe('debug compile page in Chromium', () => {
     await recordCspViolations(page);
     try {
       const appId = other.server.bootstrap.appId;
-      const action = await other.client.App.Actions.create({ name: 'cross-origin', environment: 'client', functions: [{ functionPackage: 'com.client.function.return', settings: { value: '{{ n * 2 }}' } }] });
+      const action = await other.client.App.Actions.create({
+        name: 'cross-origin',
+        environment: 'client',
+        functions: [{ functionPackage: 'com.client.function.return', settings: { value: '{{ n * 2 }}' } }],
+      });
       const path = `/v1/apps/${appId}/tasks/${action.id}/compile`;
-      const location = (await fetch(`${other.url}${path}?html&token=${other.server.bootstrap.apiToken}&payload=%7B%22n%22%3A21%7D`, { redirect: 'manual' })).headers.get('location')!;
+      const location = (
+        await fetch(`${other.url}${path}?html&token=${other.server.bootstrap.apiToken}&payload=%7B%22n%22%3A21%7D`, { redirect: 'manual' })
+      ).headers.get('location')!;
       expect(location.startsWith(`${publicUrl}${path}?`)).toBe(true);
       await page.goto(`${other.url}${path}${new URL(location).search}`);
       expect(new URL(page.url()).origin).toBe(other.url);
@@ -203,7 +214,11 @@ describe('debug compile page in Chromium', () => {
   });
 
   it('device runs load the engine and the wasm from the configured assetsUrl', async () => {
-    const action = await b.client.App.Actions.create({ name: 'assets-url', environment: 'client', functions: [{ functionPackage: 'com.client.function.return', settings: { value: '{{ n + 1 }}' } }] });
+    const action = await b.client.App.Actions.create({
+      name: 'assets-url',
+      environment: 'client',
+      functions: [{ functionPackage: 'com.client.function.return', settings: { value: '{{ n + 1 }}' } }],
+    });
     const page = await browser.newPage();
     const requested: string[] = [];
     page.on('request', (r) => requested.push(new URL(r.url()).pathname));
@@ -213,7 +228,13 @@ describe('debug compile page in Chromium', () => {
       const result = await page.evaluate(
         ({ appId, token }) => {
           const w = window as any;
-          const client = w.Client.createClient({ baseUrl: location.origin, appId, authToken: token, environment: 'viewer', assetsUrl: `${location.origin}/cdn/` });
+          const client = w.Client.createClient({
+            baseUrl: location.origin,
+            appId,
+            authToken: token,
+            environment: 'viewer',
+            assetsUrl: `${location.origin}/cdn/`,
+          });
           return client.App.Actions.runWithResult('assets-url', { n: 41 });
         },
         { appId: b.server.bootstrap.appId, token: b.server.bootstrap.apiToken },

@@ -8,7 +8,7 @@ describe('demo page in Chromium', () => {
   let browser: Browser;
   let demo: { server: { url: string; bootstrap: { appId: number; organizationId: number; clientToken: string }; close(): Promise<void> } };
   let page: Page;
-  let failed = false;
+  const failed = false;
 
   beforeAll(async () => {
     demo = await startDemo({ memory: true, log: false });

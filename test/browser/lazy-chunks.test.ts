@@ -43,7 +43,11 @@ describe('lazy chunks of client.js in Chromium', () => {
     const api = createClient({ baseUrl: backend.url, appId, authToken: apiToken });
     const visits = await (await api.DataSources.create({ name: 'visits' }), api.DataSources.connect('visits'));
     await visits.insert({ page: 1 });
-    const manual = await api.App.Actions.create({ name: 'manual-only', environment: 'client', functions: [{ functionPackage: 'com.client.function.return', settings: { value: 1 } }] });
+    const manual = await api.App.Actions.create({
+      name: 'manual-only',
+      environment: 'client',
+      functions: [{ functionPackage: 'com.client.function.return', settings: { value: 1 } }],
+    });
     await api.App.Actions.publish(manual.id, true);
     screen = createServer((req, res) => {
       const path = new URL(req.url!, 'http://x').pathname;
@@ -51,7 +55,9 @@ describe('lazy chunks of client.js in Chromium', () => {
       const html = pages.get(path);
       res.writeHead(html ? 200 : 404, { 'Content-Type': 'text/html; charset=utf-8' }).end(html ?? 'not found');
     });
-    screenOrigin = await new Promise((resolve) => screen.listen(0, 'localhost', () => resolve(`http://localhost:${(screen.address() as { port: number }).port}`)));
+    screenOrigin = await new Promise((resolve) =>
+      screen.listen(0, 'localhost', () => resolve(`http://localhost:${(screen.address() as { port: number }).port}`)),
+    );
     browser = await launchChromium();
   }, 60_000);
 

@@ -64,4 +64,3 @@ describe('pipeline engine in Chromium (Web Worker)', () => {
     expect(errors.filter((e) => e.startsWith('pageerror'))).toEqual([]);
   });
 });
-

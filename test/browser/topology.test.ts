@@ -93,7 +93,9 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
         name: 'on-view-77',
         environment: 'client',
         triggers: [{ trigger: 'analytics', where: { type: 'analytics.pageView', data: { _pageId: 77 } } }],
-        functions: [{ functionPackage: 'com.client.function.insert-entry', settings: { dataSourceName: 'visits', data: { page: '{{ event.data._pageId }}' } } }],
+        functions: [
+          { functionPackage: 'com.client.function.insert-entry', settings: { dataSourceName: 'visits', data: { page: '{{ event.data._pageId }}' } } },
+        ],
       }),
     ];
     for (const a of actions) await api.App.Actions.publish(a.id, true);
@@ -160,7 +162,10 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
-      pages.set(`/${name}-first.html`, `<!doctype html><html><head>${scriptTag(`${backend.url}/dist/client.js`, 'data-page-id="77"')}</head><body></body></html>`);
+      pages.set(
+        `/${name}-first.html`,
+        `<!doctype html><html><head>${scriptTag(`${backend.url}/dist/client.js`, 'data-page-id="77"')}</head><body></body></html>`,
+      );
       await page.goto(`${screenOrigin}/${name}-first.html`);
       await page.waitForFunction(() => typeof (window as any).Client === 'object');
       await page.evaluate(() => (window as any).Client.App.Analytics.idle());
@@ -208,7 +213,9 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
     const errors = collectPageErrors(page);
     await onPage(page, 'topology-debug-page', async () => {
       const payload = encodeURIComponent(JSON.stringify({ n: 8 }));
-      await page.goto(`${backend.url}/v1/apps/${backend.bootstrap.appId}/tasks/${action!.id}/compile?html&token=${backend.bootstrap.apiToken}&payload=${payload}`);
+      await page.goto(
+        `${backend.url}/v1/apps/${backend.bootstrap.appId}/tasks/${action!.id}/compile?html&token=${backend.bootstrap.apiToken}&payload=${payload}`,
+      );
       await page.click('#run');
       await page.waitForSelector('#status.ok, #status.failed', { timeout: 15_000 });
       expect(await page.textContent('#status')).toBe('succeeded');

@@ -16,7 +16,11 @@ export interface TestBackend {
   /** The app's client token (`iar_client_…`, what a page carries). */
   clientToken: string;
   /** Raw HTTP: `api('GET', '/v1/…', { token, json, headers })` returning status and parsed body. */
-  api: (method: string, path: string, init?: { token?: string | null; json?: unknown; body?: string; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>;
+  api: (
+    method: string,
+    path: string,
+    init?: { token?: string | null; json?: unknown; body?: string; headers?: Record<string, string> },
+  ) => Promise<{ status: number; body: any; headers: Headers }>;
   close(): Promise<void>;
 }
 

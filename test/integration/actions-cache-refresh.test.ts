@@ -26,8 +26,7 @@ describe('a client that changes its actions', () => {
   it('applies actions it created, changed, published or removed to the next event of its screen, not 5 minutes later', async () => {
     const { appId, studioToken } = backend.server.bootstrap;
     await backend.studio.DataSources.create({ name: 'views' });
-    const screen = (environment: 'live' | 'viewer') =>
-      createClient({ baseUrl: backend.url, appId, authToken: studioToken, environment, logger: quiet });
+    const screen = (environment: 'live' | 'viewer') => createClient({ baseUrl: backend.url, appId, authToken: studioToken, environment, logger: quiet });
     const viewer = screen('viewer');
     const live = screen('live');
     // Both screens load their (empty) action lists with a first page view.

@@ -13,7 +13,10 @@ describe('debug compile page', () => {
   it('serves HTML defining ENV.taskPipeline, loading client.js and each custom function as a named script', async () => {
     const page = await b.api('POST', `/v1/apps/${appId}/pages`, { json: { name: 'P', script: 'Client.Page.onRemoteExecution(() => "</script><b>x</b>");' } });
     const screenAction = await b.client.App.Actions.create({ name: 'screen-debug', pageId: page.body.page.id });
-    const action = await b.client.App.Actions.create({ name: 'debug-me', functions: [{ functionPackage: 'com.client.function.return', settings: { value: '</script>{{ a }}' } }] });
+    const action = await b.client.App.Actions.create({
+      name: 'debug-me',
+      functions: [{ functionPackage: 'com.client.function.return', settings: { value: '</script>{{ a }}' } }],
+    });
     const token = b.server.bootstrap.apiToken;
     const res = await fetch(`${b.url}/v1/apps/${appId}/tasks/${action.id}/compile?html&token=${token}&payload=${encodeURIComponent('{"a":1}')}`);
     expect(res.status).toBe(200);

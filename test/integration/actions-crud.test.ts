@@ -76,17 +76,21 @@ describe('actions CRUD', () => {
       [{ name: 'x', functions: [{ ...setNode(1), timeout: -1 }] }, 'functions[0].timeout'],
       [{ name: 'x', functions: [{ ...setNode(1), retry: { attempts: 100 } }] }, 'functions[0].retry.attempts'],
       [{ name: 'x', functions: [{ type: 'loop', items: 'xs', continueOnError: 'yes' }] }, 'functions[0].continueOnError'],
-      [
-        { name: 'x', functions: [setNode(1), { type: 'if', conditions: [{ condition: '' }] }] },
-        'functions[1].conditions[0].condition',
-      ],
+      [{ name: 'x', functions: [setNode(1), { type: 'if', conditions: [{ condition: '' }] }] }, 'functions[1].conditions[0].condition'],
       [{ name: 'x', functions: [{ type: 'if' }] }, 'functions[0].conditions'],
       [{ name: 'x', functions: [{ functionPackage: 'a', functions: [{ type: 'loop', items: 5 }] }] }, 'functions[0].functions[0].items'],
     ];
     // A range bound may be an expression, as the engine allows; policies within their bounds are accepted.
     const ranged = await b.client.App.Actions.create({
       name: 'ranged',
-      functions: [{ type: 'loop', range: { from: 1, to: '{{ n }}' }, timeout: 500, functions: [{ ...setNode('{{ currentItem }}'), retry: { attempts: 2, backoff: 'constant', delayMs: 0 } }] }],
+      functions: [
+        {
+          type: 'loop',
+          range: { from: 1, to: '{{ n }}' },
+          timeout: 500,
+          functions: [{ ...setNode('{{ currentItem }}'), retry: { attempts: 2, backoff: 'constant', delayMs: 0 } }],
+        },
+      ],
     });
     expect(ranged.functions[0]).toMatchObject({ range: { from: 1, to: '{{ n }}' }, timeout: 500 });
     await b.client.App.Actions.remove(ranged.id);
@@ -94,7 +98,10 @@ describe('actions CRUD', () => {
       const error = await rejection(b.client.App.Actions.create(definition as never));
       expect(isClientError(error), JSON.stringify(definition)).toBe(true);
       expect(error.code).toBe('INVALID_ACTION');
-      expect(error.details.issues.map((i: { path: string }) => i.path), JSON.stringify(definition)).toContain(path);
+      expect(
+        error.details.issues.map((i: { path: string }) => i.path),
+        JSON.stringify(definition),
+      ).toContain(path);
       expect(error.message).toContain(path);
     }
   });
@@ -115,7 +122,9 @@ describe('actions CRUD', () => {
     const later = await b.api('PUT', `/v1/apps/${appId}/tasks/later-schedule`, { json: { triggers: [{ trigger: 'schedule' }] } });
     expect(later.status).toBe(422);
     expect(later.body.error.message).toContain('frequency');
-    const ok = await b.api('PUT', `/v1/apps/${appId}/tasks/later-schedule`, { json: { triggers: [{ trigger: 'schedule' }], frequency: '*/5 * * * *', timezone: 'Europe/Dublin' } });
+    const ok = await b.api('PUT', `/v1/apps/${appId}/tasks/later-schedule`, {
+      json: { triggers: [{ trigger: 'schedule' }], frequency: '*/5 * * * *', timezone: 'Europe/Dublin' },
+    });
     expect(ok.status).toBe(200);
     // The client checks an update against what it carries; the backend checks it against the stored environment.
     const device = await b.client.App.Actions.create({ name: 'device-only', environment: 'client' });
@@ -126,7 +135,9 @@ describe('actions CRUD', () => {
     expect(onServer.message).toContain('environment must be server or any');
     const clientSide = await rejection(b.client.App.Actions.update('device-only', { environment: 'server', triggers: [{ trigger: 'analytics' }] }));
     expect(isClientError(clientSide) && clientSide.code).toBe('INVALID_ACTION');
-    expect((await b.client.App.Actions.get()).find((a) => a.id === device.id)?.triggers).toEqual([{ trigger: 'analytics', where: { type: 'analytics.event' } }]);
+    expect((await b.client.App.Actions.get()).find((a) => a.id === device.id)?.triggers).toEqual([
+      { trigger: 'analytics', where: { type: 'analytics.event' } },
+    ]);
     const bad = await b.api('POST', `/v1/apps/${appId}/tasks`, { body: '{"name":', headers: { 'Content-Type': 'application/json' } });
     expect(bad.status).toBe(400);
     const noToken = await b.api('GET', `/v1/apps/${appId}/tasks`, { token: null });

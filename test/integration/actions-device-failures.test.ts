@@ -22,7 +22,15 @@ afterAll(() => b.close());
 async function screenClient(name: string, limits?: Record<string, number>, extra: Record<string, unknown> = {}) {
   const page = await b.api('POST', `/v1/apps/${appId}/pages`, { json: { name, script: '' } });
   const pageId = page.body.page.id as number;
-  const screen = createClient({ baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, pageId, environment: 'viewer', logger: quiet, ...(limits ? { limits } : {}) });
+  const screen = createClient({
+    baseUrl: b.url,
+    appId,
+    authToken: b.server.bootstrap.apiToken,
+    pageId,
+    environment: 'viewer',
+    logger: quiet,
+    ...(limits ? { limits } : {}),
+  });
   const action = await screen.App.Actions.create({ name, environment: 'client', pageId, ...extra });
   return { screen, action };
 }
@@ -41,7 +49,10 @@ describe('device runs of screen-targeted actions: failures', () => {
     expect(error.details.errorType).toBe('ResultError');
     const logs = await screen.App.Actions.getLogs({ id: action.id });
     expect(logs.count).toBe(1);
-    expect(logs.logs[0]).toMatchObject({ type: 'app.task.failed', data: { source: 'device', result: { code: 'RESULT_NOT_SERIALIZABLE', errorType: 'ResultError' } } });
+    expect(logs.logs[0]).toMatchObject({
+      type: 'app.task.failed',
+      data: { source: 'device', result: { code: 'RESULT_NOT_SERIALIZABLE', errorType: 'ResultError' } },
+    });
 
     screen.Page.onRemoteExecution(() => ({ big: 10n }));
     expect((await rejection(screen.App.Actions.runWithResult('circular-result'))).code).toBe('RESULT_NOT_SERIALIZABLE');

@@ -158,17 +158,26 @@ describe('device runs', () => {
     ]);
     const server = await b.api('POST', `/v1/apps/${tenant.appId}/tasks/logs`, { json: { id: kept.id }, token: tenant.apiToken });
     expect(server.body.count).toBe(2);
-    expect(lines.filter((l) => l.startsWith('error:'))).toEqual([expect.stringMatching(new RegExp(`Device run log of action ${doomed.id} .*refused .*for good, dropping it`))]);
+    expect(lines.filter((l) => l.startsWith('error:'))).toEqual([
+      expect.stringMatching(new RegExp(`Device run log of action ${doomed.id} .*refused .*for good, dropping it`)),
+    ]);
     // Later runs upload as usual, in one request.
     uploads.length = 0;
     expect(await device.App.Actions.runWithResult('kept')).toBe('kept');
-    await eventually(async () => (await b.api('POST', `/v1/apps/${tenant.appId}/tasks/logs`, { json: { id: kept.id }, token: tenant.apiToken })).body.count === 3);
+    await eventually(
+      async () => (await b.api('POST', `/v1/apps/${tenant.appId}/tasks/logs`, { json: { id: kept.id }, token: tenant.apiToken })).body.count === 3,
+    );
     expect(uploads).toEqual([1]);
   });
 
   it('uploads are idempotent by deviceKey and validated', async () => {
     const action = await b.client.App.Actions.create({ name: 'upload-target', environment: 'client' });
-    const record = { deviceKey: 'dev-abcdef123', type: 'app.action.completed', createdAt: '2025-01-01T00:00:00.000Z', data: { mode: 'on-demand', duration: 5, actionId: action.id, result: 1 } };
+    const record = {
+      deviceKey: 'dev-abcdef123',
+      type: 'app.action.completed',
+      createdAt: '2025-01-01T00:00:00.000Z',
+      data: { mode: 'on-demand', duration: 5, actionId: action.id, result: 1 },
+    };
     const first = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { logs: [record] } });
     const second = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { logs: [record] } });
     expect(first.status).toBe(201);
@@ -177,13 +186,22 @@ describe('device runs', () => {
     const bad = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { logs: [{ ...record, deviceKey: 'dev-xyz98765', type: 'app.nope' }] } });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('logs[0].type');
-    const unknown = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { logs: [{ ...record, deviceKey: 'dev-xyz98765', data: { ...record.data, actionId: 99999 } }] } });
+    const unknown = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, {
+      json: { logs: [{ ...record, deviceKey: 'dev-xyz98765', data: { ...record.data, actionId: 99999 } }] },
+    });
     expect(unknown.status).toBe(422);
   });
 
   it('limits manual device runs per minute with RATE_LIMITED and retryAt', async () => {
     let now = Date.parse('2025-02-01T08:00:00Z');
-    const limited = createClient({ logger: quiet, baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, clock: () => now, limits: { runsPerMinute: 2 } });
+    const limited = createClient({
+      logger: quiet,
+      baseUrl: b.url,
+      appId,
+      authToken: b.server.bootstrap.apiToken,
+      clock: () => now,
+      limits: { runsPerMinute: 2 },
+    });
     const action = await limited.App.Actions.create({ name: 'device-limited', environment: 'client', functions: [fn('return', { value: 1 })] });
     await limited.App.Actions.publish(action.id, true);
     await limited.App.Actions.runWithResult('device-limited');

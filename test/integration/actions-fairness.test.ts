@@ -122,7 +122,13 @@ describe('per-app limits of scheduled runs', () => {
       const all = (await Promise.all(actions.map((a) => logsOf(b.client, a.id, 'app.task.skipped')))).flat();
       return all.length === 1 && all;
     });
-    expect(skipped[0]!.data.result).toMatchObject({ reason: 'rate-limit', scheduledAt: '2025-01-01T10:01:00.000Z', count: 1, limit: 2, retryAt: expect.any(String) });
+    expect(skipped[0]!.data.result).toMatchObject({
+      reason: 'rate-limit',
+      scheduledAt: '2025-01-01T10:01:00.000Z',
+      count: 1,
+      limit: 2,
+      retryAt: expect.any(String),
+    });
     const completed = await eventually(async () => {
       const all = (await Promise.all(actions.map((a) => logsOf(b.client, a.id)))).flat();
       return all.length === 2 && all;

@@ -105,7 +105,9 @@ describe('GET tasks: ETag and 304', () => {
     expect(full.body.actions.find((a: { id: number }) => a.id === action.id)).toMatchObject({ lastRunAt: null });
 
     await b.studio.App.Actions.runWithResult('etag-run', {});
-    await eventually(async () => (await list('environment=live')).body.actions.find((a: { id: number; lastRunAt: string | null }) => a.id === action.id)?.lastRunAt);
+    await eventually(
+      async () => (await list('environment=live')).body.actions.find((a: { id: number; lastRunAt: string | null }) => a.id === action.id)?.lastRunAt,
+    );
     expect((await list(LIVE, { 'If-None-Match': definitions.headers.get('ETag')! })).status).toBe(304);
     const fullAfter = await list('environment=live', { 'If-None-Match': full.headers.get('ETag')! });
     expect(fullAfter.status).toBe(200);

@@ -10,7 +10,9 @@ describe('device pipelines in Node', () => {
   it('run in a worker thread: a spinning run does not block the event loop', async () => {
     const client = createClient({ baseUrl: 'http://127.0.0.1:9', appId: 1, limits: { runTimeoutMs: 2000 } });
     // Warm the engine thread up first (its start is not what is measured).
-    expect(await client.App.Actions.Pipeline.run({ pipeline: [{ functionPackage: 'com.client.function.return', settings: { value: '{{ 6 * 7 }}' } }], log: false })).toBe(42);
+    expect(
+      await client.App.Actions.Pipeline.run({ pipeline: [{ functionPackage: 'com.client.function.return', settings: { value: '{{ 6 * 7 }}' } }], log: false }),
+    ).toBe(42);
     let ticks = 0;
     const timer = setInterval(() => ticks++, 20);
     const started = performance.now();
@@ -25,6 +27,12 @@ describe('device pipelines in Node', () => {
     expect(performance.now() - started).toBeGreaterThan(1500);
     expect(ticks).toBeGreaterThan(20);
     // The same client keeps running pipelines afterwards.
-    expect(await client.App.Actions.Pipeline.run({ pipeline: [{ functionPackage: 'com.client.function.script', settings: { code: 'return context.x + 1' } }], payload: { x: 1 }, log: false })).toBe(2);
+    expect(
+      await client.App.Actions.Pipeline.run({
+        pipeline: [{ functionPackage: 'com.client.function.script', settings: { code: 'return context.x + 1' } }],
+        payload: { x: 1 },
+        log: false,
+      }),
+    ).toBe(2);
   }, 30_000);
 });

@@ -18,7 +18,10 @@ describe('run attempts', () => {
   it('a run claimed more than runAttempts times fails with RUN_ABANDONED, logged once', async () => {
     const limits = { runTimeoutMs: 60_000, runLeaseMs: 500, runAttempts: 3 };
     let b: TestBackend = await startTestBackend({ dataDir: dir, limits });
-    const action = await b.client.App.Actions.create({ name: 'spin', functions: [{ functionPackage: 'com.client.function.script', settings: { code: 'while (true) {}' } }] });
+    const action = await b.client.App.Actions.create({
+      name: 'spin',
+      functions: [{ functionPackage: 'com.client.function.script', settings: { code: 'while (true) {}' } }],
+    });
     await b.client.App.Actions.publish(action.id, true);
     const { runId } = (await b.api('POST', `/v1/apps/${b.server.bootstrap.appId}/tasks/spin/run`, { json: {} })).body as { runId: number };
     const file = new Database(join(dir, 'runtime.sqlite'));

@@ -49,12 +49,34 @@ async function nextRunAt(b: TestBackend, id: number): Promise<string | null> {
 
 describe('scheduler in five time zones (fake clock)', () => {
   const cases: { zone: string; cron: string; from: string; fires: string[]; silentAt?: string[] }[] = [
-    { zone: 'America/New_York', cron: '30 2 * * *', from: '2025-03-08T12:00:00Z', fires: ['2025-03-09T07:00:00.000Z', '2025-03-10T06:30:00.000Z', '2025-03-11T06:30:00.000Z'] },
-    { zone: 'America/New_York', cron: '30 1 * * *', from: '2025-11-01T12:00:00Z', fires: ['2025-11-02T05:30:00.000Z', '2025-11-03T06:30:00.000Z'], silentAt: ['2025-11-02T06:30:00.000Z'] },
+    {
+      zone: 'America/New_York',
+      cron: '30 2 * * *',
+      from: '2025-03-08T12:00:00Z',
+      fires: ['2025-03-09T07:00:00.000Z', '2025-03-10T06:30:00.000Z', '2025-03-11T06:30:00.000Z'],
+    },
+    {
+      zone: 'America/New_York',
+      cron: '30 1 * * *',
+      from: '2025-11-01T12:00:00Z',
+      fires: ['2025-11-02T05:30:00.000Z', '2025-11-03T06:30:00.000Z'],
+      silentAt: ['2025-11-02T06:30:00.000Z'],
+    },
     { zone: 'Europe/Dublin', cron: '30 1 * * *', from: '2025-03-29T12:00:00Z', fires: ['2025-03-30T01:00:00.000Z', '2025-03-31T00:30:00.000Z'] },
-    { zone: 'Europe/Berlin', cron: '30 2 * * *', from: '2025-10-25T12:00:00Z', fires: ['2025-10-26T00:30:00.000Z', '2025-10-27T01:30:00.000Z'], silentAt: ['2025-10-26T01:30:00.000Z'] },
+    {
+      zone: 'Europe/Berlin',
+      cron: '30 2 * * *',
+      from: '2025-10-25T12:00:00Z',
+      fires: ['2025-10-26T00:30:00.000Z', '2025-10-27T01:30:00.000Z'],
+      silentAt: ['2025-10-26T01:30:00.000Z'],
+    },
     { zone: 'Australia/Melbourne', cron: '30 2 * * *', from: '2025-10-04T12:00:00Z', fires: ['2025-10-04T16:00:00.000Z', '2025-10-05T15:30:00.000Z'] },
-    { zone: 'America/Santiago', cron: '0 0 * * *', from: '2025-09-05T12:00:00Z', fires: ['2025-09-06T04:00:00.000Z', '2025-09-07T04:00:00.000Z', '2025-09-08T03:00:00.000Z'] },
+    {
+      zone: 'America/Santiago',
+      cron: '0 0 * * *',
+      from: '2025-09-05T12:00:00Z',
+      fires: ['2025-09-06T04:00:00.000Z', '2025-09-07T04:00:00.000Z', '2025-09-08T03:00:00.000Z'],
+    },
   ];
 
   for (const c of cases) {
@@ -109,7 +131,12 @@ describe('scheduler policies', () => {
     let now = Date.parse('2025-01-01T10:10:00Z');
     const b = await startTestBackend({ clock: () => now });
     try {
-      const a = await b.client.App.Actions.create({ name: 'h', frequency: '0 * * * *', triggers: [{ trigger: 'schedule' }], functions: [fn('return', { value: 1 })] });
+      const a = await b.client.App.Actions.create({
+        name: 'h',
+        frequency: '0 * * * *',
+        triggers: [{ trigger: 'schedule' }],
+        functions: [fn('return', { value: 1 })],
+      });
       await b.client.App.Actions.publish(a.id, true);
       expect(await nextRunAt(b, a.id)).toBe('2025-01-01T11:00:00.000Z');
       await b.client.App.Actions.publish(a.id, false);
@@ -127,7 +154,11 @@ describe('scheduler policies', () => {
     let now = Date.parse('2025-01-01T10:10:00Z');
     const b = await startTestBackend({ clock: () => now });
     try {
-      const base = { frequency: '0 * * * *', triggers: [{ trigger: 'schedule' as const }], functions: [fn('return', { value: '{{ scheduledAt }}/{{ missed }}' })] };
+      const base = {
+        frequency: '0 * * * *',
+        triggers: [{ trigger: 'schedule' as const }],
+        functions: [fn('return', { value: '{{ scheduledAt }}/{{ missed }}' })],
+      };
       const co = await b.client.App.Actions.create({ name: 'co', ...base });
       const sk = await b.client.App.Actions.create({ name: 'sk', ...base, missedRuns: 'skip' });
       await b.client.App.Actions.publish(co.id, true);
@@ -197,7 +228,10 @@ describe('scheduler policies', () => {
     try {
       let b = await startTestBackend({ clock: () => now, dataDir });
       const appId = b.server.bootstrap.appId;
-      const manual = await b.client.App.Actions.create({ name: 'manual', functions: [fn('http-request', { url: gate.url }), fn('return', { value: '{{ n }}' })] });
+      const manual = await b.client.App.Actions.create({
+        name: 'manual',
+        functions: [fn('http-request', { url: gate.url }), fn('return', { value: '{{ n }}' })],
+      });
       await b.client.App.Actions.publish(manual.id, true);
       const sched = await b.client.App.Actions.create({
         name: 'sched',

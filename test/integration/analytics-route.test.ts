@@ -80,7 +80,16 @@ describe('POST/GET v1/apps/:appId/analytics', () => {
       [{}, 400, 'events'],
       [{ events: [] }, 400, 'events'],
       [{ events: [{ type: 'analytics.click', data: {} }] }, 400, 'events[0].type'],
-      [{ events: [{ type: 'analytics.pageView', data: {} }, { type: 'analytics.event', data: [] }] }, 400, 'events[1].data'],
+      [
+        {
+          events: [
+            { type: 'analytics.pageView', data: {} },
+            { type: 'analytics.event', data: [] },
+          ],
+        },
+        400,
+        'events[1].data',
+      ],
       [{ events: [{ type: 'analytics.event', data: { category: 'x' } }] }, 400, 'events[0].data.action'],
       [{ events: [{ type: 'analytics.pageView', createdAt: 'yesterday' }] }, 400, 'events[0].createdAt'],
       [{ batchId: 5, events: [{ type: 'analytics.pageView' }] }, 400, 'batchId'],
@@ -94,7 +103,7 @@ describe('POST/GET v1/apps/:appId/analytics', () => {
     expect(big.status).toBe(413);
     const tooMany = await backend.api('POST', path(), { json: { events: Array.from({ length: 1001 }, () => ({ type: 'analytics.pageView' })) } });
     expect(tooMany.status).toBe(413);
-    expect((await backend.api('POST', path(), { body: '{oops' , headers: { 'Content-Type': 'application/json' } })).status).toBe(400);
+    expect((await backend.api('POST', path(), { body: '{oops', headers: { 'Content-Type': 'application/json' } })).status).toBe(400);
     expect((await backend.api('GET', path() + '?type=click')).status).toBe(400);
     expect((await backend.api('GET', path() + '?limit=-1')).status).toBe(400);
     expect((await backend.api('GET', path())).body.pagination.total).toBe(before);

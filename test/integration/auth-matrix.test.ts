@@ -72,12 +72,14 @@ const returnFn = (value: unknown) => [{ functionPackage: 'com.client.function.re
 
 const newEntry = async () => (await ok(b.api('PUT', `${dsPath()}/data`, { json: { fresh: true } }))).id as number;
 const newAction = async () =>
-  (await ok(b.api('POST', tasks(), { json: { name: `fresh-${Math.random().toString(36).slice(2, 10)}`, environment: 'server', functions: returnFn(1) } }))).action.id as number;
+  (await ok(b.api('POST', tasks(), { json: { name: `fresh-${Math.random().toString(36).slice(2, 10)}`, environment: 'server', functions: returnFn(1) } })))
+    .action.id as number;
 const newNotification = async () => (await ok(b.api('PUT', `${a()}/notifications`, { json: { data: { title: 'fresh' } } }))).notification.id as number;
 const newPage = async () => (await ok(b.api('POST', `${a()}/pages`, { json: { name: 'fresh' } }))).page.id as number;
 const newToken = async () => (await ok(b.api('POST', `${a()}/tokens`, { ...st(), json: { name: 'fresh' } }))).token.id as number;
 const newDataSource = async () =>
-  (await ok(b.api('POST', `/v1/data-sources?appId=${x.appId}`, { json: { name: `fresh-${Math.random().toString(36).slice(2, 10)}` } }))).dataSource.id as number;
+  (await ok(b.api('POST', `/v1/data-sources?appId=${x.appId}`, { json: { name: `fresh-${Math.random().toString(36).slice(2, 10)}` } }))).dataSource
+    .id as number;
 const mediaForm = (kind: Kind) => {
   const form = new FormData();
   form.append('files[0]', new Blob([`by ${kind}`], { type: 'text/plain' }), `${kind}.txt`);
@@ -97,7 +99,14 @@ async function send(row: Row, method: string, id: number, kind: Kind): Promise<{
   return { status: res.status, body: await res.json() };
 }
 const deviceLog = (kind: Kind) => ({
-  logs: [{ deviceKey: `matrix-${kind}-0001`, type: 'app.action.completed', createdAt: new Date().toISOString(), data: { mode: 'on-demand', duration: 3, actionId: ids.action, result: 1 } }],
+  logs: [
+    {
+      deviceKey: `matrix-${kind}-0001`,
+      type: 'app.action.completed',
+      createdAt: new Date().toISOString(),
+      data: { mode: 'on-demand', duration: 3, actionId: ids.action, result: 1 },
+    },
+  ],
 });
 
 /** Every route. Defaults: no token or an unknown one 401, another organization's API token 403/404, client 403, API and studio 2xx. */
@@ -116,7 +125,12 @@ const ROWS: Row[] = [
   { route: 'DELETE /v1/apps/:appId/tokens/:tokenId', fresh: newToken, path: (id) => `${a()}/tokens/${id}`, studio: true },
   { route: 'GET /v1/organizations/:organizationId', path: () => `/v1/organizations/${x.organizationId}`, studio: true },
   { route: 'PUT /v1/organizations/:organizationId', path: () => `/v1/organizations/${x.organizationId}`, json: () => ({ encryption: false }), studio: true },
-  { route: 'POST /v1/organizations/:organizationId/apps', path: () => `/v1/organizations/${x.organizationId}/apps`, json: (_, kind) => ({ name: `app by ${kind}` }), studio: true },
+  {
+    route: 'POST /v1/organizations/:organizationId/apps',
+    path: () => `/v1/organizations/${x.organizationId}/apps`,
+    json: (_, kind) => ({ name: `app by ${kind}` }),
+    studio: true,
+  },
 
   // Data sources: client tokens use entries like the app's API token; administration and history are refused.
   { route: 'GET /v1/data-sources', path: () => `/v1/data-sources?appId=${x.appId}`, client: true },
@@ -127,17 +141,40 @@ const ROWS: Row[] = [
   { route: 'PUT /v1/data-sources/:ds', variant: 'access rules', path: () => dsPath(), json: () => ({ accessRules: [] }), studio: true },
   { route: 'DELETE /v1/data-sources/:ds', fresh: newDataSource, path: (id) => `/v1/data-sources/${id}` },
   { route: 'POST /v1/data-sources/:ds/data', path: () => `${dsPath()}/data`, json: (_, kind) => ({ entries: [{ imported: kind }], append: true }) },
-  { route: 'POST /v1/data-sources/:ds/data', variant: 'truncate', fresh: newDataSource, path: (id) => `/v1/data-sources/${id}/data`, json: () => ({ entries: [] }) },
+  {
+    route: 'POST /v1/data-sources/:ds/data',
+    variant: 'truncate',
+    fresh: newDataSource,
+    path: (id) => `/v1/data-sources/${id}/data`,
+    json: () => ({ entries: [] }),
+  },
   { route: 'GET /v1/data-sources/:ds/data', path: () => `${dsPath()}/data`, client: true },
   { route: 'PUT /v1/data-sources/:ds/data', path: () => `${dsPath()}/data`, json: (_, kind) => ({ insertedBy: kind }), client: true },
   { route: 'POST /v1/data-sources/:ds/data/query', path: () => `${dsPath()}/data/query`, json: () => ({}), client: true },
-  { route: 'POST /v1/data-sources/:ds/data/query', variant: 'delete query', fresh: newEntry, path: () => `${dsPath()}/data/query`, json: (id) => ({ type: 'delete', where: { $id: id } }) },
+  {
+    route: 'POST /v1/data-sources/:ds/data/query',
+    variant: 'delete query',
+    fresh: newEntry,
+    path: () => `${dsPath()}/data/query`,
+    json: (id) => ({ type: 'delete', where: { $id: id } }),
+  },
   { route: 'GET /v1/data-sources/:ds/data/:entryId', path: () => `${dsPath()}/data/${ids.entry}`, client: true },
   { route: 'PUT /v1/data-sources/:ds/data/:entryId', path: () => `${dsPath()}/data/${ids.entry}`, json: (_, kind) => ({ updatedBy: kind }), client: true },
   { route: 'DELETE /v1/data-sources/:ds/data/:entryId', fresh: newEntry, path: (id) => `${dsPath()}/data/${id}`, client: true },
   { route: 'GET /v1/data-sources/:ds/indexes/:indexes', path: () => `${dsPath()}/indexes/a`, client: true },
-  { route: 'POST /v1/data-sources/:ds/commit', path: () => `${dsPath()}/commit`, json: (_, kind) => ({ entries: [{ data: { committedBy: kind } }], append: true, returnEntries: false }), client: true },
-  { route: 'POST /v1/data-sources/:ds/commit', variant: 'replace (no append)', fresh: newDataSource, path: (id) => `/v1/data-sources/${id}/commit`, json: () => ({ entries: [] }) },
+  {
+    route: 'POST /v1/data-sources/:ds/commit',
+    path: () => `${dsPath()}/commit`,
+    json: (_, kind) => ({ entries: [{ data: { committedBy: kind } }], append: true, returnEntries: false }),
+    client: true,
+  },
+  {
+    route: 'POST /v1/data-sources/:ds/commit',
+    variant: 'replace (no append)',
+    fresh: newDataSource,
+    path: (id) => `/v1/data-sources/${id}/commit`,
+    json: () => ({ entries: [] }),
+  },
   { route: 'GET /v1/data-sources/:ds/versions', path: () => `/v1/data-sources/${ids.vds}/versions` },
   { route: 'GET /v1/data-sources/:ds/versions/:versionId/data', path: () => `/v1/data-sources/${ids.vds}/versions/${ids.version}/data` },
   { route: 'POST /v1/data-sources/:ds/versions/:versionId/data', path: () => `/v1/data-sources/${ids.vds}/versions/${ids.version}/data`, json: () => ({}) },
@@ -155,14 +192,41 @@ const ROWS: Row[] = [
 
   // Notifications: a client token reads (published ones) and marks read; never writes notifications.
   { route: 'GET /v1/apps/:appId/notifications', path: () => `${a()}/notifications`, client: true },
-  { route: 'POST /v1/apps/:appId/notifications', path: () => `${a()}/notifications`, json: () => ({ count: true, recipientId: GUID, unread: true }), client: true },
-  { route: 'PUT /v1/apps/:appId/notifications', path: () => `${a()}/notifications`, json: (_, kind) => ({ data: { title: `by ${kind}` }, status: 'published' }) },
-  { route: 'POST /v1/apps/:appId/notifications/batch', path: () => `${a()}/notifications/batch`, json: (_, kind) => ({ notifications: [{ data: { title: `batch by ${kind}` } }] }) },
-  { route: 'POST /v1/apps/:appId/notifications/mark-as-read', path: () => `${a()}/notifications/mark-as-read`, json: () => ({ recipientId: GUID, entries: [ids.notification] }), client: true },
-  { route: 'PUT /v1/apps/:appId/notifications/:notificationId', path: () => `${a()}/notifications/${ids.notification}`, json: () => ({ data: { title: 'Hello' } }) },
+  {
+    route: 'POST /v1/apps/:appId/notifications',
+    path: () => `${a()}/notifications`,
+    json: () => ({ count: true, recipientId: GUID, unread: true }),
+    client: true,
+  },
+  {
+    route: 'PUT /v1/apps/:appId/notifications',
+    path: () => `${a()}/notifications`,
+    json: (_, kind) => ({ data: { title: `by ${kind}` }, status: 'published' }),
+  },
+  {
+    route: 'POST /v1/apps/:appId/notifications/batch',
+    path: () => `${a()}/notifications/batch`,
+    json: (_, kind) => ({ notifications: [{ data: { title: `batch by ${kind}` } }] }),
+  },
+  {
+    route: 'POST /v1/apps/:appId/notifications/mark-as-read',
+    path: () => `${a()}/notifications/mark-as-read`,
+    json: () => ({ recipientId: GUID, entries: [ids.notification] }),
+    client: true,
+  },
+  {
+    route: 'PUT /v1/apps/:appId/notifications/:notificationId',
+    path: () => `${a()}/notifications/${ids.notification}`,
+    json: () => ({ data: { title: 'Hello' } }),
+  },
   { route: 'DELETE /v1/apps/:appId/notifications/:notificationId', fresh: newNotification, path: (id) => `${a()}/notifications/${id}` },
   { route: 'GET /v1/apps/:appId/notifications/:notificationId/deliveries', path: () => `${a()}/notifications/${ids.notification}/deliveries`, studio: true },
-  { route: 'POST /v1/apps/:appId/subscriptions', path: () => `${a()}/subscriptions`, json: (_, kind) => ({ token: `push-${kind}`, uuid: GUID, device: 'matrix', platform: 'web' }), client: true },
+  {
+    route: 'POST /v1/apps/:appId/subscriptions',
+    path: () => `${a()}/subscriptions`,
+    json: (_, kind) => ({ token: `push-${kind}`, uuid: GUID, device: 'matrix', platform: 'web' }),
+    client: true,
+  },
   { route: 'GET /v1/apps/:appId/subscriptions', path: () => `${a()}/subscriptions`, studio: true },
   { route: 'GET /v1/apps/:appId/subscriptions/public-key', path: () => `${a()}/subscriptions/public-key`, client: true },
 
@@ -170,19 +234,33 @@ const ROWS: Row[] = [
   { route: 'GET /v1/apps/:appId/tasks', path: () => tasks(), client: true },
   { route: 'GET /v1/apps/:appId/tasks', variant: 'live', path: () => `${tasks()}?environment=live`, client: true },
   { route: 'GET /v1/apps/:appId/tasks', variant: 'viewer', path: () => `${tasks()}?environment=viewer` },
-  { route: 'POST /v1/apps/:appId/tasks', path: () => tasks(), json: (_, kind) => ({ name: `created-by-${kind}`, environment: 'server', functions: returnFn(2) }) },
+  {
+    route: 'POST /v1/apps/:appId/tasks',
+    path: () => tasks(),
+    json: (_, kind) => ({ name: `created-by-${kind}`, environment: 'server', functions: returnFn(2) }),
+  },
   { route: 'GET /v1/apps/:appId/tasks/logs', path: () => `${tasks()}/logs` },
   { route: 'POST /v1/apps/:appId/tasks/logs', path: () => `${tasks()}/logs`, json: (_, kind) => deviceLog(kind), client: true },
   { route: 'POST /v1/apps/:appId/tasks/logs', variant: 'reading', path: () => `${tasks()}/logs`, json: () => ({ limit: 5 }) },
   { route: 'GET /v1/apps/:appId/tasks/functions', path: () => `${tasks()}/functions`, client: true },
-  { route: 'POST /v1/apps/:appId/tasks/functions', path: () => `${tasks()}/functions`, json: (_, kind) => ({ package: `com.matrix.function.by-${kind}`, code: '() => ({})' }), studio: true },
+  {
+    route: 'POST /v1/apps/:appId/tasks/functions',
+    path: () => `${tasks()}/functions`,
+    json: (_, kind) => ({ package: `com.matrix.function.by-${kind}`, code: '() => ({})' }),
+    studio: true,
+  },
   { route: 'GET /v1/apps/:appId/tasks/:idOrName', path: () => `${tasks()}/${ids.action}`, client: true },
   { route: 'GET /v1/apps/:appId/tasks/:idOrName', variant: 'viewer', path: () => `${tasks()}/${ids.action}?environment=viewer` },
   { route: 'PUT /v1/apps/:appId/tasks/:idOrName', path: () => `${tasks()}/${ids.action}`, json: () => ({ timezone: 'UTC' }) },
   { route: 'DELETE /v1/apps/:appId/tasks/:idOrName', fresh: newAction, path: (id) => `${tasks()}/${id}` },
   { route: 'POST /v1/apps/:appId/tasks/:id/publish', path: () => `${tasks()}/${ids.action}/publish`, json: () => ({ publish: true }) },
   { route: 'POST /v1/apps/:appId/tasks/:idOrName/run', path: () => `${tasks()}/${ids.action}/run`, json: () => ({ payload: {}, wait: true }), client: true },
-  { route: 'POST /v1/apps/:appId/tasks/:idOrName/run', variant: 'viewer', path: () => `${tasks()}/${ids.action}/run`, json: () => ({ payload: {}, wait: true, environment: 'viewer' }) },
+  {
+    route: 'POST /v1/apps/:appId/tasks/:idOrName/run',
+    variant: 'viewer',
+    path: () => `${tasks()}/${ids.action}/run`,
+    json: () => ({ payload: {}, wait: true, environment: 'viewer' }),
+  },
   { route: 'GET /v1/apps/:appId/tasks/:id/compile', path: () => `${tasks()}/${ids.action}/compile?html` },
   { route: 'GET /v1/apps/:appId/pages', path: () => `${a()}/pages` },
   { route: 'POST /v1/apps/:appId/pages', path: () => `${a()}/pages`, json: (_, kind) => ({ name: `page by ${kind}` }) },
@@ -192,7 +270,12 @@ const ROWS: Row[] = [
   { route: 'POST /v1/apps/:appId/pages/:pageId/publish', path: () => `${a()}/pages/${ids.page}/publish`, json: () => ({ publish: true }) },
 
   // Analytics: a page records events; reading them (every user's) is not for it.
-  { route: 'POST /v1/apps/:appId/analytics', path: () => `${a()}/analytics`, json: () => ({ events: [{ type: 'analytics.event', data: { category: 'matrix', action: 'try' } }] }), client: true },
+  {
+    route: 'POST /v1/apps/:appId/analytics',
+    path: () => `${a()}/analytics`,
+    json: () => ({ events: [{ type: 'analytics.event', data: { category: 'matrix', action: 'try' } }] }),
+    client: true,
+  },
   { route: 'GET /v1/apps/:appId/analytics', path: () => `${a()}/analytics` },
 ];
 
@@ -239,7 +322,25 @@ async function state() {
   const t = st();
   const get = async (path: string) => (await b.api('GET', path, t)).body;
   const post = async (path: string, json: unknown) => (await b.api('POST', path, { ...t, json })).body;
-  const [app, org, tokens, dataSources, ds, entries, versions, vdsEntries, notifications, subscriptions, actions, logs, pages, functions, analytics, orgDataSources, media] = await Promise.all([
+  const [
+    app,
+    org,
+    tokens,
+    dataSources,
+    ds,
+    entries,
+    versions,
+    vdsEntries,
+    notifications,
+    subscriptions,
+    actions,
+    logs,
+    pages,
+    functions,
+    analytics,
+    orgDataSources,
+    media,
+  ] = await Promise.all([
     get(a()),
     get(`/v1/organizations/${x.organizationId}`),
     get(`${a()}/tokens`),
@@ -258,7 +359,25 @@ async function state() {
     get(`/v1/data-sources?organizationId=${x.organizationId}`),
     get('/v1/media'),
   ]);
-  return { app, org, tokens, dataSources, ds, entries, versions, vdsEntries, notifications, subscriptions, actions, logs, pages, functions, analytics, orgDataSources, media };
+  return {
+    app,
+    org,
+    tokens,
+    dataSources,
+    ds,
+    entries,
+    versions,
+    vdsEntries,
+    notifications,
+    subscriptions,
+    actions,
+    logs,
+    pages,
+    functions,
+    analytics,
+    orgDataSources,
+    media,
+  };
 }
 
 beforeAll(async () => {
@@ -303,8 +422,14 @@ describe('authorization matrix', () => {
       for (const [method, operation] of Object.entries(operations))
         documented.set(`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`, operation['x-token-kinds']);
     const rows = new Set(ROWS.map((r) => r.route));
-    expect([...documented.keys()].filter((route) => !rows.has(route)), 'routes without a matrix row').toEqual([]);
-    expect([...rows].filter((route) => !documented.has(route)), 'matrix rows of routes that do not exist').toEqual([]);
+    expect(
+      [...documented.keys()].filter((route) => !rows.has(route)),
+      'routes without a matrix row',
+    ).toEqual([]);
+    expect(
+      [...rows].filter((route) => !documented.has(route)),
+      'matrix rows of routes that do not exist',
+    ).toEqual([]);
     for (const row of ROWS) {
       if (row.variant || !row.route.includes(' /v1/')) continue;
       const kinds = (['client', 'api', 'studio'] as const).filter((kind) => expected(row, kind) === '2xx');
@@ -370,7 +495,13 @@ describe('what a client token sees', () => {
   });
 
   it('sees data source web hooks without their secrets, like any non-manager', async () => {
-    await ok(b.api('PUT', dsPath(), { json: { hooks: [{ type: 'web', runOn: ['insert'], payload: { url: 'https://user:pw@hooks.example/x?key=secret', headers: { Authorization: 'Bearer s' } } }] } }));
+    await ok(
+      b.api('PUT', dsPath(), {
+        json: {
+          hooks: [{ type: 'web', runOn: ['insert'], payload: { url: 'https://user:pw@hooks.example/x?key=secret', headers: { Authorization: 'Bearer s' } } }],
+        },
+      }),
+    );
     const seen = await ok(b.api('GET', dsPath(), { token: x.clientToken }));
     expect(JSON.stringify(seen)).not.toContain('secret');
     expect(JSON.stringify(seen)).not.toContain('Bearer s');
@@ -416,16 +547,24 @@ describe('a database from before client tokens', () => {
       // The schema and bootstrap of the previous version: migrations up to 0006, no client token.
       const store = await openStore({ databaseUrl: database?.url, sqlite: { file: join(dataDir, 'runtime.sqlite') } });
       const now = new Date().toISOString();
-      await migrate(store.db, migrations.slice(0, migrations.findIndex((m) => m.id === '0007_client_tokens')));
+      await migrate(
+        store.db,
+        migrations.slice(
+          0,
+          migrations.findIndex((m) => m.id === '0007_client_tokens'),
+        ),
+      );
       const organizationId = await createOrganization(store.db, 'Demo organization', now);
       const appId = await createApp(store.db, organizationId, 'Demo app', now);
       const api = await createToken(store.db, { kind: 'api', name: 'Default API token', organizationId, appId, now });
       const studio = await createToken(store.db, { kind: 'studio', name: 'Studio', organizationId, appId: null, now });
       await setSetting(store.db, 'bootstrap', JSON.stringify({ organizationId, appId, apiToken: api.token, studioToken: studio.token }));
-      const refused = await store.db.run("INSERT INTO tokens (token, kind, name, organization_id, app_id, created_at) VALUES ('x', 'client', '', ?, ?, ?)", [organizationId, appId, now]).then(
-        () => false,
-        () => true,
-      );
+      const refused = await store.db
+        .run("INSERT INTO tokens (token, kind, name, organization_id, app_id, created_at) VALUES ('x', 'client', '', ?, ?, ?)", [organizationId, appId, now])
+        .then(
+          () => false,
+          () => true,
+        );
       expect(refused, 'the old CHECK refuses client tokens').toBe(true);
       await store.stopBus();
       await store.db.close();
@@ -434,7 +573,13 @@ describe('a database from before client tokens', () => {
       let clientToken: string;
       try {
         clientToken = first.bootstrap.clientToken;
-        expect(first.bootstrap).toEqual({ organizationId, appId, apiToken: api.token, studioToken: studio.token, clientToken: expect.stringMatching(/^iar_client_/) });
+        expect(first.bootstrap).toEqual({
+          organizationId,
+          appId,
+          apiToken: api.token,
+          studioToken: studio.token,
+          clientToken: expect.stringMatching(/^iar_client_/),
+        });
         expect(JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')).clientToken).toBe(clientToken);
         const call = (token: string, method = 'GET', path = `/v1/apps/${appId}/tasks`) => fetch(first.url + path, { method, headers: { 'Auth-token': token } });
         expect((await call(api.token)).status).toBe(200);
@@ -442,7 +587,11 @@ describe('a database from before client tokens', () => {
         expect((await call(clientToken)).status).toBe(200);
         expect((await call(clientToken, 'GET', `/v1/apps/${appId}/tasks/logs`)).status).toBe(403);
         // Tokens created after the upgrade get new ids (the identity moved past the copied ones on PostgreSQL).
-        const created = await fetch(`${first.url}/v1/apps/${appId}/tokens`, { method: 'POST', headers: { 'Auth-token': studio.token, 'Content-Type': 'application/json' }, body: '{"kind":"client"}' });
+        const created = await fetch(`${first.url}/v1/apps/${appId}/tokens`, {
+          method: 'POST',
+          headers: { 'Auth-token': studio.token, 'Content-Type': 'application/json' },
+          body: '{"kind":"client"}',
+        });
         expect(created.status).toBe(201);
         expect(((await created.json()) as { token: { id: number } }).token.id).toBeGreaterThan(studio.id);
       } finally {

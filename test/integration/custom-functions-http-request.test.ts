@@ -49,7 +49,11 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   }
 }
 
-const httpNode = (path: string, extra: Record<string, unknown> = {}) => ({ functionPackage: 'com.client.function.http-request', settings: { url: `${targetUrl}${path}` }, ...extra });
+const httpNode = (path: string, extra: Record<string, unknown> = {}) => ({
+  functionPackage: 'com.client.function.http-request',
+  settings: { url: `${targetUrl}${path}` },
+  ...extra,
+});
 
 let b: TestBackend;
 const action = async (backend: TestBackend, name: string, functions: unknown[]) => {
@@ -93,7 +97,10 @@ describe('http-request in server runs', () => {
   });
 
   it('continueOnError records the code in lastError and the run goes on', async () => {
-    await action(b, 'http-continue', [httpNode('/declared-big', { continueOnError: true }), { functionPackage: 'com.client.function.return', settings: { value: '{{ lastError.code }}' } }]);
+    await action(b, 'http-continue', [
+      httpNode('/declared-big', { continueOnError: true }),
+      { functionPackage: 'com.client.function.return', settings: { value: '{{ lastError.code }}' } },
+    ]);
     expect(await b.client.App.Actions.runWithResult('http-continue')).toBe('RESPONSE_TOO_LARGE');
   });
 

@@ -46,10 +46,7 @@ describe('custom functions in server runs', () => {
   it('a stored custom function runs in the sandbox: templates in its settings, its object merged into the context, console.log in the trace', async () => {
     await publish(b.client, {
       name: 'cf-server',
-      functions: [
-        { functionPackage: 'com.acme.function.total', settings: { values: '{{ [a, b, 3] }}' } },
-        builtin('return', { value: '{{ total + 1 }}' }),
-      ],
+      functions: [{ functionPackage: 'com.acme.function.total', settings: { values: '{{ [a, b, 3] }}' } }, builtin('return', { value: '{{ total + 1 }}' })],
     });
     expect(await b.client.App.Actions.runWithResult('cf-server', { a: 1, b: 2, factor: 10 })).toBe(61);
     const { logs } = await b.client.App.Actions.getLogs({ limit: 1 });
@@ -60,7 +57,10 @@ describe('custom functions in server runs', () => {
     await publish(b.client, { name: 'cf-late', functions: [{ functionPackage: 'com.acme.function.late', settings: { x: '{{ x }}' } }] });
     const before = await rejection(b.client.App.Actions.runWithResult('cf-late', { x: 1 }));
     expect(before.code).toBe('UNKNOWN_FUNCTION');
-    await addFunction({ package: 'com.acme.function.late', code: `(settings) => { if (settings.x > 1) throw new RangeError('x is too big'); return { late: settings.x }; }` });
+    await addFunction({
+      package: 'com.acme.function.late',
+      code: `(settings) => { if (settings.x > 1) throw new RangeError('x is too big'); return { late: settings.x }; }`,
+    });
     expect(await b.client.App.Actions.runWithResult('cf-late', { x: 1 })).toEqual({ late: 1 });
     const failed = await rejection(b.client.App.Actions.runWithResult('cf-late', { x: 2 }));
     expect(failed.code).toBe('FUNCTION_FAILED');
@@ -110,13 +110,18 @@ describe('custom functions in server runs', () => {
 
 describe('custom functions on the debug compile page', () => {
   it('loads each stored function as its own named script; server-only ones only for studio tokens', async () => {
-    const action = await publish(b.client, { name: 'cf-debug', environment: 'client', functions: [{ functionPackage: 'com.acme.function.total', settings: { values: [1] } }] });
+    const action = await publish(b.client, {
+      name: 'cf-debug',
+      environment: 'client',
+      functions: [{ functionPackage: 'com.acme.function.total', settings: { values: [1] } }],
+    });
     const page = async (token: string) => {
       const res = await fetch(`${b.url}/v1/apps/${appId}/tasks/${action.id}/compile?html&token=${token}`);
       expect(res.status).toBe(200);
       return res.text();
     };
-    const scriptOf = (html: string, pkg: string) => html.match(new RegExp(`<script[^>]*>\\n// Custom function ${pkg.replace(/\./g, '\\.')}[^]*?</script>`))?.[0];
+    const scriptOf = (html: string, pkg: string) =>
+      html.match(new RegExp(`<script[^>]*>\\n// Custom function ${pkg.replace(/\./g, '\\.')}[^]*?</script>`))?.[0];
     const api = await page(b.server.bootstrap.apiToken);
     const total = scriptOf(api, 'com.acme.function.total')!;
     expect(total).toContain('Client.Functions.register("com.acme.function.total", (async (settings, context) => {');
@@ -157,7 +162,10 @@ describe('custom functions in device runs', () => {
       return fetch(request);
     }) as typeof fetch;
     // A package this device has not seen yet (other tests may have cached the list already).
-    await addFunction({ package: 'com.acme.function.scaled', code: `(settings, context) => ({ total: settings.values.reduce((a, v) => a + v, 0) * (context.factor || 1) })` });
+    await addFunction({
+      package: 'com.acme.function.scaled',
+      code: `(settings, context) => ({ total: settings.values.reduce((a, v) => a + v, 0) * (context.factor || 1) })`,
+    });
     const device = createClient({ baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, fetch: fetchVia });
     await publish(device, {
       name: 'cf-device-stored',
@@ -195,16 +203,28 @@ describe('custom functions in device runs', () => {
   it('device registrations win over stored functions of the same package; server-only and unknown packages fail clearly', async () => {
     const device = createClient({ baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken });
     device.Functions.register('com.acme.function.total', { code: `(settings) => ({ total: 'local' })` });
-    await publish(device, { name: 'cf-override', environment: 'client', functions: [{ functionPackage: 'com.acme.function.total', settings: { values: [1] } }] });
+    await publish(device, {
+      name: 'cf-override',
+      environment: 'client',
+      functions: [{ functionPackage: 'com.acme.function.total', settings: { values: [1] } }],
+    });
     expect(await device.App.Actions.runWithResult('cf-override')).toEqual({ total: 'local' });
 
-    await publish(device, { name: 'cf-device-secret', environment: 'client', functions: [builtin('set', { a: 1 }), { functionPackage: 'com.acme.function.server-secret' }] });
+    await publish(device, {
+      name: 'cf-device-secret',
+      environment: 'client',
+      functions: [builtin('set', { a: 1 }), { functionPackage: 'com.acme.function.server-secret' }],
+    });
     const secret = await rejection(device.App.Actions.runWithResult('cf-device-secret'));
     expect(secret.code).toBe('FUNCTION_UNAVAILABLE');
     expect(secret.message).toContain('functions[1]');
     expect(secret.message).toContain('server only');
 
-    await publish(device, { name: 'cf-device-unknown', environment: 'any', functions: [{ type: 'if', conditions: [{ condition: 'true', functions: [{ functionPackage: 'com.acme.function.missing' }] }] }] });
+    await publish(device, {
+      name: 'cf-device-unknown',
+      environment: 'any',
+      functions: [{ type: 'if', conditions: [{ condition: 'true', functions: [{ functionPackage: 'com.acme.function.missing' }] }] }],
+    });
     const unknown = await rejection(device.App.Actions.runWithResult('cf-device-unknown'));
     expect(unknown.code).toBe('UNKNOWN_FUNCTION');
     expect(unknown.message).toContain('functions[0].conditions[0].functions[0]');
@@ -218,7 +238,10 @@ describe('storing custom function code', () => {
   const stored = async () => (await b.api('GET', functionsPath())).body.functions.map((f: { package: string }) => f.package);
 
   it('a syntax error is a 400 naming the package and the line, and nothing is stored', async () => {
-    const res = await store('com.acme.function.broken', `async (settings, context) => {\n  const total = settings.values.reduce((a, v) => a + v, 0;\n  return { total };\n}`);
+    const res = await store(
+      'com.acme.function.broken',
+      `async (settings, context) => {\n  const total = settings.values.reduce((a, v) => a + v, 0;\n  return { total };\n}`,
+    );
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'INVALID_FUNCTION_CODE', package: 'com.acme.function.broken', line: 2 });
     expect(res.body.error.message).toContain('com.acme.function.broken');
@@ -241,7 +264,11 @@ describe('storing custom function code', () => {
   });
 
   it('code that is not one function expression is refused with the line and column where the rest begins', async () => {
-    for (const [code, column] of [['settings.x + 1', 1], ['(function () { return 1 })()', 27], ['(s) => s, 2', 9]] as const) {
+    for (const [code, column] of [
+      ['settings.x + 1', 1],
+      ['(function () { return 1 })()', 27],
+      ['(s) => s, 2', 9],
+    ] as const) {
       const res = await store('com.acme.function.not-a-function', code);
       expect(res.status, code).toBe(400);
       expect(res.body.error).toMatchObject({ code: 'INVALID_FUNCTION_CODE', line: 1, column });

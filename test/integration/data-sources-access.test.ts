@@ -113,9 +113,19 @@ describe('data sources: tokens, public flag and security rules', () => {
     // nothing was deleted by the denied calls
     expect(all.body.entries).toHaveLength(2);
     // commit needs the rights of every change it makes, and read rights to return entries
-    const noRead = await b.api('POST', `/v1/data-sources/${ds.id}/commit`, { token: null, json: { append: true, entries: [{ id: entry.id, data: { name: 'Z' } }] } });
+    const noRead = await b.api('POST', `/v1/data-sources/${ds.id}/commit`, {
+      token: null,
+      json: { append: true, entries: [{ id: entry.id, data: { name: 'Z' } }] },
+    });
     expect(noRead.status).toBe(401);
-    denied(await b.api('POST', `/v1/data-sources/${ds.id}/commit`, { token: otherAppToken.token, json: { append: true, entries: [{ data: { name: 'Z' } }], delete: [entry.id] } }), 'Ruled', 'delete');
+    denied(
+      await b.api('POST', `/v1/data-sources/${ds.id}/commit`, {
+        token: otherAppToken.token,
+        json: { append: true, entries: [{ data: { name: 'Z' } }], delete: [entry.id] },
+      }),
+      'Ruled',
+      'delete',
+    );
     const blind = await b.api('POST', `/v1/data-sources/${ds.id}/commit`, {
       token: null,
       json: { append: true, returnEntries: false, entries: [{ id: entry.id, data: { name: 'Z' } }] },
@@ -200,7 +210,10 @@ describe('data sources: tokens, public flag and security rules', () => {
     expect(inserted.status).toBe(201);
     expect(JSON.stringify(inserted.body)).toContain('"note":"x"');
     // The delete's where sees the same columns: filtering on the hidden one matches nothing and deletes nothing.
-    const probe = await b.api('POST', `/v1/data-sources/${ds.id}/data/query`, { ...as(secondToken.token), json: { type: 'delete', where: { secret: 's3cr3t' } } });
+    const probe = await b.api('POST', `/v1/data-sources/${ds.id}/data/query`, {
+      ...as(secondToken.token),
+      json: { type: 'delete', where: { secret: 's3cr3t' } },
+    });
     expect(probe.status).toBe(200);
     expect(probe.body).toEqual({ deletedCount: 0 });
     const all = await b.api('POST', `/v1/data-sources/${ds.id}/data/query`, { token: studioToken, json: {} });

@@ -49,7 +49,10 @@ describe('data sources: the commit answer copied from the rows', () => {
     const ds = (await b.api('POST', `/v1/data-sources?appId=${x.appId}`, { json: { name: 'AnswerHidden' } })).body.dataSource.id;
     const tokens = (await b.api('GET', `/v1/apps/${x.appId}/tokens`, { token: x.studioToken })).body.tokens as { id: number; kind: string }[];
     const api = tokens.find((t) => t.kind === 'api')!;
-    await b.api('PUT', `/v1/data-sources/${ds}`, { token: x.studioToken, json: { accessRules: [{ type: ['select', 'insert', 'update', 'delete'], allow: { tokens: [api.id] }, exclude: ['salary'] }] } });
+    await b.api('PUT', `/v1/data-sources/${ds}`, {
+      token: x.studioToken,
+      json: { accessRules: [{ type: ['select', 'insert', 'update', 'delete'], allow: { tokens: [api.id] }, exclude: ['salary'] }] },
+    });
     const committed = await b.api('POST', `/v1/data-sources/${ds}/commit`, { json: { append: true, entries: [{ data: { name: 'a', salary: 1 } }] } });
     expect(committed.status).toBe(200);
     expect(committed.body.entries.map((e: { data: unknown }) => e.data)).toEqual([{ name: 'a' }]);

@@ -105,7 +105,13 @@ describe('commits that converge', () => {
 
   it('a re-sent commit with the same Idempotency-Key applies once, and is answered again with the data set as it is', async () => {
     const id = await create('Idempotent');
-    const body = { append: true, entries: [{ data: { key: 'x' }, clientId: 'cx' }, { id: 999_999, data: { key: 'gone' } }] };
+    const body = {
+      append: true,
+      entries: [
+        { data: { key: 'x' }, clientId: 'cx' },
+        { id: 999_999, data: { key: 'gone' } },
+      ],
+    };
     const first = await commit(id, body, { 'Idempotency-Key': 'sync-run-1' });
     expect(first.status).toBe(200);
     expect(first.headers.get('Idempotent-Replayed')).toBeNull();
@@ -181,12 +187,20 @@ describe('commits that converge', () => {
     const conn = await b.client.DataSources.connect(id);
     const [kept] = [await conn.insert({ key: 'kept' })];
     const result = await conn.commit(
-      { append: true, entries: [{ id: 987_654, data: { key: 'gone' } }, { id: kept.id, data: { key: 'kept', v: 2 } }, { data: { key: 'new' } }], delete: [876_543] },
+      {
+        append: true,
+        entries: [{ id: 987_654, data: { key: 'gone' } }, { id: kept.id, data: { key: 'kept', v: 2 } }, { data: { key: 'new' } }],
+        delete: [876_543],
+      },
       { idempotencyKey: 'client-1' },
     );
     expect(result.errors).toEqual([expect.objectContaining({ index: 0, id: 987_654, code: 'ENTRY_NOT_FOUND' })]);
     const repeat = await conn.commit(
-      { append: true, entries: [{ id: 987_654, data: { key: 'gone' } }, { id: kept.id, data: { key: 'kept', v: 2 } }, { data: { key: 'new' } }], delete: [876_543] },
+      {
+        append: true,
+        entries: [{ id: 987_654, data: { key: 'gone' } }, { id: kept.id, data: { key: 'kept', v: 2 } }, { data: { key: 'new' } }],
+        delete: [876_543],
+      },
       { idempotencyKey: 'client-1' },
     );
     expect(repeat.errors).toEqual(result.errors);

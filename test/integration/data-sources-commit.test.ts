@@ -16,8 +16,7 @@ describe('data sources: commit, hooks, log events, concurrency', () => {
     const ds = await b.client.DataSources.create({ name });
     return { id: ds.id, conn: await b.client.DataSources.connect(ds.id) };
   }
-  const sorted = (entries: { data: Record<string, unknown> }[]) =>
-    entries.map((e) => e.data).sort((x, y) => String(x.name).localeCompare(String(y.name)));
+  const sorted = (entries: { data: Record<string, unknown> }[]) => entries.map((e) => e.data).sort((x, y) => String(x.name).localeCompare(String(y.name)));
 
   it('inserts and updates, and without append removes the entries not sent; returns the whole data set', async () => {
     const { id, conn } = await fresh('CommitReplace');
@@ -35,7 +34,11 @@ describe('data sources: commit, hooks, log events, concurrency', () => {
 
   it('with append keeps unsent entries, removes `delete` ids, and extend merges instead of replacing', async () => {
     const { conn } = await fresh('CommitAppend');
-    await conn.import([{ name: 'a', x: 1 }, { name: 'b', x: 2 }, { name: 'c', x: 3 }]);
+    await conn.import([
+      { name: 'a', x: 1 },
+      { name: 'b', x: 2 },
+      { name: 'c', x: 3 },
+    ]);
     const [a, b1, c] = await conn.find({ order: [['data.name', 'ASC']] });
     const replaced = await conn.commit({ append: true, entries: [{ id: a!.id, data: { name: 'a' } }] });
     expect(replaced.entries!.find((e) => e.id === a!.id)!.data).toEqual({ name: 'a' });
@@ -46,7 +49,11 @@ describe('data sources: commit, hooks, log events, concurrency', () => {
 
   it('echoes clientIds, and returns {} with returnEntries: false', async () => {
     const { conn } = await fresh('CommitClientIds');
-    const result = await conn.commit({ append: true, returnEntries: false, entries: [{ data: { n: 1 }, clientId: 'tmp-1' }, { data: { n: 2 } }, { data: { n: 3 }, clientId: 7 }] });
+    const result = await conn.commit({
+      append: true,
+      returnEntries: false,
+      entries: [{ data: { n: 1 }, clientId: 'tmp-1' }, { data: { n: 2 } }, { data: { n: 3 }, clientId: 7 }],
+    });
     expect(result.entries).toBeUndefined();
     const all = await conn.find();
     const byN = (n: number) => all.find((e) => e.data.n === n)!.id;
@@ -149,7 +156,11 @@ describe('data sources: commit, hooks, log events, concurrency', () => {
       });
       const none = await conn.commit({ append: true, entries: [{ data: { name: 'Plain' } }] });
       expect(none.entries!.map((e) => e.data.name)).toEqual(['Plain']);
-      const ins = await conn.commit({ append: true, runHooks: ['insert'], entries: [{ data: { name: 'Loud' } }, { id: none.entries![0]!.id, data: { name: 'KeepCase' } }] });
+      const ins = await conn.commit({
+        append: true,
+        runHooks: ['insert'],
+        entries: [{ data: { name: 'Loud' } }, { id: none.entries![0]!.id, data: { name: 'KeepCase' } }],
+      });
       expect(ins.entries!.map((e) => e.data.name).sort()).toEqual(['KeepCase', 'LOUD']);
       const upd = await conn.commit({ append: true, runHooks: ['update'], entries: [{ id: none.entries![0]!.id, data: { name: 'QUIET' } }] });
       expect(upd.entries!.find((e) => e.id === none.entries![0]!.id)!.data.name).toBe('quiet');

@@ -58,7 +58,12 @@ describe('data sources: multipart inserts and files', () => {
     expect(on.body.organization).toMatchObject({ id: organizationId, encryption: true });
     const ds = await b.client.DataSources.create({ name: 'Encrypted' });
     const conn = await b.client.DataSources.connect(ds.id);
-    const entry = await conn.insert(form({}, [['a', 'a.txt', secret], ['a', 'b.txt', 'second']]));
+    const entry = await conn.insert(
+      form({}, [
+        ['a', 'a.txt', secret],
+        ['a', 'b.txt', 'second'],
+      ]),
+    );
     expect(Array.isArray(entry.data.a)).toBe(true);
     expect((entry.data.aMediaFileId as number[]).length).toBe(2);
     const onDisk = storedFiles(ds.id);

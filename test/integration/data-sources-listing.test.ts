@@ -23,7 +23,7 @@ describe('listing data sources and entries as integration clients do', () => {
     return res.body.dataSource as { id: number; name: string; type: string | null; appId: number | null; organizationId: number };
   };
 
-  it('lists the data sources of the token\'s organization without a context, and filters by type', async () => {
+  it("lists the data sources of the token's organization without a context, and filters by type", async () => {
     const keystore = await create('', { name: 'Keystore', type: 'keystore', organizationId: x.organizationId });
     expect(keystore).toMatchObject({ type: 'keystore', organizationId: x.organizationId, appId: null });
     const appData = await create(`?appId=${x.appId}`, { name: 'App data' });
@@ -64,7 +64,15 @@ describe('listing data sources and entries as integration clients do', () => {
 
   it('GET …/data answers every entry, pages with limit/offset, and applies the access rules of a select', async () => {
     const ds = await create(`?appId=${x.appId}`, { name: 'Listed' });
-    await b.api('POST', `/v1/data-sources/${ds.id}/data`, { json: { entries: [{ n: 1, secret: 'a' }, { n: 2, secret: 'b' }, { n: 3, secret: 'c' }] } });
+    await b.api('POST', `/v1/data-sources/${ds.id}/data`, {
+      json: {
+        entries: [
+          { n: 1, secret: 'a' },
+          { n: 2, secret: 'b' },
+          { n: 3, secret: 'c' },
+        ],
+      },
+    });
     const all = await b.api('GET', `/v1/data-sources/${ds.id}/data`);
     expect(all.status).toBe(200);
     expect(Object.keys(all.body)).toEqual(['entries']);

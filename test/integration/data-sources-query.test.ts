@@ -91,7 +91,15 @@ describe('data sources: query over HTTP', () => {
       });
 
     it('ANDs several filters and combines them with sift keys; unknown condition → 400', async () => {
-      const res = await q({ where: { city: { $ne: null }, $filters: [{ column: 'age', condition: '>', value: 20 }, { column: 'name', condition: 'contains', value: 'b' }] } });
+      const res = await q({
+        where: {
+          city: { $ne: null },
+          $filters: [
+            { column: 'age', condition: '>', value: 20 },
+            { column: 'name', condition: 'contains', value: 'b' },
+          ],
+        },
+      });
       expect(names(res)).toEqual(['Bob']);
       const bad = await q({ where: { $filters: [{ column: 'age', condition: 'almost', value: 1 }] } });
       expect(bad.status).toBe(400);
@@ -137,7 +145,13 @@ describe('data sources: query over HTTP', () => {
       aggregate: [{ $group: { _id: '$data.city', n: { $sum: 1 } } }, { $sort: { n: -1, _id: 1 } }],
     });
     expect(sortedGroups.body.entries).toHaveLength(4);
-    expect(sortedGroups.body.entries).toEqual(expect.arrayContaining([{ _id: 'Cork', n: 1 }, { _id: '', n: 1 }, { _id: null, n: 1 }]));
+    expect(sortedGroups.body.entries).toEqual(
+      expect.arrayContaining([
+        { _id: 'Cork', n: 1 },
+        { _id: '', n: 1 },
+        { _id: null, n: 1 },
+      ]),
+    );
   });
 
   describe('joins', () => {
@@ -178,7 +192,12 @@ describe('data sources: query over HTTP', () => {
     it('without on appends the other data source’s entries', async () => {
       const res = await q({ where: { name: 'Ann' }, join: { All: { dataSourceId: ordersId, where: { total: { $gt: 1 } } } } });
       expect(res.body.entries).toHaveLength(3);
-      expect(res.body.entries.filter((e: any) => e.dataSourceId === ordersId).map((e: any) => e.data.total).sort()).toEqual([5, 7]);
+      expect(
+        res.body.entries
+          .filter((e: any) => e.dataSourceId === ordersId)
+          .map((e: any) => e.data.total)
+          .sort(),
+      ).toEqual([5, 7]);
     });
 
     it('refuses a join to an unknown data source (404) or one the token cannot read (403)', async () => {

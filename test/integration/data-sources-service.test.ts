@@ -28,7 +28,7 @@ describe('data source service (server-side connection and bus events)', () => {
       nowIso: () => new Date(now).toISOString(),
       limits: DEFAULT_SERVER_LIMITS,
       dataDir: undefined,
-      instanceId: "test",
+      instanceId: 'test',
       url: () => 'http://localhost:0',
       publicUrl: () => 'http://localhost:0',
       bus: createEventBus(),

@@ -24,7 +24,8 @@ function random(seed: number): () => number {
   };
 }
 
-const byId = (entries: Entry[]) => [...entries].sort((a, b) => a.id - b.id).map(({ id, data, order, createdAt, updatedAt }) => ({ id, data, order, createdAt, updatedAt }));
+const byId = (entries: Entry[]) =>
+  [...entries].sort((a, b) => a.id - b.id).map(({ id, data, order, createdAt, updatedAt }) => ({ id, data, order, createdAt, updatedAt }));
 
 describe('data sources: versions rebuilt from changes', () => {
   let b: TestBackend;
@@ -57,9 +58,9 @@ describe('data sources: versions rebuilt from changes', () => {
       else if (roll < 0.6 && all.length > 1) {
         const [updated, removed] = [all[0]!, all[all.length - 1]!];
         await bulk(() => conn.commit({ append: true, entries: [{ id: updated.id, data: { n: step } }, { data: { n: 1000 + step } }], delete: [removed.id] }));
-      }
-      else if (roll < 0.7) await bulk(() => conn.query({ type: 'delete', where: { n: { $gt: 50, $lt: 70 } } }));
-      else if (roll < 0.78 && all.length > 2) await bulk(() => conn.commit({ entries: all.slice(1, 4).map((e) => ({ id: e.id, data: { ...e.data, replaced: step } })) }));
+      } else if (roll < 0.7) await bulk(() => conn.query({ type: 'delete', where: { n: { $gt: 50, $lt: 70 } } }));
+      else if (roll < 0.78 && all.length > 2)
+        await bulk(() => conn.commit({ entries: all.slice(1, 4).map((e) => ({ id: e.id, data: { ...e.data, replaced: step } })) }));
       else if (roll < 0.85) await bulk(() => conn.import([{ n: 2000 + step }], { append: true } as never));
       else if (roll < 0.92) {
         const versions = await conn.versions();
@@ -101,7 +102,10 @@ describe('data sources: versions rebuilt from changes', () => {
         }
       };
       expect(count('SELECT COUNT(*) AS n FROM data_source_changes')).toBe(0);
-      await conn.import(Array.from({ length: 2000 }, (_, i) => ({ n: i })), { append: true } as never);
+      await conn.import(
+        Array.from({ length: 2000 }, (_, i) => ({ n: i })),
+        { append: true } as never,
+      );
       // The import's version (of the 1 entry before it) is rebuilt by undoing 2,000 inserts: one record per batch of 200.
       expect(count('SELECT COUNT(*) AS n FROM data_source_changes')).toBe(10);
       for (let i = 0; i < 3; i++) await conn.commit({ append: true, entries: [{ data: { n: -i } }] });

@@ -63,7 +63,15 @@ describe('media library', () => {
     const sub = await b.api('POST', '/v1/media/folders', { json: { name: '2030', parentId: folder.body.id } });
     expect(sub.body).toMatchObject({ parentId: folder.body.id, organizationId: x.organizationId });
 
-    const res = await upload(form([['files[0]', 'q1.txt', secret], ['files[1]', 'q2.txt', 'second']], { folderId: String(folder.body.id) }));
+    const res = await upload(
+      form(
+        [
+          ['files[0]', 'q1.txt', secret],
+          ['files[1]', 'q2.txt', 'second'],
+        ],
+        { folderId: String(folder.body.id) },
+      ),
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body.files).toHaveLength(2);
     const [q1] = res.body.files;
@@ -160,7 +168,12 @@ describe('media library', () => {
     const cases: [string, Promise<{ status: number; body: any }>, number, string][] = [
       ['no file part', upload(form([], { note: 'x' })), 400, 'INVALID_BODY'],
       ['JSON instead of multipart', b.api('POST', '/v1/media/files', { json: { files: [] } }), 400, 'INVALID_BODY'],
-      ['broken multipart', b.api('POST', '/v1/media/files', { body: '--x\r\nbroken', headers: { 'Content-Type': 'multipart/form-data; boundary=x' } }), 400, 'INVALID_BODY'],
+      [
+        'broken multipart',
+        b.api('POST', '/v1/media/files', { body: '--x\r\nbroken', headers: { 'Content-Type': 'multipart/form-data; boundary=x' } }),
+        400,
+        'INVALID_BODY',
+      ],
       ['too large', upload(form([['file', 'big.txt', 'x'.repeat(2000)]])), 413, 'FILE_TOO_LARGE'],
       ['refused extension', upload(form([['file', 'run.exe', 'MZ']])), 422, 'FILE_TYPE_REFUSED'],
       ['unknown folder', upload(form([['file', 'a.txt', 'a']]), '?folderId=999999'), 404, 'MEDIA_FOLDER_NOT_FOUND'],
@@ -183,7 +196,9 @@ describe('media library', () => {
   it('works through the client library: Client.Media folders, upload, list, remove', async () => {
     const folder = await b.client.Media.Folders.create({ name: 'From the client', appId: x.appId });
     expect(folder).toMatchObject({ name: 'From the client', appId: x.appId, parentId: null });
-    const files = await b.client.Media.upload([new File(['one'], 'one.txt', { type: 'text/plain' }), new Blob(['two'], { type: 'text/plain' })], { folderId: folder.id });
+    const files = await b.client.Media.upload([new File(['one'], 'one.txt', { type: 'text/plain' }), new Blob(['two'], { type: 'text/plain' })], {
+      folderId: folder.id,
+    });
     expect(files.map((f) => [f.name, f.size, f.mediaFolderId])).toEqual([
       ['one.txt', 3, folder.id],
       ['file', 3, folder.id],

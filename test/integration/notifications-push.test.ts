@@ -53,7 +53,9 @@ describe('push subscriptions', () => {
   it('registers a device (201), idempotently per token (200, same id, updated record)', async () => {
     const { b } = env;
     const path = `/v1/apps/${b.server.bootstrap.appId}/subscriptions`;
-    const first = await b.api('POST', path, { json: { device: 'Pixel', platform: 'android', token: 'tok-A', uuid: guid(1), user: { id: 7, email: 'a@x.io' } } });
+    const first = await b.api('POST', path, {
+      json: { device: 'Pixel', platform: 'android', token: 'tok-A', uuid: guid(1), user: { id: 7, email: 'a@x.io' } },
+    });
     expect(first.status).toBe(201);
     expect(first.body.subscription).toMatchObject({
       appId: b.server.bootstrap.appId,
@@ -68,7 +70,12 @@ describe('push subscriptions', () => {
     env.setNow(T0 + 1000);
     const again = await b.api('POST', path, { json: { device: 'Pixel 9', platform: 'android', token: 'tok-A', uuid: guid(1) } });
     expect(again.status).toBe(200);
-    expect(again.body.subscription).toMatchObject({ id: first.body.subscription.id, device: 'Pixel 9', userId: null, updatedAt: new Date(T0 + 1000).toISOString() });
+    expect(again.body.subscription).toMatchObject({
+      id: first.body.subscription.id,
+      device: 'Pixel 9',
+      userId: null,
+      updatedAt: new Date(T0 + 1000).toISOString(),
+    });
     const list = await b.studio.Notifications.subscriptions();
     expect(list.filter((s) => s.token === 'tok-A')).toHaveLength(1);
   });

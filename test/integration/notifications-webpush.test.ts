@@ -37,10 +37,29 @@ describe('Web Push sender against a local push service', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'iar-webpush-'));
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     const cert = readFileSync(join(dir, 'cert.pem'));
     pushService = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
       const chunks: Buffer[] = [];
@@ -68,7 +87,11 @@ describe('Web Push sender against a local push service', () => {
     const token = JSON.stringify({ endpoint: `${pushUrl}/push/abc`, keys: { p256dh: ua.getPublicKey('base64url'), auth: auth.toString('base64url') } });
     expect((await b.api('GET', `/v1/apps/${b.server.bootstrap.appId}/subscriptions/public-key`)).body.publicKey).toBe(vapid.publicKey);
     await b.client.Notifications.subscribe({ token, uuid: '00000000-0000-4000-8000-000000000001' });
-    const n = await b.studio.Notifications.create({ data: {}, status: 'published', pushNotification: { payload: { title: 'Hello', body: 'World', url: '/inbox' } } });
+    const n = await b.studio.Notifications.create({
+      data: {},
+      status: 'published',
+      pushNotification: { payload: { title: 'Hello', body: 'World', url: '/inbox' } },
+    });
     await b.server.tick();
     expect(received).toHaveLength(1);
     const [push] = received;
@@ -84,7 +107,10 @@ describe('Web Push sender against a local push service', () => {
     status = 410;
     const ua = createECDH('prime256v1');
     ua.generateKeys();
-    const token = JSON.stringify({ endpoint: `${pushUrl}/push/gone`, keys: { p256dh: ua.getPublicKey('base64url'), auth: randomBytes(16).toString('base64url') } });
+    const token = JSON.stringify({
+      endpoint: `${pushUrl}/push/gone`,
+      keys: { p256dh: ua.getPublicKey('base64url'), auth: randomBytes(16).toString('base64url') },
+    });
     const gone = await b.client.Notifications.subscribe({ token, uuid: '00000000-0000-4000-8000-000000000002' });
     const native = await b.client.Notifications.subscribe({ token: 'apns-device-token', platform: 'ios', uuid: '00000000-0000-4000-8000-000000000003' });
     const appId = b.server.bootstrap.appId;

@@ -373,9 +373,7 @@ describe('notifications: batch', () => {
 
   it('is all or nothing: one bad element creates none and the error names it', async () => {
     const before = await b.studio.Notifications.count();
-    const error = await apiError(
-      b.studio.Notifications.batch([{ data: { ok: 1 } }, { data: { ok: 2 } }, { data: { ok: 3 }, scope: 7 as never }]),
-    );
+    const error = await apiError(b.studio.Notifications.batch([{ data: { ok: 1 } }, { data: { ok: 2 } }, { data: { ok: 3 }, scope: 7 as never }]));
     expect(error.status).toBe(400);
     expect(error.message).toContain('"notifications[2].scope"');
     const unknownSub = await apiError(

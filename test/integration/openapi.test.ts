@@ -69,8 +69,14 @@ describe('OpenAPI document', () => {
       const doc = openApiDocument() as Doc;
       const listed = documented(doc);
       expect(routes.size).toBeGreaterThan(50);
-      expect([...routes].filter((r) => !listed.has(r)), 'routes missing from the document').toEqual([]);
-      expect([...listed].filter((r) => !routes.has(r)), 'documented routes that do not exist').toEqual([]);
+      expect(
+        [...routes].filter((r) => !listed.has(r)),
+        'routes missing from the document',
+      ).toEqual([]);
+      expect(
+        [...listed].filter((r) => !routes.has(r)),
+        'documented routes that do not exist',
+      ).toEqual([]);
     } finally {
       await close();
     }
@@ -97,7 +103,10 @@ describe('OpenAPI document', () => {
         expect(ids.has(op.operationId), `duplicate operationId ${op.operationId}`).toBe(false);
         ids.add(op.operationId);
         expect(Object.keys(op.responses)).toContain('default');
-        expect(Object.keys(op.responses).some((s) => /^2\d\d$/.test(s)), `${method} ${path} has a success response`).toBe(true);
+        expect(
+          Object.keys(op.responses).some((s) => /^2\d\d$/.test(s)),
+          `${method} ${path} has a success response`,
+        ).toBe(true);
       }
     }
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/(\w+)"/g)].map((m) => m[1]!);
@@ -108,7 +117,9 @@ describe('OpenAPI document', () => {
   it('answers like the document says for a few routes (status codes and top-level keys)', async () => {
     const doc = openApiDocument() as Doc;
     const keysOf = (path: string, method: string, status: number) => {
-      const response = doc.paths[path]![method]!.responses[String(status)] as { content: { 'application/json': { schema: { properties: Record<string, unknown> } } } };
+      const response = doc.paths[path]![method]!.responses[String(status)] as {
+        content: { 'application/json': { schema: { properties: Record<string, unknown> } } };
+      };
       return Object.keys(response.content['application/json'].schema.properties);
     };
     const appId = b.server.bootstrap.appId;

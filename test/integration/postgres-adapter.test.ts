@@ -25,9 +25,16 @@ describe('PostgreSQL adapter', () => {
   });
 
   it('runs the portable SQL: placeholders, RETURNING ids, camelCase aliases, 64-bit integers as numbers, bytes', async () => {
-    const row = await db.get<{ id: number }>('INSERT INTO items (name, n, ratio, raw) VALUES (?, ?, ?, ?) RETURNING id', ['a', 2 ** 40, 0.1, new Uint8Array([1, 2, 3])]);
+    const row = await db.get<{ id: number }>('INSERT INTO items (name, n, ratio, raw) VALUES (?, ?, ?, ?) RETURNING id', [
+      'a',
+      2 ** 40,
+      0.1,
+      new Uint8Array([1, 2, 3]),
+    ]);
     expect(row).toEqual({ id: 1 });
-    const read = await db.get<Record<string, unknown>>('SELECT id, name AS itemName, n, ratio, raw, COUNT(*) OVER () AS total FROM items WHERE name = ?', ['a']);
+    const read = await db.get<Record<string, unknown>>('SELECT id, name AS itemName, n, ratio, raw, COUNT(*) OVER () AS total FROM items WHERE name = ?', [
+      'a',
+    ]);
     expect(read).toEqual({ id: 1, itemName: 'a', n: 2 ** 40, ratio: 0.1, raw: Buffer.from([1, 2, 3]), total: 1 });
     expect(await db.get("SELECT id FROM items WHERE name = '?' OR name = ?", ['nope'])).toBeUndefined();
     expect(await db.run('UPDATE items SET n = n + 1 WHERE name IN (?, ?)', ['a', 'b'])).toEqual({ changes: 1 });
@@ -57,7 +64,12 @@ describe('PostgreSQL adapter', () => {
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
-    expect((await db.all<{ name: string }>("SELECT name FROM items WHERE name LIKE 't%' ORDER BY name")).map((r) => r.name)).toEqual(['t1', 't2', 'ten', 'twelve']);
+    expect((await db.all<{ name: string }>("SELECT name FROM items WHERE name LIKE 't%' ORDER BY name")).map((r) => r.name)).toEqual([
+      't1',
+      't2',
+      'ten',
+      'twelve',
+    ]);
   });
 
   it('does not commit a transaction whose failed statement was caught', async () => {

@@ -157,7 +157,12 @@ describe('three instances on one PostgreSQL database', () => {
     const manualNs = runs.filter((r) => r.kind === 'manual').map((r) => JSON.parse(r.payload).n as number);
     expect(manualNs.sort((x, y) => x - y)).toEqual(Array.from({ length: MANUAL }, (_, n) => n));
     const expectedInstants = Array.from({ length: SCHEDULED }, (_, k) => new Date(Date.parse('2030-01-01T00:00:00.000Z') + (k + 1) * 60_000).toISOString());
-    expect(runs.filter((r) => r.kind === 'schedule').map((r) => r.scheduledFor).sort()).toEqual(expectedInstants);
+    expect(
+      runs
+        .filter((r) => r.kind === 'schedule')
+        .map((r) => r.scheduledFor)
+        .sort(),
+    ).toEqual(expectedInstants);
     const entryRows = await db.all<{ id: number }>('SELECT id FROM data_source_entries WHERE data_source_id = ? ORDER BY id', [orders.id]);
     expect(entryRows).toHaveLength(LOGGED);
     const entryIds = entryRows.map((r) => r.id);
@@ -176,7 +181,8 @@ describe('three instances on one PostgreSQL database', () => {
       const mine = byRun.get(run.id) ?? [];
       expect(mine, `log records of run ${run.id}`).toHaveLength(1);
       expect(mine[0]!.type).toBe(run.kind === 'schedule' ? 'app.task.completed' : 'app.action.completed');
-      const expected = run.kind === 'manual' ? JSON.parse(run.payload).n : run.kind === 'schedule' ? run.scheduledFor : JSON.parse(run.context).log.dataSourceEntryId;
+      const expected =
+        run.kind === 'manual' ? JSON.parse(run.payload).n : run.kind === 'schedule' ? run.scheduledFor : JSON.parse(run.context).log.dataSourceEntryId;
       expect(mine[0]!.data.result).toEqual(expected);
     }
     const entryLogs = await db.all<{ entryId: number; n: number }>(

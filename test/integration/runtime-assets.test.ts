@@ -8,7 +8,10 @@ import { runtimeFiles } from '../helpers/runtime.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 
 /** A GET with exactly these headers (Node's fetch would add and undo its own Accept-Encoding). */
-function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { headers }, (res) => {
       const chunks: Buffer[] = [];

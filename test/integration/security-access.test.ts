@@ -134,7 +134,9 @@ describe('managing a data source needs every right its access rules give', () =>
     const ds = await dataSource({
       name: 'HookedPublic',
       public: true,
-      hooks: [{ type: 'web', runOn: ['insert'], payload: { url: 'https://user:pw@hooks.example.com/in?key=s3cret', headers: { Authorization: 'Bearer s3cret' } } }],
+      hooks: [
+        { type: 'web', runOn: ['insert'], payload: { url: 'https://user:pw@hooks.example.com/in?key=s3cret', headers: { Authorization: 'Bearer s3cret' } } },
+      ],
     });
     for (const token of [null, otherApp.token]) {
       const res = await b.api('GET', `/v1/data-sources/${ds}`, { token });
@@ -151,7 +153,15 @@ describe('managing a data source needs every right its access rules give', () =>
 
   it('hidden columns cannot be probed through `where` on a version’s entries', async () => {
     const ds = await dataSource({ name: 'Salaries', accessRules: [{ type: ['select'], allow: 'loggedIn', exclude: ['salary'] }] });
-    await b.api('POST', `/v1/data-sources/${ds}/data`, { token: x.studioToken, json: { entries: [{ name: 'ann', salary: 100 }, { name: 'bob', salary: 200 }] } });
+    await b.api('POST', `/v1/data-sources/${ds}/data`, {
+      token: x.studioToken,
+      json: {
+        entries: [
+          { name: 'ann', salary: 100 },
+          { name: 'bob', salary: 200 },
+        ],
+      },
+    });
     await b.api('POST', `/v1/data-sources/${ds}/data`, { token: x.studioToken, json: { entries: [] } });
     const version = (await b.api('GET', `/v1/data-sources/${ds}/versions`, { token: x.apiToken })).body.versions[0].id;
     const all = await b.api('POST', `/v1/data-sources/${ds}/versions/${version}/data`, { token: x.apiToken, json: {} });

@@ -142,7 +142,8 @@ describe('compile page hardening', () => {
   let compile: (id?: number) => string;
   beforeAll(async () => {
     appId = b.server.bootstrap.appId;
-    actionId = (await b.client.App.Actions.create({ name: 'harden', functions: [{ functionPackage: 'com.client.function.return', settings: { value: 1 } }] })).id;
+    actionId = (await b.client.App.Actions.create({ name: 'harden', functions: [{ functionPackage: 'com.client.function.return', settings: { value: 1 } }] }))
+      .id;
     otherActionId = (await b.client.App.Actions.create({ name: 'harden-other' })).id;
     compile = (id = actionId) => `${b.url}/v1/apps/${appId}/tasks/${id}/compile`;
   });
@@ -173,7 +174,11 @@ describe('compile page hardening', () => {
     for (const token of [apiToken, studioToken]) {
       const payload = encodeURIComponent('{"n":1}');
       const { redirect, location, page, html } = await open(token, `html&payload=${payload}&environment=viewer`);
-      expect(location).toMatch(new RegExp(`^${b.url}/v1/apps/${appId}/tasks/${actionId}/compile\\?html&payload=${payload.replace(/%/g, '%')}&environment=viewer&ticket=iar_ticket_[\\w-]+\\.[\\w-]+$`));
+      expect(location).toMatch(
+        new RegExp(
+          `^${b.url}/v1/apps/${appId}/tasks/${actionId}/compile\\?html&payload=${payload.replace(/%/g, '%')}&environment=viewer&ticket=iar_ticket_[\\w-]+\\.[\\w-]+$`,
+        ),
+      );
       expect(location).not.toContain(token);
       expect(redirect.headers.get('referrer-policy')).toBe('no-referrer');
       expect(redirect.headers.get('cache-control')).toBe('no-store');

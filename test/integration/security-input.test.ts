@@ -26,7 +26,9 @@ beforeAll(async () => {
   ids.version = (await b.api('GET', `/v1/data-sources/${ids.ds}/versions`)).body.versions[0].id;
   ids.notification = (await b.api('PUT', `/v1/apps/${x.appId}/notifications`, { json: { data: { t: 1 } } })).body.notification.id;
   ids.page = (await b.api('POST', `/v1/apps/${x.appId}/pages`, { json: { name: 'P' } })).body.page.id;
-  ids.action = (await b.api('POST', `/v1/apps/${x.appId}/tasks`, { json: { name: 'fuzz', environment: 'server', functions: [fn('return', { value: '{{ payload }}' })] } })).body.action.id;
+  ids.action = (
+    await b.api('POST', `/v1/apps/${x.appId}/tasks`, { json: { name: 'fuzz', environment: 'server', functions: [fn('return', { value: '{{ payload }}' })] } })
+  ).body.action.id;
   await b.api('POST', `/v1/apps/${x.appId}/tasks/${ids.action}/publish`, { json: { publish: true } });
   ids.token = (await b.api('POST', `/v1/apps/${x.appId}/tokens`, { ...st, json: { name: 'fuzz' } })).body.token.id;
 });
@@ -158,13 +160,18 @@ describe('hostile JSON bodies', () => {
     expect(text).toContain('"__proto__":{"polluted":1}');
     expect(text).toContain('"constructor":{"prototype":{"polluted":1}}');
     // Queries, projections, indexes and templates treat them as ordinary columns.
-    const q = await b.api('POST', `${ds}/data/query`, { json: { where: { name: 'p' }, attributes: ['name', '__proto__.polluted', 'constructor.prototype.polluted'] } });
+    const q = await b.api('POST', `${ds}/data/query`, {
+      json: { where: { name: 'p' }, attributes: ['name', '__proto__.polluted', 'constructor.prototype.polluted'] },
+    });
     expect(q.status).toBe(200);
     const idx = await b.api('GET', `${ds}/indexes/constructor,__proto__,toString,hasOwnProperty`);
     expect(idx.status).toBe(200);
     expect(idx.body.indexes.toString).toEqual([]);
     expect(idx.body.indexes.hasOwnProperty).toEqual([]);
-    const update = await b.api('PUT', `${ds}/data/${inserted.body.id}`, { body: '{"__proto__":{"polluted":2}}', headers: { 'Content-Type': 'application/json' } });
+    const update = await b.api('PUT', `${ds}/data/${inserted.body.id}`, {
+      body: '{"__proto__":{"polluted":2}}',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(update.status).toBe(201);
     const commit = await b.api('POST', `${ds}/commit`, {
       body: `{"entries":[{"id":${inserted.body.id},"data":{"__proto__":{"polluted":3}}}],"append":true,"extend":true}`,
@@ -181,8 +188,17 @@ describe('hostile JSON bodies', () => {
     expect(projected.status).toBe(200);
     expect(projectedText).toContain('"data":{"__proto__":{"polluted":');
     expect(projectedText).toContain('"joins":{"__proto__":1}');
-    const filtered = (await b.api('POST', `/v1/data-sources?appId=${x.appId}`, { token: x.studioToken, json: { name: 'ProtoFiltered', accessRules: [{ type: ['select'], allow: 'loggedIn', exclude: ['secret'] }] } })).body.dataSource.id;
-    await b.api('PUT', `/v1/data-sources/${filtered}/data`, { token: x.studioToken, body: '{"__proto__":{"toString":1},"secret":1,"name":"f"}', headers: { 'Content-Type': 'application/json' } });
+    const filtered = (
+      await b.api('POST', `/v1/data-sources?appId=${x.appId}`, {
+        token: x.studioToken,
+        json: { name: 'ProtoFiltered', accessRules: [{ type: ['select'], allow: 'loggedIn', exclude: ['secret'] }] },
+      })
+    ).body.dataSource.id;
+    await b.api('PUT', `/v1/data-sources/${filtered}/data`, {
+      token: x.studioToken,
+      body: '{"__proto__":{"toString":1},"secret":1,"name":"f"}',
+      headers: { 'Content-Type': 'application/json' },
+    });
     const rows = await fetch(`${b.url}/v1/data-sources/${filtered}/data/query`, { method: 'POST', headers: { 'Auth-token': x.apiToken } });
     const rowsText = await rows.text();
     expect(rows.status).toBe(200);

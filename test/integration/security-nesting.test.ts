@@ -153,7 +153,8 @@ describe('aggregate budget', () => {
   });
 
   it('a public data source without a token gets the same answer', async () => {
-    const pub = (await b.api('POST', `/v1/data-sources?appId=${x.appId}`, { token: x.studioToken, json: { name: 'NestingPublic', public: true } })).body.dataSource.id;
+    const pub = (await b.api('POST', `/v1/data-sources?appId=${x.appId}`, { token: x.studioToken, json: { name: 'NestingPublic', public: true } })).body
+      .dataSource.id;
     await b.api('PUT', `/v1/data-sources/${pub}/data`, { json: { a: 1 } });
     const r = await b.api('POST', `/v1/data-sources/${pub}/data/query`, { token: null, json: { aggregate: letBomb() } });
     expect(r.status).toBe(422);
@@ -162,7 +163,13 @@ describe('aggregate budget', () => {
   });
 
   it('$reduce doubling an array 30 times answers 422 AGGREGATE_TOO_LARGE', async () => {
-    const aggregate = [{ $project: { x: { $size: { $reduce: { input: Array.from({ length: 30 }, (_, i) => i), initialValue: [1], in: { $concatArrays: ['$$value', '$$value'] } } } } } }];
+    const aggregate = [
+      {
+        $project: {
+          x: { $size: { $reduce: { input: Array.from({ length: 30 }, (_, i) => i), initialValue: [1], in: { $concatArrays: ['$$value', '$$value'] } } } },
+        },
+      },
+    ];
     const r = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { aggregate } });
     expect(r.status).toBe(422);
     expect(r.body.error.code).toBe('AGGREGATE_TOO_LARGE');
@@ -172,7 +179,9 @@ describe('aggregate budget', () => {
   it('a value shared by reference (a tree of 2^42 leaves in a few KB of memory) is measured as a tree', async () => {
     let inner: unknown = '$$a';
     for (let i = 0; i < 14; i++) inner = { $let: { vars: { a: Array.from({ length: 8 }, () => '$$a') }, in: inner } };
-    const r = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { aggregate: [{ $project: { x: { $let: { vars: { a: [1] }, in: inner } } } }] } });
+    const r = await b.api('POST', `/v1/data-sources/${ds}/data/query`, {
+      json: { aggregate: [{ $project: { x: { $let: { vars: { a: [1] }, in: inner } } } }] },
+    });
     expect(r.status).toBe(422);
     expect(r.body.error.code).toBe('AGGREGATE_TOO_LARGE');
   });
@@ -182,7 +191,19 @@ describe('aggregate budget', () => {
     try {
       const id = (await slow.api('POST', `/v1/data-sources?appId=${slow.server.bootstrap.appId}`, { json: { name: 'Slow' } })).body.dataSource.id;
       await slow.api('POST', `/v1/data-sources/${id}/data`, { json: { entries: Array.from({ length: 2000 }, (_, i) => ({ i })) } });
-      const aggregate = [{ $project: { x: { $reduce: { input: { $map: { input: Array.from({ length: 200 }, (_, i) => i), in: { $add: ['$$this', '$data.i'] } } }, initialValue: 0, in: { $add: ['$$value', '$$this'] } } } } }];
+      const aggregate = [
+        {
+          $project: {
+            x: {
+              $reduce: {
+                input: { $map: { input: Array.from({ length: 200 }, (_, i) => i), in: { $add: ['$$this', '$data.i'] } } },
+                initialValue: 0,
+                in: { $add: ['$$value', '$$this'] },
+              },
+            },
+          },
+        },
+      ];
       const r = await slow.api('POST', `/v1/data-sources/${id}/data/query`, { json: { aggregate } });
       expect(r.status).toBe(422);
       expect(r.body.error.code).toBe('QUERY_TIMEOUT');

@@ -29,14 +29,43 @@ afterAll(() => new Promise<void>((done) => target.close(() => done())));
 
 describe('private address ranges', () => {
   it('recognises loopback, private, link-local, CGNAT, unspecified, mapped and IPv6 local addresses', () => {
-    for (const ip of ['127.0.0.1', '127.8.9.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', '::', 'fc00::1', 'fd12::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '[::1]'])
+    for (const ip of [
+      '127.0.0.1',
+      '127.8.9.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '::1',
+      '::',
+      'fc00::1',
+      'fd12::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:a9fe:a9fe',
+      '[::1]',
+    ])
       expect(isPrivateAddress(ip), ip).toBe(true);
     for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
       expect(isPrivateAddress(ip), ip).toBe(false);
   });
 
   it('checks the URL host in every spelling the URL parser accepts, and names that resolve locally', async () => {
-    for (const url of ['http://127.0.0.1/', 'http://2130706433/', 'http://0x7f.1/', 'http://127.1/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://localhost/', 'http://169.254.169.254/latest/meta-data'])
+    for (const url of [
+      'http://127.0.0.1/',
+      'http://2130706433/',
+      'http://0x7f.1/',
+      'http://127.1/',
+      'http://[::1]/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://localhost/',
+      'http://169.254.169.254/latest/meta-data',
+    ])
       await expect(checkOutboundUrl(new URL(url), 'deny'), url).rejects.toThrow(/private network/);
     await expect(checkOutboundUrl(new URL('http://127.0.0.1/'), 'allow')).resolves.toBeUndefined();
     await expect(checkOutboundUrl(new URL('http://127.0.0.1/'), undefined)).resolves.toBeUndefined();
@@ -53,7 +82,9 @@ describe('http-request (outboundRequest)', () => {
   it('deny: a private address is refused before any request is sent', async () => {
     received.length = 0;
     await expect(outboundRequest({ url: `${targetUrl}/x` }, { ...DEFAULT_OUTBOUND, privateNetworks: 'deny' })).rejects.toThrow(/private network/);
-    await expect(outboundRequest({ url: `http://localhost:${new URL(targetUrl).port}/x` }, { ...DEFAULT_OUTBOUND, privateNetworks: 'deny' })).rejects.toThrow(/private network/);
+    await expect(outboundRequest({ url: `http://localhost:${new URL(targetUrl).port}/x` }, { ...DEFAULT_OUTBOUND, privateNetworks: 'deny' })).rejects.toThrow(
+      /private network/,
+    );
     expect(received).toEqual([]);
   });
 });
@@ -65,7 +96,11 @@ describe('http-request in a server run', () => {
       received.length = 0;
       const a = `/v1/apps/${b.server.bootstrap.appId}/tasks`;
       const created = await b.api('POST', a, {
-        json: { name: 'ssrf', environment: 'server', functions: [{ functionPackage: 'com.client.function.http-request', settings: { url: `${targetUrl}/run` } }] },
+        json: {
+          name: 'ssrf',
+          environment: 'server',
+          functions: [{ functionPackage: 'com.client.function.http-request', settings: { url: `${targetUrl}/run` } }],
+        },
       });
       await b.api('POST', `${a}/${created.body.action.id}/publish`, { json: { publish: true } });
       const run = await b.api('POST', `${a}/${created.body.action.id}/run`, { json: { wait: true } });

@@ -31,7 +31,15 @@ beforeAll(async () => {
   b = await startTestBackend();
   x = b.server.bootstrap;
   ds = (await b.api('POST', `/v1/data-sources?appId=${x.appId}`, { json: { name: 'Patterns' } })).body.dataSource.id;
-  await b.api('POST', `/v1/data-sources/${ds}/data`, { json: { append: true, entries: [{ name: EVIL_TEXT, pattern: '^(a+)+$' }, { name: 'abc', pattern: 'b' }] } });
+  await b.api('POST', `/v1/data-sources/${ds}/data`, {
+    json: {
+      append: true,
+      entries: [
+        { name: EVIL_TEXT, pattern: '^(a+)+$' },
+        { name: 'abc', pattern: 'b' },
+      ],
+    },
+  });
 });
 afterAll(() => b?.close());
 
@@ -48,7 +56,9 @@ describe('data source queries', () => {
 
   it('$regex inside $or / $not / $elemMatch (the full evaluator, not the fast path)', async () => {
     const r = await timed(() =>
-      b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where: { $or: [{ name: { $not: { $regex: '^(a+)+$' } } }, { tags: { $elemMatch: { $regex: '(a|a?)+$' } } }] } } }),
+      b.api('POST', `/v1/data-sources/${ds}/data/query`, {
+        json: { where: { $or: [{ name: { $not: { $regex: '^(a+)+$' } } }, { tags: { $elemMatch: { $regex: '(a|a?)+$' } } }] } },
+      }),
     );
     expect(r.status).toBe(200);
     expect(r.body.entries).toHaveLength(2);
@@ -83,12 +93,21 @@ describe('data source queries', () => {
     expect(fromData.status).toBe(200);
     expect(fromData.body.entries).toEqual([{ m: false }, { m: true }]);
     const found = await b.api('POST', `/v1/data-sources/${ds}/data/query`, {
-      json: { aggregate: [{ $match: { 'data.name': 'abc' } }, { $project: { _id: 0, f: { $regexFind: { input: '$data.name', regex: '(b)(c)' } }, all: { $regexFindAll: { input: '$data.name', regex: '[a-c]' } } } }] },
+      json: {
+        aggregate: [
+          { $match: { 'data.name': 'abc' } },
+          {
+            $project: { _id: 0, f: { $regexFind: { input: '$data.name', regex: '(b)(c)' } }, all: { $regexFindAll: { input: '$data.name', regex: '[a-c]' } } },
+          },
+        ],
+      },
     });
     expect(found.body.entries).toEqual([
       { f: { match: 'bc', idx: 1, captures: ['b', 'c'] }, all: ['a', 'b', 'c'].map((m, idx) => ({ match: m, idx, captures: [] })) },
     ]);
-    const match = await timed(() => b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { aggregate: [{ $match: { 'data.name': { $regex: '^(a+)+$' } } }] } }));
+    const match = await timed(() =>
+      b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { aggregate: [{ $match: { 'data.name': { $regex: '^(a+)+$' } } }] } }),
+    );
     expect(match.status).toBe(200);
     expect(match.body.entries).toEqual([]);
     const bad = await b.api('POST', `/v1/data-sources/${ds}/data/query`, {
@@ -178,12 +197,16 @@ describe('bounded filters (size and time)', () => {
     const r = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where: many } });
     expect(r.status).toBe(400);
     expect(r.body.error.message).toMatch(/at most 1000 conditions/);
-    const long = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where: { name: { $in: Array.from({ length: 10_001 }, (_, i) => `n${i}`) } } } });
+    const long = await b.api('POST', `/v1/data-sources/${ds}/data/query`, {
+      json: { where: { name: { $in: Array.from({ length: 10_001 }, (_, i) => `n${i}`) } } },
+    });
     expect(long.status).toBe(400);
     expect(long.body.error.message).toMatch(/more than 10000/);
     const logs = await b.api('POST', `/v1/apps/${x.appId}/tasks/logs`, { json: { where: many } });
     expect(logs.status).toBe(400);
-    const fine = await timed(() => b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where: { name: { $in: [...Array.from({ length: 9_999 }, (_, i) => `n${i}`), 'abc'] } } } }));
+    const fine = await timed(() =>
+      b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where: { name: { $in: [...Array.from({ length: 9_999 }, (_, i) => `n${i}`), 'abc'] } } } }),
+    );
     expect(fine.body.entries.map((e: { data: { name: string } }) => e.data.name)).toEqual(['abc']);
   });
 
@@ -191,7 +214,9 @@ describe('bounded filters (size and time)', () => {
     const slow = await startTestBackend({ limits: { aggregateTimeoutMs: 1 } });
     try {
       const id = (await slow.api('POST', `/v1/data-sources?appId=${slow.server.bootstrap.appId}`, { json: { name: 'SlowWhere' } })).body.dataSource.id;
-      await slow.api('POST', `/v1/data-sources/${id}/data`, { json: { entries: Array.from({ length: 50_000 }, (_, i) => ({ email: `user${i}@example.com` })) } });
+      await slow.api('POST', `/v1/data-sources/${id}/data`, {
+        json: { entries: Array.from({ length: 50_000 }, (_, i) => ({ email: `user${i}@example.com` })) },
+      });
       // $regex is matched by the JS evaluator (not translated to SQL): 50,000 RE2 matches take well over 1 ms.
       const r = await slow.api('POST', `/v1/data-sources/${id}/data/query`, { json: { where: { email: { $regex: '^[a-z]+\\d+@example\\.com$' } }, limit: 1 } });
       expect(r.status).toBe(422);

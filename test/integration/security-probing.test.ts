@@ -26,7 +26,9 @@ function indistinguishable(existing: Res, missing: Res, existingId: number | str
   expect(existing.status).toBe(missing.status);
   expect(existing.status).toBeGreaterThanOrEqual(400);
   expect(existing.body.error.code).toBe(missing.body.error.code);
-  expect(String(existing.body.error.message).replaceAll(String(existingId), '<id>')).toBe(String(missing.body.error.message).replaceAll(String(missingId), '<id>'));
+  expect(String(existing.body.error.message).replaceAll(String(existingId), '<id>')).toBe(
+    String(missing.body.error.message).replaceAll(String(missingId), '<id>'),
+  );
   // A lookup by name may repeat the name the caller sent; nothing else names Y's data source.
   if (!sentName) expect(JSON.stringify(existing.body)).not.toContain(NAME);
 }
@@ -116,7 +118,8 @@ describe('actions and notifications', () => {
   let notificationY: number;
   beforeAll(async () => {
     actionY = (await b.api('POST', `/v1/apps/${y.appId}/tasks`, { token: y.apiToken, json: { name: 'secretTask', functions: [] } })).body.action.id;
-    notificationY = (await b.api('PUT', `/v1/apps/${y.appId}/notifications`, { token: y.studioToken, json: { data: { title: 'secret' } } })).body.notification.id;
+    notificationY = (await b.api('PUT', `/v1/apps/${y.appId}/notifications`, { token: y.studioToken, json: { data: { title: 'secret' } } })).body.notification
+      .id;
     expect(actionY).toBeGreaterThan(0);
     expect(notificationY).toBeGreaterThan(0);
   });

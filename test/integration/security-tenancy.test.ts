@@ -97,7 +97,9 @@ beforeAll(async () => {
     await ok(b.api('POST', `${a}/subscriptions`, { ...yApi, json: { device: 'd', platform: 'android', token: 'push-token-y', uuid: GUID } }), 201)
   ).subscription.id;
   Y.page = (await ok(b.api('POST', `${a}/pages`, { ...yApi, json: { name: 'Home', script: 'Client.Page.onRemoteExecution(() => 1)' } }), 201)).page.id;
-  Y.action = (await ok(b.api('POST', `${a}/tasks`, { ...yApi, json: { name: 'yaction', environment: 'server', functions: [fn('return', { value: 'y' })] } }), 201)).action.id;
+  Y.action = (
+    await ok(b.api('POST', `${a}/tasks`, { ...yApi, json: { name: 'yaction', environment: 'server', functions: [fn('return', { value: 'y' })] } }), 201)
+  ).action.id;
   await ok(b.api('POST', `${a}/tasks/${Y.action}/publish`, { ...yApi, json: { publish: true } }));
   await ok(b.api('POST', `${a}/tasks/${Y.action}/run`, { ...yApi, json: { wait: true } }));
   await ok(b.api('POST', `${a}/tasks/functions`, { ...ys, json: { package: 'com.victim.function.secret', code: '() => "y"' } }), 201);
@@ -186,7 +188,20 @@ function attemptsOnY(): Attempt[] {
     ['POST', `${a}/tasks/yaction/run`, {}],
     ['GET', `${a}/tasks/logs`],
     ['POST', `${a}/tasks/logs`, {}],
-    ['POST', `${a}/tasks/logs`, { logs: [{ deviceKey: 'planted-key', type: 'app.action.completed', createdAt: new Date().toISOString(), data: { mode: 'on-demand', duration: 1, actionId: Y.action } }] }],
+    [
+      'POST',
+      `${a}/tasks/logs`,
+      {
+        logs: [
+          {
+            deviceKey: 'planted-key',
+            type: 'app.action.completed',
+            createdAt: new Date().toISOString(),
+            data: { mode: 'on-demand', duration: 1, actionId: Y.action },
+          },
+        ],
+      },
+    ],
     ['GET', `${a}/tasks/${Y.action}/compile?html`],
     ['GET', `${a}/tasks/functions`],
     ['POST', `${a}/tasks/functions`, { package: 'com.evil.function.x', code: '() => 1' }],
@@ -246,7 +261,15 @@ describe('isolation between organizations', () => {
       expect(missing.body.error.code).toBe(hidden.body.error.code);
     }
     // A data source Y opens to everyone (rule `all` for select) is readable by name from X, and only readable.
-    const open = (await ok(b.api('POST', `/v1/data-sources?organizationId=${y.organizationId}`, { token: y.studioToken, json: { name: 'Catalogue', accessRules: [{ type: ['select'], allow: 'all' }] } }), 201)).dataSource.id;
+    const open = (
+      await ok(
+        b.api('POST', `/v1/data-sources?organizationId=${y.organizationId}`, {
+          token: y.studioToken,
+          json: { name: 'Catalogue', accessRules: [{ type: ['select'], allow: 'all' }] },
+        }),
+        201,
+      )
+    ).dataSource.id;
     await ok(b.api('PUT', `/v1/data-sources/${open}/data`, { token: y.studioToken, json: { item: 'pen' } }), 201);
     const read = await b.api('POST', `/v1/data-sources/Catalogue/data/query?organizationId=${y.organizationId}`, { token: x.apiToken, json: {} });
     expect(read.status).toBe(200);
@@ -309,7 +332,16 @@ describe('isolation between organizations', () => {
     const onPage = await b.api('POST', `${a}/tasks`, { json: { name: 'on-y-page', environment: 'server', pageId: Y.page, functions: [] } });
     expect(onPage.status).toBe(422);
     const upload = await b.api('POST', `${a}/tasks/logs`, {
-      json: { logs: [{ deviceKey: 'cross-tenant-1', type: 'app.action.completed', createdAt: new Date().toISOString(), data: { mode: 'on-demand', duration: 1, actionId: Y.action } }] },
+      json: {
+        logs: [
+          {
+            deviceKey: 'cross-tenant-1',
+            type: 'app.action.completed',
+            createdAt: new Date().toISOString(),
+            data: { mode: 'on-demand', duration: 1, actionId: Y.action },
+          },
+        ],
+      },
     });
     expect(upload.status).toBe(422);
     expect((await b.api('GET', `/v1/apps/${y.appId}/tokens`, { token: y.studioToken })).body.tokens.map((t: any) => t.id)).toContain(Y.apiTokenId);

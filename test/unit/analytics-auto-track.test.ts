@@ -39,7 +39,13 @@ describe('script-tag automatic tracking', () => {
     const marker = `p${Math.random()}`;
     document.title = marker;
     document.body.innerHTML = `<form id="order"><button>Go</button></form>`;
-    const client = createClient({ baseUrl: backend.url, appId: backend.server.bootstrap.appId, authToken: backend.server.bootstrap.apiToken, pageId: 12, logger: quiet });
+    const client = createClient({
+      baseUrl: backend.url,
+      appId: backend.server.bootstrap.appId,
+      authToken: backend.server.bootstrap.apiToken,
+      pageId: 12,
+      logger: quiet,
+    });
     startAutoTracking(client, { pageView: true, forms: true });
     await new Promise((r) => setTimeout(r, 20));
     document.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));

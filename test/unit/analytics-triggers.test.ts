@@ -144,8 +144,14 @@ describe('trigger dispatch', () => {
 
   it('matches synchronously, queues the runs, runs each matching action once per event in order', async () => {
     const runs: string[] = [];
-    const d = createDispatcher({ environment: 'live', logger: logger().logger, run: async (a, ctx) => void runs.push(`${a.name}:${ctx.trigger}:${ctx.event.data._pageId ?? ctx.event.data.action}`) });
-    const home = action([analytics({ type: 'analytics.pageView', data: { _pageId: 1 } }), analytics({ type: 'analytics.pageView', data: { label: 'home' } })], { name: 'home' });
+    const d = createDispatcher({
+      environment: 'live',
+      logger: logger().logger,
+      run: async (a, ctx) => void runs.push(`${a.name}:${ctx.trigger}:${ctx.event.data._pageId ?? ctx.event.data.action}`),
+    });
+    const home = action([analytics({ type: 'analytics.pageView', data: { _pageId: 1 } }), analytics({ type: 'analytics.pageView', data: { label: 'home' } })], {
+      name: 'home',
+    });
     const every = action([analytics({ type: 'analytics.event' })], { name: 'every' });
     const submit = action([analytics({ type: 'analytics.event', data: { category: 'form', action: 'submit' } })], { name: 'submit' });
     const untyped = action([analytics({ data: { _pageId: 2 } })], { name: 'untyped' });
@@ -209,7 +215,15 @@ describe('trigger dispatch', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     let started = 0;
-    const d = createDispatcher({ environment: 'live', logger: log, maxQueued: 3, run: async () => { started++; await gate; } });
+    const d = createDispatcher({
+      environment: 'live',
+      logger: log,
+      maxQueued: 3,
+      run: async () => {
+        started++;
+        await gate;
+      },
+    });
     d.setActions([action([analytics()])]);
     for (let i = 0; i < 10; i++) d.dispatch(pageView({}));
     release();

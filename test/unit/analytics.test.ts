@@ -107,7 +107,11 @@ describe('Client.App.Analytics', () => {
   it('records the shapes of track, pageView and event', () => {
     const analytics = make({ pageId: 9 }).App.Analytics;
     const byLabel = analytics.pageView('Home')!;
-    expect(byLabel).toEqual({ type: 'analytics.pageView', data: expect.objectContaining({ label: 'Home', _pageId: 9 }), createdAt: '2031-05-06T07:08:09.000Z' });
+    expect(byLabel).toEqual({
+      type: 'analytics.pageView',
+      data: expect.objectContaining({ label: 'Home', _pageId: 9 }),
+      createdAt: '2031-05-06T07:08:09.000Z',
+    });
     expect(analytics.pageView({ section: 'top' })!.data).toMatchObject({ section: 'top', _pageId: 9 });
     expect(analytics.track('pageView', 'Cart')!.data.label).toBe('Cart');
     const event = analytics.track('event', { category: 'video', action: 'play', label: 'intro', value: 3, extra: { nested: [1, 2] } })!;
@@ -127,7 +131,11 @@ describe('Client.App.Analytics', () => {
       expect(error, String(type)).toMatchObject({ client: true, code: 'INVALID_ANALYTICS_TYPE' });
       expect(error.message).toContain("'event' or 'pageView'");
     }
-    expect(thrown(() => analytics.event({ category: 'form' } as never))).toMatchObject({ client: true, code: 'INVALID_ANALYTICS_DATA', message: expect.stringContaining('data.action') });
+    expect(thrown(() => analytics.event({ category: 'form' } as never))).toMatchObject({
+      client: true,
+      code: 'INVALID_ANALYTICS_DATA',
+      message: expect.stringContaining('data.action'),
+    });
     expect(thrown(() => analytics.event({ category: '', action: 'x' }))).toMatchObject({ code: 'INVALID_ANALYTICS_DATA' });
     expect(thrown(() => analytics.event('submit' as never))).toMatchObject({ code: 'INVALID_ANALYTICS_DATA' });
     expect(thrown(() => analytics.pageView(42 as never))).toMatchObject({ code: 'INVALID_ANALYTICS_DATA' });

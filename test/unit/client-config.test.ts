@@ -6,7 +6,13 @@ describe('createClient configuration', () => {
     const client = createClient({ appId: 1 });
     expect(client.baseUrl).toBe(DEFAULT_REGION_URLS.eu);
     expect(client.config.environment).toBe('live');
-    expect(client.config.limits).toEqual({ runTimeoutMs: 120_000, payloadChars: 2048, resultBytes: 6 * 1024 * 1024, runsPerMinute: 60, actionsRevalidateMs: 500 });
+    expect(client.config.limits).toEqual({
+      runTimeoutMs: 120_000,
+      payloadChars: 2048,
+      resultBytes: 6 * 1024 * 1024,
+      runsPerMinute: 60,
+      actionsRevalidateMs: 500,
+    });
   });
 
   it('maps regions to configurable base URLs, and baseUrl overrides them', () => {

@@ -56,7 +56,10 @@ describe('configure() after start-up', () => {
     await new Promise((r) => setTimeout(r, 20));
     next.configure({ appId });
     const ds = await b.client.DataSources.connect('late');
-    const rows = await eventually(() => ds.find({}), (r) => r.length > 0);
+    const rows = await eventually(
+      () => ds.find({}),
+      (r) => r.length > 0,
+    );
     expect(rows.map((r) => r.data.n)).toEqual([1]);
   });
 

@@ -16,7 +16,7 @@ beforeAll(async () => {
     req.on('end', () => {
       seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
       const path = req.url!.split('?')[0];
-      if (path === '/slow') return void setTimeout(() => res.end("{}"), 800);
+      if (path === '/slow') return void setTimeout(() => res.end('{}'), 800);
       if (path === '/error') {
         res.writeHead(422, { 'Content-Type': 'application/json' });
         return void res.end(JSON.stringify({ error: { code: 'BAD_CRON', message: 'frequency is not a cron', field: 'frequency' } }));
@@ -64,20 +64,26 @@ describe('transport', () => {
   });
 
   it('maps an error body to ApiError with status, code, message and details', async () => {
-    const error = await transport().request('PUT', '/error').catch((e: unknown) => e);
+    const error = await transport()
+      .request('PUT', '/error')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(isApiError(error)).toBe(true);
     expect(error).toMatchObject({ status: 422, code: 'BAD_CRON', message: 'frequency is not a cron', details: { field: 'frequency' }, method: 'PUT' });
   });
 
   it('maps a non-JSON error answer to ApiError with an HTTP_<status> code', async () => {
-    const error = await transport().request('GET', '/html-error').catch((e: unknown) => e);
+    const error = await transport()
+      .request('GET', '/html-error')
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 502, code: 'HTTP_502' });
     expect((error as ApiError).message).toContain('502');
   });
 
   it('fails with TimeoutError after the per-request timeout', async () => {
-    const error = await transport(undefined, 5_000).request('GET', '/slow', { timeout: 50 }).catch((e: unknown) => e);
+    const error = await transport(undefined, 5_000)
+      .request('GET', '/slow', { timeout: 50 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
     expect(isTimeoutError(error)).toBe(true);
     expect(error).toMatchObject({ code: 'TIMEOUT', timeoutMs: 50 });
@@ -112,7 +118,14 @@ describe('transport', () => {
       baseUrl: () => base,
       authToken: () => undefined,
       hooks: {
-        beforeRequest: [(req) => { calls.push('before'); const h = new Headers(req.headers); h.set('X-Trace', '1'); return new Request(req, { headers: h }); }],
+        beforeRequest: [
+          (req) => {
+            calls.push('before');
+            const h = new Headers(req.headers);
+            h.set('X-Trace', '1');
+            return new Request(req, { headers: h });
+          },
+        ],
         afterResponse: [(_req, res) => void calls.push(`after ${res.status}`)],
       },
     });

@@ -32,9 +32,23 @@ let nextId = 1;
 function action(triggers: ActionTrigger[]): Action {
   const id = nextId++;
   return {
-    id, appId: 1, name: `action-${id}`, active: true, published: true, publishedAt: null, lastRunAt: null, nextRunAt: null,
-    createdAt: '2030-01-01T00:00:00.000Z', updatedAt: '2030-01-01T00:00:00.000Z', frequency: null, timezone: 'UTC',
-    environment: 'client', triggers, functions: [], pageId: null, missedRuns: 'coalesce',
+    id,
+    appId: 1,
+    name: `action-${id}`,
+    active: true,
+    published: true,
+    publishedAt: null,
+    lastRunAt: null,
+    nextRunAt: null,
+    createdAt: '2030-01-01T00:00:00.000Z',
+    updatedAt: '2030-01-01T00:00:00.000Z',
+    frequency: null,
+    timezone: 'UTC',
+    environment: 'client',
+    triggers,
+    functions: [],
+    pageId: null,
+    missedRuns: 'coalesce',
   };
 }
 const event = (data: Record<string, unknown>): AnalyticsEvent => ({ type: 'analytics.event', data, createdAt: '2030-01-01T00:00:00.000Z' });
@@ -61,7 +75,12 @@ describe('lazy chunks of client.js (the script-tag build, mocked in Node)', () =
   it('analytics triggers without a where never load sift; one with a where holds events until the query chunk is there', async () => {
     const { logger: log } = logger();
     const runs: string[] = [];
-    const dispatcher = createDispatcher({ run: async (a) => void runs.push(a.name), logger: log, environment: 'live', assetsUrl: () => 'https://cdn.test/iar/' });
+    const dispatcher = createDispatcher({
+      run: async (a) => void runs.push(a.name),
+      logger: log,
+      environment: 'live',
+      assetsUrl: () => 'https://cdn.test/iar/',
+    });
     const plain = action([{ trigger: 'analytics' }]);
     dispatcher.setActions([plain]);
     expect(dispatcher.ready).toBe(true);

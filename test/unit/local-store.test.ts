@@ -115,4 +115,3 @@ describe('local store', () => {
     newer.close();
   });
 });
-

@@ -93,7 +93,9 @@ describe('offline operation', () => {
     const action = await backend.studio.App.Actions.create({
       name: 'record',
       environment: 'server',
-      functions: [{ functionPackage: 'com.client.function.insert-entry', settings: { dataSourceName: 'offline-runs', data: { n: '{{ n }}', tag: '{{ tag }}' } } }],
+      functions: [
+        { functionPackage: 'com.client.function.insert-entry', settings: { dataSourceName: 'offline-runs', data: { n: '{{ n }}', tag: '{{ tag }}' } } },
+      ],
     });
     await backend.studio.App.Actions.publish(action.id, true);
   });
@@ -122,7 +124,12 @@ describe('offline operation', () => {
     );
     await new Promise((r) => setTimeout(r, 300)); // time for any duplicate to show up
     // Each run applied once (the backend's worker may run them side by side, so compare as sets)…
-    expect((await entries('offline-runs')).filter((x) => x.data.tag === tag).map((x) => x.data.n).sort()).toEqual([1, 2, 3]);
+    expect(
+      (await entries('offline-runs'))
+        .filter((x) => x.data.tag === tag)
+        .map((x) => x.data.n)
+        .sort(),
+    ).toEqual([1, 2, 3]);
     expect(mine).toHaveLength(3);
     // …and sent in the order they were made.
     expect([...new Set(sentRuns)]).toEqual([1, 2, 3]);
@@ -142,7 +149,10 @@ describe('offline operation', () => {
     expect(result.queued).toBe(true);
     network = 'up';
     expect(await flushQueuedRequests(ctx)).toEqual({ sent: 1, dropped: 0, remaining: 0 });
-    const mine = await eventually(() => entries('offline-runs').then((e) => e.filter((x) => x.data.tag === tag)), (e) => e.length >= 1);
+    const mine = await eventually(
+      () => entries('offline-runs').then((e) => e.filter((x) => x.data.tag === tag)),
+      (e) => e.length >= 1,
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(mine.map((x) => x.data.n)).toEqual([7]);
     expect((await entries('offline-runs')).filter((x) => x.data.tag === tag)).toHaveLength(1);
@@ -160,14 +170,23 @@ describe('offline operation', () => {
     online = true;
     expect(await flushQueuedRequests(ctx)).toEqual({ sent: 1, dropped: 1, remaining: 0 });
     expect(lines.join('\n')).toMatch(/error: .*refused run of "no-such-action".*dropping it/);
-    await eventually(() => entries('offline-runs').then((e) => e.filter((x) => x.data.tag === tag)), (e) => e.length >= 1);
+    await eventually(
+      () => entries('offline-runs').then((e) => e.filter((x) => x.data.tag === tag)),
+      (e) => e.length >= 1,
+    );
   });
 
   it('keeps requests queued while the backend fails (5xx, no network) and keeps their order', async () => {
     const ctx = context();
     goOffline();
     online = true; // the browser thinks it is online, the network is not there
-    for (const n of [1, 2]) await sendOrQueue(ctx, { method: 'POST', path: `v1/apps/${appId}/analytics`, json: { events: [{ type: 'analytics.event', data: { category: 'q', action: String(n) } }] }, label: `event ${n}` });
+    for (const n of [1, 2])
+      await sendOrQueue(ctx, {
+        method: 'POST',
+        path: `v1/apps/${appId}/analytics`,
+        json: { events: [{ type: 'analytics.event', data: { category: 'q', action: String(n) } }] },
+        label: `event ${n}`,
+      });
     expect((await queuedRequests(ctx)).map((r) => r.label)).toEqual(['event 1', 'event 2']);
     expect(await flushQueuedRequests(ctx)).toEqual({ sent: 0, dropped: 0, remaining: 2 });
     network = 'up';
@@ -231,7 +250,14 @@ describe('offline operation', () => {
     version = 2;
     cold.invalidate();
     expect((await cold.get()).map((a) => a.name)).toEqual(['a1']);
-    expect((await eventually(() => cold.get(), (a) => a[0]?.name === 'a2')).map((a) => a.name)).toEqual(['a2']);
+    expect(
+      (
+        await eventually(
+          () => cold.get(),
+          (a) => a[0]?.name === 'a2',
+        )
+      ).map((a) => a.name),
+    ).toEqual(['a2']);
     expect(await (await clientStore(reloaded)).get('actions', 'live')).toMatchObject({ actions: list(2) });
   });
 
@@ -239,7 +265,12 @@ describe('offline operation', () => {
     const ctx = context();
     const store = await clientStore(ctx);
     await store.clear('runLogs');
-    const log = (n: number): ActionLog => ({ id: null, createdAt: `2030-01-01T00:00:0${n}.000Z`, type: 'app.action.completed', data: { mode: 'on-demand', duration: n, actionId: 1, result: n } });
+    const log = (n: number): ActionLog => ({
+      id: null,
+      createdAt: `2030-01-01T00:00:0${n}.000Z`,
+      type: 'app.action.completed',
+      data: { mode: 'on-demand', duration: n, actionId: 1, result: n },
+    });
     for (const n of [1, 2, 3]) await saveRunLog(ctx, log(n));
     const pending = await pendingRunLogs(ctx);
     expect(pending.map((p) => p.log.data.result)).toEqual([1, 2, 3]);
@@ -283,7 +314,10 @@ describe('offline operation', () => {
     client.App.Analytics.event({ category: 'c', action: 'x', marker: b });
     await client.App.Analytics.flush();
     goOnline();
-    await eventually(async () => (await stored(appId, tokens[appId]!, a)) + (await stored(other.appId, other.apiToken, b)), (n) => n >= 2);
+    await eventually(
+      async () => (await stored(appId, tokens[appId]!, a)) + (await stored(other.appId, other.apiToken, b)),
+      (n) => n >= 2,
+    );
     await new Promise((r) => setTimeout(r, 200));
     expect(posted[String(appId)]).toEqual([a]);
     expect(posted[String(other.appId)]).toEqual([b]);
@@ -339,7 +373,11 @@ describe('offline operation', () => {
           step();
         };
         await outbox.flush();
-        await eventually(async () => late, (p) => p !== undefined, 1000);
+        await eventually(
+          async () => late,
+          (p) => p !== undefined,
+          1000,
+        );
         await late;
         expect({ hops, sent }).toEqual({ hops, sent: ['first', 'second'] });
         expect(await outbox.pending()).toEqual([]);
@@ -366,7 +404,10 @@ describe('offline operation', () => {
     expect((await queuedRequests(context())).filter((r) => mine(r).tag === tag).map((r) => mine(r).n)).toEqual([1, 2, 3, 4]);
     sentRuns.length = 0;
     goOnline();
-    await eventually(() => entries('offline-runs').then((e) => e.filter((x) => x.data.tag === tag)), (e) => e.length >= 4);
+    await eventually(
+      () => entries('offline-runs').then((e) => e.filter((x) => x.data.tag === tag)),
+      (e) => e.length >= 4,
+    );
     expect([...new Set(sentRuns)]).toEqual([1, 2, 3, 4]);
   });
 
@@ -374,7 +415,12 @@ describe('offline operation', () => {
     const ctx = { ...context(), appId: () => 990_100 };
     let now = Date.parse('2031-06-01T12:00:00Z');
     ctx.now = () => now;
-    const log = (n: number): ActionLog => ({ id: null, createdAt: new Date(now).toISOString(), type: 'app.action.completed', data: { mode: 'on-demand', duration: n, actionId: 1, result: n } });
+    const log = (n: number): ActionLog => ({
+      id: null,
+      createdAt: new Date(now).toISOString(),
+      type: 'app.action.completed',
+      data: { mode: 'on-demand', duration: n, actionId: 1, result: n },
+    });
     await saveRunLog(ctx, log(1));
     now -= 60_000;
     await saveRunLog(ctx, log(2));
@@ -418,9 +464,7 @@ describe('offline operation', () => {
       client.App.Analytics.event({ category: 'c', action });
       await client.App.Analytics.flush();
     }
-    expect(lines.filter((l) => /^(warn|error):/.test(l))).toEqual([
-      expect.stringMatching(/^warn: Local database .* upgraded by a newer version .* in memory/),
-    ]);
+    expect(lines.filter((l) => /^(warn|error):/.test(l))).toEqual([expect.stringMatching(/^warn: Local database .* upgraded by a newer version .* in memory/)]);
     // The newer tab's database is untouched: still its version, its data, the batch queued before.
     expect(newer.version).toBe(LOCAL_DB_VERSION + 1);
     expect(await newer.get('meta', 'layout')).toBe('newer');
@@ -431,7 +475,12 @@ describe('offline operation', () => {
   it(`keeps at most ${MAX_RUN_LOGS} device run logs, dropping the oldest with one warning`, async () => {
     const { lines, logger } = quiet();
     const ctx = { ...context(), appId: () => 990_200, logger: withOnce(logger) };
-    const log = (n: number): ActionLog => ({ id: null, createdAt: new Date(n).toISOString(), type: 'app.action.completed', data: { mode: 'on-demand', duration: 0, actionId: 1, result: n } });
+    const log = (n: number): ActionLog => ({
+      id: null,
+      createdAt: new Date(n).toISOString(),
+      type: 'app.action.completed',
+      data: { mode: 'on-demand', duration: 0, actionId: 1, result: n },
+    });
     for (let n = 1; n <= MAX_RUN_LOGS + 5; n++) await saveRunLog(ctx, log(n));
     const pending = await pendingRunLogs(ctx);
     expect(pending).toHaveLength(MAX_RUN_LOGS);
@@ -440,4 +489,3 @@ describe('offline operation', () => {
     expect(lines.filter((l) => l.startsWith('warn:'))).toEqual([expect.stringMatching(/more than 1000 .*dropping the oldest/)]);
   }, 30_000);
 });
-

@@ -23,7 +23,10 @@ describe('function catalog', () => {
     const refused = await backend.api('POST', path, { json: { package: 'com.acme.function.greet', code } });
     expect(refused.status).toBe(403);
     const studioToken = backend.server.bootstrap.studioToken;
-    const created = await backend.api('POST', path, { token: studioToken, json: { package: 'com.acme.function.greet', name: 'Greet', description: 'Says hi', code } });
+    const created = await backend.api('POST', path, {
+      token: studioToken,
+      json: { package: 'com.acme.function.greet', name: 'Greet', description: 'Says hi', code },
+    });
     expect(created.status).toBe(201);
     expect(created.body.function).toMatchObject({ package: 'com.acme.function.greet', name: 'Greet', description: 'Says hi' });
     expect((await backend.api('POST', path, { token: studioToken, json: { package: 'com.acme.function.greet', code } })).status).toBe(409);
@@ -46,7 +49,11 @@ describe('function catalog', () => {
     expect(() => client.Functions.register('com.acme.function.nocode', {} as never)).toThrow(/function or/);
     const triple = client.Functions.register('com.acme.function.triple', (settings: { n: number }) => ({ tripled: settings.n * 3 }));
     expect(triple.id).toBeLessThan(0);
-    client.Functions.register('com.acme.function.describe', { name: 'Describe', description: 'From code', code: 'async (s, context) => ({ text: context.tripled + "!" })' });
+    client.Functions.register('com.acme.function.describe', {
+      name: 'Describe',
+      description: 'From code',
+      code: 'async (s, context) => ({ text: context.tripled + "!" })',
+    });
     const listed = await client.App.Tasks.Functions.get();
     expect(listed.map((f) => f.package)).toEqual(expect.arrayContaining(['com.acme.function.triple', 'com.acme.function.describe']));
     expect(client.Functions.list().map((f) => f.package)).toEqual(['com.acme.function.triple', 'com.acme.function.describe']);
@@ -75,7 +82,10 @@ describe('function catalog', () => {
     expect(entries.map((e) => e.data.name).sort()).toEqual(['Ada', 'Ada II']);
 
     const failing = { functions: [{ functionPackage: 'com.client.function.script', settings: { code: 'throw new RangeError("nope")' } }] };
-    await expect(backend.client.App.Actions.Pipeline.run({ pipeline: failing, log: false })).rejects.toMatchObject({ code: 'FUNCTION_FAILED', details: { errorType: 'RangeError' } });
+    await expect(backend.client.App.Actions.Pipeline.run({ pipeline: failing, log: false })).rejects.toMatchObject({
+      code: 'FUNCTION_FAILED',
+      details: { errorType: 'RangeError' },
+    });
     const outcome = await backend.client.App.Actions.Pipeline.runWithTrace({ pipeline: failing, log: false });
     expect(outcome.ok === false && outcome.error.trace[0]!.path).toBe('functions[0]');
   });

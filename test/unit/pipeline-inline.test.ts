@@ -79,8 +79,16 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
               ],
               elseFunctions: [{ functionPackage: F('set'), settings: { seen: '{{ seen.concat([currentItem]) }}' } }],
             },
-            { type: 'loop', range: { from: 1, to: '{{ currentIndex }}' }, functions: [{ functionPackage: F('set'), settings: { inner: '{{ [currentItem, currentIndex] }}' } }] },
-            { functionPackage: F('if'), settings: { condition: 'currentItem > 4' }, functions: [{ functionPackage: F('set'), settings: { big: '{{ currentItem }}' } }] },
+            {
+              type: 'loop',
+              range: { from: 1, to: '{{ currentIndex }}' },
+              functions: [{ functionPackage: F('set'), settings: { inner: '{{ [currentItem, currentIndex] }}' } }],
+            },
+            {
+              functionPackage: F('if'),
+              settings: { condition: 'currentItem > 4' },
+              functions: [{ functionPackage: F('set'), settings: { big: '{{ currentItem }}' } }],
+            },
           ],
         },
         { type: 'loop', items: 'missing', functions: [{ functionPackage: F('set'), settings: { never: true } }] },
@@ -89,13 +97,25 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
         {
           type: 'loop',
           range: { from: 0, to: 9 },
-          functions: [{ type: 'if', conditions: [{ condition: 'currentItem === 2', functions: [{ functionPackage: F('return'), settings: { value: '{{ { even, seen, inner, big, after, label, n, at: currentItem } }}' } }] }] }],
+          functions: [
+            {
+              type: 'if',
+              conditions: [
+                {
+                  condition: 'currentItem === 2',
+                  functions: [{ functionPackage: F('return'), settings: { value: '{{ { even, seen, inner, big, after, label, n, at: currentItem } }}' } }],
+                },
+              ],
+            },
+          ],
         },
         { functionPackage: F('set'), settings: { unreachable: true } },
       ],
     });
     expect(o.ok && o.result).toEqual({ even: 2, seen: [3], inner: [3, 2], big: 6, after: 'undefined', label: 'even: 2', n: { deep: [20, 'x'] }, at: 2 });
-    expect(o.trace.filter((t) => t.outcome === 'log')).toEqual([{ path: 'functions[1].functions[0].conditions[1].functions[0]', package: F('log'), durationMs: 0, outcome: 'log', message: 'five at 2', iteration: 2 }]);
+    expect(o.trace.filter((t) => t.outcome === 'log')).toEqual([
+      { path: 'functions[1].functions[0].conditions[1].functions[0]', package: F('log'), durationMs: 0, outcome: 'log', message: 'five at 2', iteration: 2 },
+    ]);
   });
 
   test('a failing expression inside nested inline loops traces the node and each ancestor with its iteration', async () => {
@@ -105,7 +125,11 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
           type: 'loop',
           range: { from: 0, to: 2 },
           functions: [
-            { type: 'loop', range: { from: 0, to: 3 }, functions: [{ functionPackage: F('set'), settings: { x: '{{ currentItem === 2 && currentIndex === 2 ? missing.name : 1 }}' } }] },
+            {
+              type: 'loop',
+              range: { from: 0, to: 3 },
+              functions: [{ functionPackage: F('set'), settings: { x: '{{ currentItem === 2 && currentIndex === 2 ? missing.name : 1 }}' } }],
+            },
           ],
         },
       ],
@@ -122,9 +146,31 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
   });
 
   test('engine failures inside inline loops: condition errors, items that are not arrays, bad range bounds, loop limit', async () => {
-    const condition = await both({ functions: [{ type: 'loop', range: { from: 0, to: 1 }, functions: [{ type: 'if', conditions: [{ condition: 'false', functions: [] }, { condition: 'nope.x', functions: [] }] }] }] });
-    expect(!condition.ok && [condition.error.code, condition.error.errorMessage]).toEqual(['EXPRESSION_FAILED', expect.stringMatching(/^conditions\[1\]\.condition: .*nope/)]);
-    const notArray = await both({ payload: { items: 5 }, functions: [{ type: 'loop', range: { from: 0, to: 0 }, functions: [{ type: 'loop', items: 'items', functions: [] }] }] });
+    const condition = await both({
+      functions: [
+        {
+          type: 'loop',
+          range: { from: 0, to: 1 },
+          functions: [
+            {
+              type: 'if',
+              conditions: [
+                { condition: 'false', functions: [] },
+                { condition: 'nope.x', functions: [] },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    expect(!condition.ok && [condition.error.code, condition.error.errorMessage]).toEqual([
+      'EXPRESSION_FAILED',
+      expect.stringMatching(/^conditions\[1\]\.condition: .*nope/),
+    ]);
+    const notArray = await both({
+      payload: { items: 5 },
+      functions: [{ type: 'loop', range: { from: 0, to: 0 }, functions: [{ type: 'loop', items: 'items', functions: [] }] }],
+    });
     expect(!notArray.ok && [notArray.error.code, notArray.error.errorMessage]).toEqual(['EXPRESSION_FAILED', 'loop items "items" is not an array']);
     const bound = await both({ functions: [{ type: 'loop', range: { from: 0, to: "{{ 'x' }}" }, functions: [] }] });
     expect(!bound.ok && [bound.error.code, bound.error.errorMessage]).toEqual(['EXPRESSION_FAILED', 'loop range.to must be an integer, got "x"']);
@@ -134,12 +180,23 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
       'TypeError',
       'loop range.to must be an integer, got a value over 1000 characters of JSON',
     ]);
-    const limit = await both({ limits: { maxLoopIterations: 10 }, functions: [{ type: 'loop', range: { from: 1, to: 3 }, functions: [{ type: 'loop', range: { from: 1, to: 11 }, functions: [] }] }] });
+    const limit = await both({
+      limits: { maxLoopIterations: 10 },
+      functions: [{ type: 'loop', range: { from: 1, to: 3 }, functions: [{ type: 'loop', range: { from: 1, to: 11 }, functions: [] }] }],
+    });
     expect(!limit.ok && [limit.error.code, limit.error.errorMessage]).toEqual(['LOOP_LIMIT', 'The loop has 11 iterations; the limit is 10']);
   });
 
   test('a failing nested function of a function node traces only the failing node, as the walker does', async () => {
-    const failed = await both({ functions: [{ functionPackage: 'com.client.function.set', settings: { a: 1 }, functions: [{ functionPackage: 'com.client.function.set', settings: { b: '{{ missing.x }}' } }] }] });
+    const failed = await both({
+      functions: [
+        {
+          functionPackage: 'com.client.function.set',
+          settings: { a: 1 },
+          functions: [{ functionPackage: 'com.client.function.set', settings: { b: '{{ missing.x }}' } }],
+        },
+      ],
+    });
     expect(failed.trace.map((t) => [t.path, t.outcome])).toEqual([
       ['functions[0]', 'ok'],
       ['functions[0].functions[0]', 'failed'],
@@ -159,7 +216,12 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
             {
               type: 'if',
               continueOnError: true,
-              conditions: [{ condition: 'true', functions: [{ type: 'loop', range: { from: 5, to: 6 }, functions: [{ functionPackage: F('set'), settings: { x: '{{ boom() }}' } }] }] }],
+              conditions: [
+                {
+                  condition: 'true',
+                  functions: [{ type: 'loop', range: { from: 5, to: 6 }, functions: [{ functionPackage: F('set'), settings: { x: '{{ boom() }}' } }] }],
+                },
+              ],
             },
             { functionPackage: F('set'), settings: { last: '{{ [currentItem, currentIndex, lastError.code] }}' } },
           ],
@@ -188,7 +250,11 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
     const o = await both({
       limits: { maxTraceEntries: 10 },
       functions: [
-        { type: 'loop', range: { from: 0, to: 99 }, functions: [{ functionPackage: F('set'), settings: { n: '{{ currentItem }}', condition: '{{ currentItem % 4 !== 3 }}' } }] },
+        {
+          type: 'loop',
+          range: { from: 0, to: 99 },
+          functions: [{ functionPackage: F('set'), settings: { n: '{{ currentItem }}', condition: '{{ currentItem % 4 !== 3 }}' } }],
+        },
         { functionPackage: F('return'), settings: { value: '{{ n }}' } },
       ],
     });
@@ -208,7 +274,12 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
 describe('result size', () => {
   test('the result limit counts UTF-8 bytes: fewer characters than the limit can still be too large', async () => {
     const run = (n: number) =>
-      runPipeline({ environment: 'client', services, limits: { resultBytes: 100 }, functions: [{ functionPackage: F('return'), settings: { value: `{{ 'é'.repeat(${n}) }}` } }] });
+      runPipeline({
+        environment: 'client',
+        services,
+        limits: { resultBytes: 100 },
+        functions: [{ functionPackage: F('return'), settings: { value: `{{ 'é'.repeat(${n}) }}` } }],
+      });
     const fits = await run(49); // 98 bytes + 2 quotes
     expect(fits.ok && fits.result).toBe('é'.repeat(49));
     const over = await run(60); // 62 characters of JSON, 122 bytes
@@ -219,7 +290,8 @@ describe('result size', () => {
 test('inline segments, their failures and the host walker around them leave no handle alive (debug build)', async () => {
   const quickjs = new TestQuickJSWASMModule(await newQuickJSWASMModuleFromVariant(debugVariant));
   const sandbox = { quickjs: quickjs as never, memory: quickjs.getWasmMemory(), maxBytes: 2 ** 31, broken: false };
-  const loop = (functions: PipelineNode[], extra: Partial<PipelineNode> = {}): PipelineNode => ({ type: 'loop', range: { from: 0, to: 3 }, functions, ...extra }) as PipelineNode;
+  const loop = (functions: PipelineNode[], extra: Partial<PipelineNode> = {}): PipelineNode =>
+    ({ type: 'loop', range: { from: 0, to: 3 }, functions, ...extra }) as PipelineNode;
   const pipelines: PipelineNode[][] = [
     [loop([{ functionPackage: F('set'), settings: { x: '{{ currentItem }}' } }]), { functionPackage: F('return'), settings: { value: '{{ x }}' } }],
     [loop([{ functionPackage: F('set'), settings: { x: '{{ nope.x }}' } }])],
@@ -228,7 +300,10 @@ test('inline segments, their failures and the host walker around them leave no h
     [loop([{ functionPackage: F('log'), settings: { message: 'at {{ currentItem }}' } }], { timeout: 10_000 })],
   ];
   for (const functions of pipelines) {
-    const outcome = await runWith({ environment: 'client', services, functions, limits: { maxTraceEntries: 3 } }, { acquire: async () => sandbox, release: () => {} });
+    const outcome = await runWith(
+      { environment: 'client', services, functions, limits: { maxTraceEntries: 3 } },
+      { acquire: async () => sandbox, release: () => {} },
+    );
     expect(outcome.trace.length).toBeGreaterThan(0);
     expect(sandbox.broken).toBe(false);
   }

@@ -29,12 +29,21 @@ describe('per-node timeout of user code awaiting a host call', () => {
       environment: 'server',
       services,
       customFunctions: [
-        { package: 'slow', code: `async (s, context) => { await Client.DataSources.connect('x').find({ delay: 150 }); context.leaked = 'late'; return { late: true } }` },
+        {
+          package: 'slow',
+          code: `async (s, context) => { await Client.DataSources.connect('x').find({ delay: 150 }); context.leaked = 'late'; return { late: true } }`,
+        },
       ],
       functions: [
         { functionPackage: 'slow', timeout: 30, continueOnError: true },
-        { functionPackage: 'com.client.function.script', settings: { code: `await Client.DataSources.connect('x').find({ delay: 300 }); return { second: true }` } },
-        { functionPackage: 'com.client.function.return', settings: { value: '{{ { late: context.late, leaked: context.leaked, code: lastError.code, second } }}' } },
+        {
+          functionPackage: 'com.client.function.script',
+          settings: { code: `await Client.DataSources.connect('x').find({ delay: 300 }); return { second: true }` },
+        },
+        {
+          functionPackage: 'com.client.function.return',
+          settings: { value: '{{ { late: context.late, leaked: context.leaked, code: lastError.code, second } }}' },
+        },
       ],
     });
     expect(outcome.ok && outcome.result).toEqual({ code: 'TIMEOUT', second: true });

@@ -59,7 +59,13 @@ describe('aggregate', () => {
   });
   it('runs over the entries matching where; $match, $skip and $limit work', async () => {
     expect(await aggregate([{ $group: { _id: null, s: { $sum: '$data.bonus' } } }], { where: { team: 'b' } })).toEqual([{ _id: null, s: 7 }]);
-    const out = await aggregate([{ $match: { 'data.bonus': { $gte: 2 } } }, { $sort: { 'data.bonus': -1 } }, { $skip: 1 }, { $limit: 2 }, { $project: { _id: 0, id: 1 } }]);
+    const out = await aggregate([
+      { $match: { 'data.bonus': { $gte: 2 } } },
+      { $sort: { 'data.bonus': -1 } },
+      { $skip: 1 },
+      { $limit: 2 },
+      { $project: { _id: 0, id: 1 } },
+    ]);
     expect(out).toEqual([{ id: 4 }, { id: 3 }]);
   });
   it('order, offset and limit select the pipeline input', async () => {
@@ -88,7 +94,10 @@ describe('aggregate', () => {
     expect(message({ aggregate: [{ $group: { _id: null, s: { $sum: '$x' } } }] })).toBe('accepted');
   });
   it('a pipeline error from mingo is a 400', async () => {
-    const error = await aggregate([{ $group: { total: { $sum: 1 } } }]).then(() => null, (e: unknown) => e);
+    const error = await aggregate([{ $group: { total: { $sum: 1 } } }]).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(HttpError);
     expect((error as HttpError).status).toBe(400);
   });

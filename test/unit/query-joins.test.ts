@@ -110,7 +110,10 @@ describe('join', () => {
   });
   it('refuses malformed joins with 400, naming the field; loader errors pass through', async () => {
     const refused = async (join: unknown) => {
-      const error = await runQuery(users, { type: 'select', join } as QueryBody, loader()).then(() => null, (e: unknown) => e);
+      const error = await runQuery(users, { type: 'select', join } as QueryBody, loader()).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(HttpError);
       return `${(error as HttpError).status} ${(error as HttpError).message}`;
     };
@@ -119,7 +122,9 @@ describe('join', () => {
     expect(await refused({ X: { dataSourceId: 2, on: { a: 'b' }, has: true, count: true } })).toMatch(/only one of has, count and sum/);
     expect(await refused({ X: { dataSourceId: 2, on: { a: 'b' }, limit: -1 } })).toMatch(/join\.X\.limit/);
     expect(await refused({ X: { dataSourceId: 2, on: { a: 'b' }, order: ['a', 'down'] } })).toBe('400 join.X.order[1] must be ASC or DESC');
-    expect(await refused({ X: { dataSourceId: 2, on: { a: 'b' }, where: { $where: 'true' } } })).toMatch(/join\.X\.where\.\$where: operator \$where is not allowed/);
+    expect(await refused({ X: { dataSourceId: 2, on: { a: 'b' }, where: { $where: 'true' } } })).toMatch(
+      /join\.X\.where\.\$where: operator \$where is not allowed/,
+    );
     expect(await refused({ X: { dataSourceId: 2, count: true } })).toMatch(/need on/);
     expect(await refused({ X: { dataSourceId: 99, on: { a: 'b' } } })).toBe('404 Data source not found');
   });

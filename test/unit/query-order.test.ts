@@ -25,7 +25,10 @@ async function run(body: Partial<QueryBody>) {
 const idsOf = async (body: Partial<QueryBody>) => (await run(body)).entries.map((e) => (e as EntryRecord).id);
 
 async function refused(body: unknown): Promise<string> {
-  const error = await runQuery(entries, body as QueryBody, noJoins).then(() => null, (e: unknown) => e);
+  const error = await runQuery(entries, body as QueryBody, noJoins).then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(HttpError);
   expect((error as HttpError).status).toBe(400);
   expect(() => validateQuery(body)).toThrow(HttpError);
@@ -45,7 +48,14 @@ describe('order', () => {
   });
   it('ties fall back to the default order (order ASC, id DESC); several keys apply in turn', async () => {
     expect(await idsOf({ order: [['data.grp', 'ASC']] })).toEqual([1, 3, 5, 4, 2]);
-    expect(await idsOf({ order: [['data.grp', 'DESC'], ['data.s', 'DESC']] })).toEqual([4, 2, 1, 5, 3]);
+    expect(
+      await idsOf({
+        order: [
+          ['data.grp', 'DESC'],
+          ['data.s', 'DESC'],
+        ],
+      }),
+    ).toEqual([4, 2, 1, 5, 3]);
   });
   it('entry fields: createdAt, id, order', async () => {
     expect(await idsOf({ order: [['createdAt', 'DESC']] })).toEqual([5, 4, 1, 3, 2]);
@@ -54,17 +64,32 @@ describe('order', () => {
   });
   it('refuses any other direction and malformed pairs, naming the field', async () => {
     expect(await refused({ type: 'select', order: [['id', 'asc']] })).toBe('order[0][1] must be ASC or DESC');
-    expect(await refused({ type: 'select', order: [['id', 'ASC'], ['s', 'UP']] })).toBe('order[1][1] must be ASC or DESC');
+    expect(
+      await refused({
+        type: 'select',
+        order: [
+          ['id', 'ASC'],
+          ['s', 'UP'],
+        ],
+      }),
+    ).toBe('order[1][1] must be ASC or DESC');
     expect(await refused({ type: 'select', order: ['id'] })).toMatch(/order\[0\] must be/);
     expect(await refused({ type: 'select', order: 'id' })).toMatch(/order must be an array/);
   });
   it('partial sort (offset + limit) gives exactly the slice of the full sort', () => {
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const many = Array.from({ length: 2000 }, (_, i) =>
-      make(i + 1, { v: random() < 0.1 ? null : random() < 0.5 ? String(Math.floor(random() * 50)) : Math.floor(random() * 50), t: random() < 0.5 ? 'a' : 'b' }, Math.floor(random() * 3)),
+      make(
+        i + 1,
+        { v: random() < 0.1 ? null : random() < 0.5 ? String(Math.floor(random() * 50)) : Math.floor(random() * 50), t: random() < 0.5 ? 'a' : 'b' },
+        Math.floor(random() * 3),
+      ),
     );
-    const keys = compileOrder([['data.v', 'DESC'], ['data.t', 'ASC']]);
+    const keys = compileOrder([
+      ['data.v', 'DESC'],
+      ['data.t', 'ASC'],
+    ]);
     const full = sortEntries(many, keys).map((e) => e.id);
     for (const k of [1, 7, 50, 400]) expect(sortEntries(many, keys, k).map((e) => e.id)).toEqual(full.slice(0, k));
     // full sort is consistent with the comparator rules

@@ -29,7 +29,10 @@ function expect400(fn: () => unknown, message?: RegExp) {
 }
 
 async function expect400Async(promise: Promise<unknown>, message?: RegExp) {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(HttpError);
   expect((error as HttpError).status).toBe(400);
   if (message) expect((error as HttpError).message).toMatch(message);
@@ -66,7 +69,17 @@ describe('code-running operators are refused before anything runs', () => {
   it('aggregate refuses $function, $accumulator, $where, $lookup and unknown stages; no code runs', async () => {
     const pipelines: [object[], RegExp][] = [
       [[{ $addFields: { x: { $function: { body: `function () { ${SET_FLAG} }`, args: [], lang: 'js' } } } }], /\$function is not allowed/],
-      [[{ $group: { _id: null, x: { $accumulator: { init: `function () { ${SET_FLAG} }`, accumulate: 'function(){}', accumulateArgs: [], merge: 'function(){}', lang: 'js' } } } }], /\$accumulator is not allowed/],
+      [
+        [
+          {
+            $group: {
+              _id: null,
+              x: { $accumulator: { init: `function () { ${SET_FLAG} }`, accumulate: 'function(){}', accumulateArgs: [], merge: 'function(){}', lang: 'js' } },
+            },
+          },
+        ],
+        /\$accumulator is not allowed/,
+      ],
       [[{ $match: { $where: SET_FLAG } }], /\$where is not allowed/],
       [[{ $lookup: { from: 'other', localField: 'id', foreignField: 'id', as: 'x' } }], /stage \$lookup is not allowed/],
       [[{ $out: 'x' }], /stage \$out is not allowed/],
@@ -95,7 +108,12 @@ describe('code-running operators are refused before anything runs', () => {
 
   it('matches catastrophic-backtracking patterns in linear time (RE2), with the answers of a regex', () => {
     const evil = [{ id: 1, data: { name: `${'a'.repeat(5000)}!` }, order: 1, createdAt: '', updatedAt: '' }] as unknown as EntryRecord[];
-    const cases: [string, boolean][] = [['(a|a?)+$', true], ['^(a+)+$', false], ['([a-z]*)*$', true], ['(a|aa)+b', false]];
+    const cases: [string, boolean][] = [
+      ['(a|a?)+$', true],
+      ['^(a+)+$', false],
+      ['([a-z]*)*$', true],
+      ['(a|aa)+b', false],
+    ];
     for (const [pattern, expected] of cases) {
       expect(new RegExp(pattern).test('aaaa!')).toBe(expected); // a native regex agrees on a short text
       expect(compileWhere({ name: { $regex: pattern } })(evil[0]!)).toBe(expected);

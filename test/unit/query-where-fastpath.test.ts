@@ -5,7 +5,7 @@ import { compileFastWhere } from '../../src/server/data-sources/query/where-fast
 
 /** The fast path for simple `where` shapes must give exactly sift's results, entry by entry. */
 let seed = 12345;
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 
 const SCALARS = [0, 1, 2, 5, -1, 2.5, '1', '2', '5', 'a', 'A', 'b', 'abc', '', true, false, null];

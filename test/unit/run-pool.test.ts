@@ -35,7 +35,14 @@ describe('run thread pool', () => {
   it('an abort ends a hung run with ABORTED after the grace', async () => {
     pool = createRunPool({ size: 1, memoryMb: 64, graceMs: 200, entry });
     const controller = new AbortController();
-    const pending = pool.runPipeline({ functions: [], payload: { hang: true }, environment: 'server', services, limits: { runTimeoutMs: 60_000 }, signal: controller.signal });
+    const pending = pool.runPipeline({
+      functions: [],
+      payload: { hang: true },
+      environment: 'server',
+      services,
+      limits: { runTimeoutMs: 60_000 },
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort(), 200);
     const outcome = await pending;
     expect(!outcome.ok && outcome.error.code).toBe('ABORTED');

@@ -51,7 +51,12 @@ describe('sandbox', () => {
         environment: 'client',
         services,
         limits: { runTimeoutMs: 1500 },
-        functions: [{ functionPackage: 'com.client.function.script', settings: { code: 'Client.DataSources.connect("hang").find(); await Client.DataSources.connect("hang").find()' } }],
+        functions: [
+          {
+            functionPackage: 'com.client.function.script',
+            settings: { code: 'Client.DataSources.connect("hang").find(); await Client.DataSources.connect("hang").find()' },
+          },
+        ],
       },
       { acquire: async () => sandbox, release: () => {} },
     );
@@ -84,9 +89,17 @@ describe('sandbox', () => {
   test('a run cannot see what an earlier run left behind', async () => {
     const services = createFakeServices().services;
     const script = (code: string) => [{ functionPackage: 'com.client.function.script', settings: { code } }];
-    const a = await runPipeline({ environment: 'client', services, functions: script('globalThis.leak = 1; Object.prototype.polluted = 2; context.kept = 3; return 1') });
+    const a = await runPipeline({
+      environment: 'client',
+      services,
+      functions: script('globalThis.leak = 1; Object.prototype.polluted = 2; context.kept = 3; return 1'),
+    });
     expect(a.ok).toBe(true);
-    const b = await runPipeline({ environment: 'client', services, functions: script('return [typeof leak, ({}).polluted === undefined, typeof context.kept]') });
+    const b = await runPipeline({
+      environment: 'client',
+      services,
+      functions: script('return [typeof leak, ({}).polluted === undefined, typeof context.kept]'),
+    });
     expect(b.ok && b.result).toEqual(['undefined', true, 'undefined']);
   });
 

@@ -2,14 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import webpush from 'web-push';
 import { describe, expect, it } from 'vitest';
-import {
-  checkServerImport,
-  checkServerStart,
-  CORE_PACKAGES,
-  isInstalled,
-  SERVER_PACKAGES,
-  type ServerPackage,
-} from '../../src/server/dependencies.js';
+import { checkServerImport, checkServerStart, CORE_PACKAGES, isInstalled, SERVER_PACKAGES, type ServerPackage } from '../../src/server/dependencies.js';
 import { generateVapidKeys } from '../../src/server/notifications/vapid.js';
 
 const ROOT = resolve(__dirname, '../..');
@@ -72,7 +65,10 @@ describe('package.json: a light install for app code', () => {
 });
 
 describe('in-app-runtime/server names what to install', () => {
-  const without = (...missing: ServerPackage[]) => (name: ServerPackage) => !missing.includes(name);
+  const without =
+    (...missing: ServerPackage[]) =>
+    (name: ServerPackage) =>
+      !missing.includes(name);
 
   it('importing it with nothing installed names the core and the default setup, with the exact versions', () => {
     expect(() => checkServerImport(without(...SERVER))).toThrowError(

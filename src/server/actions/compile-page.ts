@@ -28,7 +28,11 @@ import type { ActionDefinition } from '../../actions/types.js';
 import type { ActionRow } from './store.js';
 
 /** JSON safe inside a <script> element. */
-const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+const scriptJson = (value: unknown) =>
+  JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 const html = (text: string) => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 /** Code inside <script>: `<!--`, `<script` and `</script` (HTML's script data states) become `\x3C…`, the same text inside JS strings. */
 const scriptText = (code: string) => code.replace(/<(?=!--|\/?script)/gi, '\\x3C');
@@ -78,7 +82,8 @@ export async function compilePage(ctx: ServerContext, c: Context<AppEnv>): Promi
   const ticket = c.req.query('ticket');
   if (ticket !== undefined) {
     const opener = await redeemTicket(ctx, ticket, intParam(c, 'appId'), intParam(c, 'id'));
-    if (!opener) throw new HttpError(401, 'INVALID_TICKET', 'The ticket query parameter is unknown, expired or for another page: open the page again with ?token=');
+    if (!opener)
+      throw new HttpError(401, 'INVALID_TICKET', 'The ticket query parameter is unknown, expired or for another page: open the page again with ?token=');
     c.set('auth', opener);
   } else if (token && !c.req.header('Auth-token')) {
     const found = await findToken(ctx.db, token);

@@ -82,7 +82,13 @@ export async function dispatchLogEvent(ctx: ServerContext, event: LogEvent): Pro
           organizationId: action.organizationId,
           actionId: action.id,
           createdAt: ctx.nowIso(),
-          data: { mode: 'on-demand', duration: 0, actionId: action.id, trigger: 'log', result: { reason: 'rate-limit', limit: rate.limit, retryAt: rate.retryAt, logId: log.id } },
+          data: {
+            mode: 'on-demand',
+            duration: 0,
+            actionId: action.id,
+            trigger: 'log',
+            result: { reason: 'rate-limit', limit: rate.limit, retryAt: rate.retryAt, logId: log.id },
+          },
         });
         return undefined;
       }

@@ -82,7 +82,11 @@ export async function readLogs(ctx: ServerContext, appId: number, query: LogQuer
 const MAX_UPLOAD = 500;
 
 /** `POST tasks/logs { logs: [...] }`: records of device runs; idempotent by `deviceKey`. */
-export async function uploadDeviceLogs(ctx: ServerContext, app: { id: number; organizationId: number }, records: unknown): Promise<{ ids: number[]; created: number }> {
+export async function uploadDeviceLogs(
+  ctx: ServerContext,
+  app: { id: number; organizationId: number },
+  records: unknown,
+): Promise<{ ids: number[]; created: number }> {
   if (!Array.isArray(records)) throw new HttpError(400, 'INVALID_FIELD', 'Field "logs" must be an array');
   if (records.length > MAX_UPLOAD) throw new HttpError(413, 'PAYLOAD_TOO_LARGE', `At most ${MAX_UPLOAD} log records per upload`);
   const checked = records.map((r, i) => {
@@ -99,7 +103,12 @@ export async function uploadDeviceLogs(ctx: ServerContext, app: { id: number; or
     if (data.mode !== 'on-demand' && data.mode !== 'scheduled') throw new HttpError(400, 'INVALID_FIELD', `${at}.data.mode must be on-demand or scheduled`);
     if (typeof data.duration !== 'number' || !(data.duration >= 0)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data.duration must be a number of ms`);
     if (!Number.isInteger(data.actionId)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data.actionId must be an integer`);
-    return { deviceKey: r.deviceKey, type: r.type, createdAt: new Date(Date.parse(r.createdAt)).toISOString(), data: { ...data, source: 'device' } as Record<string, unknown> };
+    return {
+      deviceKey: r.deviceKey,
+      type: r.type,
+      createdAt: new Date(Date.parse(r.createdAt)).toISOString(),
+      data: { ...data, source: 'device' } as Record<string, unknown>,
+    };
   });
   for (const [i, r] of checked.entries())
     if (!(await getActionById(ctx.db, app.id, r.data.actionId as number)))

@@ -35,7 +35,8 @@ export async function outboundRequest(request: HttpRequestLike, limits: Outbound
   } catch {
     throw new OutboundError('HTTP_INVALID_URL', `http-request: "${request.url}" is not an absolute URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('HTTP_INVALID_URL', `http-request: only http and https URLs, got ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new OutboundError('HTTP_INVALID_URL', `http-request: only http and https URLs, got ${url.protocol}`);
   const method = (request.method ?? 'GET').toUpperCase();
   const headers = new Headers(request.headers ?? {});
   let body: string | undefined;
@@ -78,7 +79,8 @@ export async function outboundRequest(request: HttpRequestLike, limits: Outbound
     if (timeout.aborted) throw new OutboundError('HTTP_TIMEOUT', `http-request: ${method} ${url} timed out after ${limits.timeoutMs} ms`);
     throw new OutboundError('HTTP_FAILED', `http-request: ${method} ${url} failed: ${(error as Error).message}`);
   }
-  const tooLarge = () => new OutboundError('RESPONSE_TOO_LARGE', `http-request: the response of ${method} ${url} is larger than ${limits.maxResponseBytes} bytes`);
+  const tooLarge = () =>
+    new OutboundError('RESPONSE_TOO_LARGE', `http-request: the response of ${method} ${url} is larger than ${limits.maxResponseBytes} bytes`);
   const declared = Number(response.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limits.maxResponseBytes) {
     await response.body?.cancel().catch(() => undefined);
@@ -101,7 +103,8 @@ export async function outboundRequest(request: HttpRequestLike, limits: Outbound
       }
     } catch (error) {
       if (error instanceof OutboundError) throw error;
-      if (timeout.aborted) throw new OutboundError('HTTP_TIMEOUT', `http-request: ${method} ${url} timed out after ${limits.timeoutMs} ms while reading the response`);
+      if (timeout.aborted)
+        throw new OutboundError('HTTP_TIMEOUT', `http-request: ${method} ${url} timed out after ${limits.timeoutMs} ms while reading the response`);
       throw new OutboundError('HTTP_FAILED', `http-request: reading the response of ${method} ${url} failed: ${(error as Error).message}`);
     }
   }

@@ -32,6 +32,11 @@ export function logTypeOf(mode: LogMode, ok: boolean): 'app.action.completed' | 
 
 export function logResultOf(outcome: RunOutcome): unknown {
   return outcome.ok
-    ? outcome.result ?? null
-    : { errorType: outcome.error.errorType, errorMessage: outcome.error.errorMessage, code: outcome.error.code, trace: outcome.error.trace.length ? outcome.error.trace : outcome.trace };
+    ? (outcome.result ?? null)
+    : {
+        errorType: outcome.error.errorType,
+        errorMessage: outcome.error.errorMessage,
+        code: outcome.error.code,
+        trace: outcome.error.trace.length ? outcome.error.trace : outcome.trace,
+      };
 }

@@ -45,7 +45,11 @@ export function registerPageRoutes(app: App, ctx: ServerContext): void {
     const record = await loadApp(ctx, c);
     const page = await load(record.id, intParam(c, 'pageId'));
     const body = await readJsonObject(c);
-    await updatePage(ctx.db, page.id, { name: field(body, 'name', false) ?? page.name, script: field(body, 'script', false) ?? page.script, now: ctx.nowIso() });
+    await updatePage(ctx.db, page.id, {
+      name: field(body, 'name', false) ?? page.name,
+      script: field(body, 'script', false) ?? page.script,
+      now: ctx.nowIso(),
+    });
     return c.json({ page: toPage(await load(record.id, page.id)) });
   });
   app.post(`${base}/:pageId/publish`, async (c) => {

@@ -150,10 +150,13 @@ export async function finishRun(
   outcome: StoredOutcome,
   now: string,
 ): Promise<boolean> {
-  const { changes } = await db.run(
-    `UPDATE action_runs SET status = ?, outcome = ?, finished_at = ? WHERE id = ? AND status = 'running' AND claimed_by = ?`,
-    [status, JSON.stringify(outcome), now, id, claimedBy],
-  );
+  const { changes } = await db.run(`UPDATE action_runs SET status = ?, outcome = ?, finished_at = ? WHERE id = ? AND status = 'running' AND claimed_by = ?`, [
+    status,
+    JSON.stringify(outcome),
+    now,
+    id,
+    claimedBy,
+  ]);
   return changes === 1;
 }
 
@@ -163,9 +166,7 @@ export async function setRunLog(db: Queryable, id: number, logId: number): Promi
 
 /** Whether a scheduled run of the action is still queued or running (overlap rule). */
 export async function hasUnfinishedScheduledRun(db: Queryable, actionId: number): Promise<boolean> {
-  const row = await db.get(`SELECT id FROM action_runs WHERE action_id = ? AND mode = 'scheduled' AND status IN ('queued', 'running') LIMIT 1`, [
-    actionId,
-  ]);
+  const row = await db.get(`SELECT id FROM action_runs WHERE action_id = ? AND mode = 'scheduled' AND status IN ('queued', 'running') LIMIT 1`, [actionId]);
   return row !== undefined;
 }
 

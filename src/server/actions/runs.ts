@@ -16,7 +16,10 @@ export interface RunRequest {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Reads `{ payload, wait, environment }` of the run route; payload over the limit is a 413 before anything runs. */
-export function parseRunBody(ctx: ServerContext, body: Record<string, unknown>): { payload: Record<string, unknown>; wait: boolean; environment: 'live' | 'viewer' } {
+export function parseRunBody(
+  ctx: ServerContext,
+  body: Record<string, unknown>,
+): { payload: Record<string, unknown>; wait: boolean; environment: 'live' | 'viewer' } {
   const payload = body.payload ?? {};
   if (!isObject(payload)) throw new HttpError(400, 'INVALID_FIELD', 'Field "payload" must be a JSON object');
   const size = JSON.stringify(payload).length;
@@ -33,7 +36,11 @@ export function definitionFor(action: ActionRow, environment: 'live' | 'viewer')
   if (!action.active) throw new HttpError(422, 'ACTION_INACTIVE', `Action "${action.name}" is inactive; inactive actions never run`);
   if (environment === 'viewer') return action.working;
   if (!action.published)
-    throw new HttpError(422, 'ACTION_NOT_PUBLISHED', `Action "${action.name}" is not published; the live app runs published actions only (publish it, or run it from the viewer)`);
+    throw new HttpError(
+      422,
+      'ACTION_NOT_PUBLISHED',
+      `Action "${action.name}" is not published; the live app runs published actions only (publish it, or run it from the viewer)`,
+    );
   return action.published;
 }
 
@@ -54,8 +61,7 @@ export async function queueManualRun(ctx: ServerContext, action: ActionRow, requ
     if (request.idempotencyKey) {
       const existing = await findRunByKey(tx, action.appId, request.idempotencyKey);
       if (existing) {
-        if (existing.actionId !== action.id)
-          throw new HttpError(409, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a run of another action');
+        if (existing.actionId !== action.id) throw new HttpError(409, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a run of another action');
         return { runId: existing.id, created: false };
       }
     }

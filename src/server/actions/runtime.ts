@@ -30,7 +30,8 @@ export function actionsRuntimeOf(ctx: ServerContext): ActionsRuntime | undefined
 export function startActionsRuntime(ctx: ServerContext, options: { schedulerIntervalMs?: number } = {}): ActionsRuntime {
   const waiters = createRunWaiters();
   const threads = ctx.limits.runThreads ?? availableParallelism();
-  const pool = threads > 0 ? createRunPool({ size: threads, memoryMb: ctx.limits.runThreadMemoryMb ?? 256, niceness: ctx.limits.runThreadNiceness }) : undefined;
+  const pool =
+    threads > 0 ? createRunPool({ size: threads, memoryMb: ctx.limits.runThreadMemoryMb ?? 256, niceness: ctx.limits.runThreadNiceness }) : undefined;
   const worker = createWorker(ctx, { pool, onFinished: (run) => waiters.notify(run.runId) });
   const pending = new Set<Promise<unknown>>();
   let ticking: Promise<TickReport> | undefined;

@@ -4,15 +4,7 @@ import type { ServerContext } from '../context.js';
 import { HttpError } from '../http/errors.js';
 import { getPage } from './pages-store.js';
 import { nextOccurrence } from './schedule.js';
-import {
-  deleteAction,
-  findAction,
-  getActionById,
-  insertAction,
-  setPublished,
-  updateAction,
-  type ActionRow,
-} from './store.js';
+import { deleteAction, findAction, getActionById, insertAction, setPublished, updateAction, type ActionRow } from './store.js';
 import { assertValidAction, definitionOf } from './validation.js';
 
 /** The schedule of a definition, when it has a schedule trigger. */
@@ -38,7 +30,9 @@ export async function requireAction(ctx: ServerContext, appId: number, idOrName:
 async function assertPage(ctx: ServerContext, appId: number, pageId: number | null | undefined): Promise<void> {
   if (pageId === undefined || pageId === null) return;
   if (!(await getPage(ctx.db, appId, pageId)))
-    throw new HttpError(422, 'INVALID_ACTION', `pageId: no screen ${pageId} in app ${appId}`, { issues: [{ path: 'pageId', message: `no screen ${pageId}`, kind: 'meaning' }] });
+    throw new HttpError(422, 'INVALID_ACTION', `pageId: no screen ${pageId} in app ${appId}`, {
+      issues: [{ path: 'pageId', message: `no screen ${pageId}`, kind: 'meaning' }],
+    });
 }
 
 const nameTaken = (name: string) => new HttpError(409, 'NAME_TAKEN', `An action named "${name}" already exists in this app`);
@@ -53,7 +47,14 @@ export async function createAction(ctx: ServerContext, app: { id: number; organi
   try {
     const id = await ctx.db.transaction(async (tx) => {
       if (await findAction(tx, app.id, input.name)) throw nameTaken(input.name);
-      return insertAction(tx, { appId: app.id, organizationId: app.organizationId, name: input.name, active: input.active ?? true, working: definitionOf(input), now });
+      return insertAction(tx, {
+        appId: app.id,
+        organizationId: app.organizationId,
+        name: input.name,
+        active: input.active ?? true,
+        working: definitionOf(input),
+        now,
+      });
     });
     return (await getActionById(ctx.db, app.id, id))!;
   } catch (error) {

@@ -60,9 +60,7 @@ export async function listLiveActions(db: Queryable, scope: { appId?: number | n
   const rows =
     scope.appId != null
       ? await db.all<RawRow>(`SELECT ${COLUMNS} FROM actions WHERE app_id = ? AND active = 1 AND published IS NOT NULL`, [scope.appId])
-      : await db.all<RawRow>(`SELECT ${COLUMNS} FROM actions WHERE organization_id = ? AND active = 1 AND published IS NOT NULL`, [
-          scope.organizationId ?? -1,
-        ]);
+      : await db.all<RawRow>(`SELECT ${COLUMNS} FROM actions WHERE organization_id = ? AND active = 1 AND published IS NOT NULL`, [scope.organizationId ?? -1]);
   return rows.map((r) => toRow(r)!);
 }
 
@@ -108,13 +106,7 @@ export async function updateAction(
   ]);
 }
 
-export async function setPublished(
-  db: Queryable,
-  id: number,
-  snapshot: ActionDefinition | null,
-  nextRunAt: string | null,
-  now: string,
-): Promise<void> {
+export async function setPublished(db: Queryable, id: number, snapshot: ActionDefinition | null, nextRunAt: string | null, now: string): Promise<void> {
   await db.run('UPDATE actions SET published = ?, published_at = ?, next_run_at = ?, updated_at = ? WHERE id = ?', [
     snapshot === null ? null : JSON.stringify(snapshot),
     snapshot === null ? null : now,

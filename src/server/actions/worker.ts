@@ -83,20 +83,23 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
   const leaseMs = () => ctx.limits.runLeaseMs ?? ctx.limits.runTimeoutMs + 60_000;
 
   async function finalize(run: RunRow, outcome: RunOutcome, duration: number, startedAt: string): Promise<void> {
-    const logId = await ctx.db.transaction(async (tx) => {
-      const owned = await finishRun(tx, run.id, id, outcome.ok ? 'succeeded' : 'failed', outcome, ctx.nowIso());
-      if (!owned) return undefined;
-      const logId = await insertLog(tx, {
-        type: logTypeOf(run.mode, outcome.ok),
-        appId: run.appId,
-        organizationId: run.organizationId,
-        actionId: run.actionId,
-        createdAt: ctx.nowIso(),
-        data: { mode: run.mode, duration, actionId: run.actionId, result: logResultOf(outcome), runId: run.id, trigger: run.trigger, source: 'server' },
-      });
-      await setRunLog(tx, run.id, logId);
-      return logId;
-    }, { isolation: 'read-committed' }); // only rows this run owns (finishRun re-checks the claim): never retried
+    const logId = await ctx.db.transaction(
+      async (tx) => {
+        const owned = await finishRun(tx, run.id, id, outcome.ok ? 'succeeded' : 'failed', outcome, ctx.nowIso());
+        if (!owned) return undefined;
+        const logId = await insertLog(tx, {
+          type: logTypeOf(run.mode, outcome.ok),
+          appId: run.appId,
+          organizationId: run.organizationId,
+          actionId: run.actionId,
+          createdAt: ctx.nowIso(),
+          data: { mode: run.mode, duration, actionId: run.actionId, result: logResultOf(outcome), runId: run.id, trigger: run.trigger, source: 'server' },
+        });
+        await setRunLog(tx, run.id, logId);
+        return logId;
+      },
+      { isolation: 'read-committed' },
+    ); // only rows this run owns (finishRun re-checks the claim): never retried
 
     // Outside the transaction: every run of an action writes this one row, and concurrent SERIALIZABLE
     // transactions writing the same row fail and retry (PostgreSQL); autocommitted, they only queue on its lock.

@@ -34,10 +34,13 @@ export async function insertAnalyticsBatch(
     }
     const ids: number[] = [];
     for (const event of batch.events) {
-      const row = await tx.get<{ id: number }>(
-        'INSERT INTO logs (type, app_id, organization_id, data, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id',
-        [event.type, batch.appId, batch.organizationId, JSON.stringify(event.data), event.createdAt],
-      );
+      const row = await tx.get<{ id: number }>('INSERT INTO logs (type, app_id, organization_id, data, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id', [
+        event.type,
+        batch.appId,
+        batch.organizationId,
+        JSON.stringify(event.data),
+        event.createdAt,
+      ]);
       ids.push(row!.id);
     }
     // PostgreSQL with several instances: these events reach the triggers even if this instance dies before emitting.

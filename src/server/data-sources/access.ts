@@ -10,10 +10,7 @@ import type { AccessRule, DataSourceRecord, Operation } from './types.js';
  *   `chain`: how many log-triggered runs led to this one (its writes' log records carry it, see log-triggers.ts).
  * - `system`: trusted internal work; no checks.
  */
-export type Caller =
-  | { kind: 'token'; token: TokenRecord | null }
-  | { kind: 'app'; appId: number; organizationId: number; chain?: number }
-  | { kind: 'system' };
+export type Caller = { kind: 'token'; token: TokenRecord | null } | { kind: 'app'; appId: number; organizationId: number; chain?: number } | { kind: 'system' };
 
 /** What a granted operation may see: `include`/`exclude` of the granting rule. */
 export interface Grant {
@@ -24,11 +21,7 @@ export interface Grant {
 const VERB: Record<Operation, string> = { select: 'read', insert: 'insert', update: 'update', delete: 'delete' };
 
 export function accessDenied(ds: DataSourceRecord, operation: Operation): HttpError {
-  return new HttpError(
-    403,
-    'datasource.access',
-    `The security rules for the data source "${ds.name}" do not allow this app to ${VERB[operation]} data.`,
-  );
+  return new HttpError(403, 'datasource.access', `The security rules for the data source "${ds.name}" do not allow this app to ${VERB[operation]} data.`);
 }
 
 function ruleMatches(rule: AccessRule, operation: Operation, caller: Caller, ds: DataSourceRecord): boolean {
@@ -104,7 +97,7 @@ export function writtenData(ds: DataSourceRecord, caller: Caller, data: Record<s
     grant = authorize(ds, 'select', caller);
   } catch {
     const out: Record<string, unknown> = {};
-    for (const key of sent) if (Object.prototype.hasOwnProperty.call(data, key)) setOwn(out, key, data[key]);
+    for (const key of sent) if (Object.hasOwn(data, key)) setOwn(out, key, data[key]);
     return out;
   }
   return filterColumns(data, grant);

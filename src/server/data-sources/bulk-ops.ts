@@ -22,7 +22,12 @@ export async function insertMany(
   items: readonly { data: Record<string, unknown>; order: number }[],
   now: string,
 ): Promise<EntryRecord[]> {
-  const ids = await insertEntryRows(tx, ds.id, items.map((item) => ({ data: JSON.stringify(item.data), order: item.order })), now);
+  const ids = await insertEntryRows(
+    tx,
+    ds.id,
+    items.map((item) => ({ data: JSON.stringify(item.data), order: item.order })),
+    now,
+  );
   return items.map(({ data, order }, i) => ({ id: ids[i]!, dataSourceId: ds.id, data, order, createdAt: now, updatedAt: now }));
 }
 
@@ -47,7 +52,12 @@ export async function importEntries(core: Core, caller: Caller, ref: DataSourceR
     await takeSnapshot(core, tx, ds, state, !append && rows.length === 0 ? 'truncate' : 'import', caller);
     if (!append) await deleteAllEntries(tx, ds.id);
     const base = append ? nextOrder(state.entries) : 0;
-    const inserted = await insertMany(tx, ds, rows.map((data, i) => ({ data, order: base + i })), ctx.nowIso());
+    const inserted = await insertMany(
+      tx,
+      ds,
+      rows.map((data, i) => ({ data, order: base + i })),
+      ctx.nowIso(),
+    );
     const version = await bumpDataVersion(tx, ds.id);
     return { version, entries: append ? [...state.entries, ...inserted] : inserted };
   });
@@ -58,10 +68,7 @@ export async function importEntries(core: Core, caller: Caller, ref: DataSourceR
 function joinLoader(core: Core, caller: Caller, parent: DataSourceRecord) {
   return {
     async load(ref: { dataSourceId?: number; dataSourceName?: string }) {
-      const target =
-        ref.dataSourceId !== undefined
-          ? { id: ref.dataSourceId }
-          : { name: String(ref.dataSourceName), organizationId: parent.organizationId };
+      const target = ref.dataSourceId !== undefined ? { id: ref.dataSourceId } : { name: String(ref.dataSourceName), organizationId: parent.organizationId };
       const ds = await resolveDataSource(core.ctx.db, target, caller);
       if (ds.organizationId !== parent.organizationId) throw new HttpError(404, 'DATA_SOURCE_NOT_FOUND', `Data source ${ds.id} not found`);
       const grant = authorize(ds, 'select', caller);

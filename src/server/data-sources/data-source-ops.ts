@@ -4,14 +4,7 @@ import { getApp } from '../store/identity.js';
 import { authorize, canSee, type Caller } from './access.js';
 import { resolveDataSource, type Core, type DataSourceRef } from './core.js';
 import { compileWhere } from './engine.js';
-import {
-  deleteDataSourceRow,
-  findDataSourceById,
-  insertDataSource,
-  listDataSources,
-  nameTaken,
-  updateDataSourceRow,
-} from './store/data-sources.js';
+import { deleteDataSourceRow, findDataSourceById, insertDataSource, listDataSources, nameTaken, updateDataSourceRow } from './store/data-sources.js';
 import type { DataSourceRecord } from './types.js';
 import { dropAllIndexes, syncDeclaredIndexes } from './indexes.js';
 import { checkDataSourceChanges, checkName, declaredIndexes } from './validate.js';
@@ -102,9 +95,7 @@ function viewFor(caller: Caller, ds: DataSourceRecord): DataSourceView {
 export async function listOf(core: Core, caller: Caller, scope: DataSourceScope & { type?: unknown }): Promise<DataSourceView[]> {
   if (scope.type !== undefined && typeof scope.type !== 'string') throw new HttpError(400, 'INVALID_PARAMETER', 'Query parameter "type" must be a string');
   const { organizationId, appId } =
-    !given(scope.appId) && !given(scope.organizationId)
-      ? { organizationId: ownOrganization(caller), appId: null }
-      : await resolveScope(core, caller, scope);
+    !given(scope.appId) && !given(scope.organizationId) ? { organizationId: ownOrganization(caller), appId: null } : await resolveScope(core, caller, scope);
   const all = await listDataSources(core.ctx.db, appId !== null ? { appId } : { organizationId });
   const typed = scope.type === undefined ? all : all.filter((ds) => ds.type === scope.type);
   return typed.filter((ds) => canSee(ds, caller)).map((ds) => viewFor(caller, ds));
@@ -207,7 +198,6 @@ export async function deleteOne(core: Core, caller: Caller, ref: DataSourceRef):
   core.cache.drop(ds.id);
   await core.files.removeDataSource(ds.id);
 }
-
 
 /** A hook condition must be a valid query (same operators as `where`). */
 function checkCondition(where: unknown, field: string): void {

@@ -15,8 +15,7 @@ import { checkEntryData, checkPositiveId } from './validate.js';
 import type { UploadedFile } from '../http/multipart.js';
 export type { UploadedFile };
 
-const entryNotFound = (dataSourceId: number, id: number) =>
-  new HttpError(404, 'ENTRY_NOT_FOUND', `Entry ${id} not found in data source ${dataSourceId}`);
+const entryNotFound = (dataSourceId: number, id: number) => new HttpError(404, 'ENTRY_NOT_FOUND', `Entry ${id} not found in data source ${dataSourceId}`);
 
 export async function getEntry(core: Core, caller: Caller, ref: DataSourceRef, id: number): Promise<EntryView> {
   const ds = await resolveDataSource(core.ctx.db, ref, caller);
@@ -32,13 +31,7 @@ function patchCache(core: Core, dataSourceId: number, version: number, patch: (e
   if (previous) core.cache.set(dataSourceId, version, patch(previous));
 }
 
-export async function insertEntry(
-  core: Core,
-  caller: Caller,
-  ref: DataSourceRef,
-  input: unknown,
-  files: readonly UploadedFile[] = [],
-): Promise<EntryView> {
+export async function insertEntry(core: Core, caller: Caller, ref: DataSourceRef, input: unknown, files: readonly UploadedFile[] = []): Promise<EntryView> {
   const { ctx } = core;
   const ds = await resolveDataSource(ctx.db, ref, caller);
   authorize(ds, 'insert', caller);
@@ -128,9 +121,7 @@ export async function deleteEntry(core: Core, caller: Caller, ref: DataSourceRef
     const existing = await findEntry(tx, ds.id, id);
     if (!existing || !(await deleteEntryRow(tx, ds.id, id))) throw entryNotFound(ds.id, id);
     const version = await bumpDataVersion(tx, ds.id);
-    const logs = await writeEntryLogs(core, tx, ds, caller, [
-      { type: 'dataSource.entry.delete', entryId: id, columns: Object.keys(existing.data) },
-    ]);
+    const logs = await writeEntryLogs(core, tx, ds, caller, [{ type: 'dataSource.entry.delete', entryId: id, columns: Object.keys(existing.data) }]);
     return { version, logs };
   });
   patchCache(core, ds.id, result.version, (prev) => prev.filter((e) => e.id !== id));
@@ -141,7 +132,7 @@ function readPath(data: unknown, path: string): unknown {
   let value = data;
   for (const part of path.split('.')) {
     // Own properties only: `constructor`, `__proto__`, `toString` are ordinary (absent) columns.
-    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, part)) return undefined;
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
     value = (value as Record<string, unknown>)[part];
   }
   return value;

@@ -31,7 +31,11 @@ export function checkFileName(name: string, field: string): void {
   const parts = lower.split('.').slice(1);
   const bad = parts.find((p) => BLOCKED.has(p));
   if (bad !== undefined)
-    throw new HttpError(422, 'FILE_TYPE_REFUSED', `File "${name}" of field "${field}" has a refused extension ".${bad}" (executables, scripts and archives are not accepted)`);
+    throw new HttpError(
+      422,
+      'FILE_TYPE_REFUSED',
+      `File "${name}" of field "${field}" has a refused extension ".${bad}" (executables, scripts and archives are not accepted)`,
+    );
 }
 
 /** What reading stored bytes needs: where they are, and how they were encrypted (for which organization). */
@@ -40,7 +44,12 @@ export type StoredFile = Pick<FileRecord, 'path' | 'encrypted' | 'iv' | 'authTag
 export interface FileStorage {
   root: string;
   /** Stores bytes in `folder` (a relative path of safe segments, e.g. the data source id). */
-  save(init: { organizationId: number; folder: string; bytes: Uint8Array; encrypt: boolean }): Promise<Pick<FileRecord, 'path' | 'encrypted' | 'iv' | 'authTag'>>;
+  save(init: {
+    organizationId: number;
+    folder: string;
+    bytes: Uint8Array;
+    encrypt: boolean;
+  }): Promise<Pick<FileRecord, 'path' | 'encrypted' | 'iv' | 'authTag'>>;
   read(file: StoredFile): Promise<Buffer>;
   remove(path: string): Promise<void>;
   removeDataSource(dataSourceId: number): Promise<void>;

@@ -24,7 +24,7 @@ function readPath(data: Record<string, unknown>, path: string): unknown {
   let value: unknown = data;
   for (const part of path.split('.')) {
     // Own properties only: `constructor`, `__proto__`, `toString` are ordinary (absent) columns.
-    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, part)) return undefined;
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
     value = (value as Record<string, unknown>)[part];
   }
   return value;
@@ -49,12 +49,7 @@ function transform(op: FieldOperation, value: unknown, data: Record<string, unkn
 }
 
 /** Runs the `operations` hooks of `event` on the data about to be saved (a new object is returned). */
-export function runOperationHooks(
-  ds: DataSourceRecord,
-  event: 'insert' | 'update',
-  data: Record<string, unknown>,
-  matcher: Matcher,
-): Record<string, unknown> {
+export function runOperationHooks(ds: DataSourceRecord, event: 'insert' | 'update', data: Record<string, unknown>, matcher: Matcher): Record<string, unknown> {
   let out = data;
   for (const hook of ds.hooks) {
     if (hook.type !== 'operations' || !applies(hook, event, out, matcher, ds.id)) continue;
@@ -63,8 +58,8 @@ export function runOperationHooks(
     out = { ...out };
     for (const [column, op] of Object.entries(hook.payload)) {
       const isTemplate = typeof op === 'object' || op.includes('{{');
-      if (!isTemplate && !Object.prototype.hasOwnProperty.call(before, column)) continue;
-      setOwn(out, column, transform(op, Object.prototype.hasOwnProperty.call(before, column) ? before[column] : undefined, before));
+      if (!isTemplate && !Object.hasOwn(before, column)) continue;
+      setOwn(out, column, transform(op, Object.hasOwn(before, column) ? before[column] : undefined, before));
     }
   }
   return out;
@@ -78,8 +73,7 @@ export function pendingWebHooks(
   matcher: Matcher,
 ): { hook: Extract<Hook, { type: 'web' }>; event: HookEvent; entry: EntryRecord }[] {
   const out = [];
-  for (const hook of ds.hooks)
-    if (hook.type === 'web' && applies(hook, event, entry.data, matcher, ds.id)) out.push({ hook, event, entry });
+  for (const hook of ds.hooks) if (hook.type === 'web' && applies(hook, event, entry.data, matcher, ds.id)) out.push({ hook, event, entry });
   return out;
 }
 

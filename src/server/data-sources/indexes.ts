@@ -54,13 +54,10 @@ export async function createPathIndex(ctx: ServerContext, dataSourceId: number, 
     await ddl(db, `DROP INDEX IF EXISTS ${indexName(dataSourceId, path)}`).catch(() => undefined);
     throw error;
   }
-  const listed = await db.run('INSERT OR IGNORE INTO data_source_indexes (data_source_id, path, origin, name, created_at) SELECT id, ?, ?, ?, ? FROM data_sources WHERE id = ?', [
-    path,
-    origin,
-    indexName(dataSourceId, path),
-    ctx.nowIso(),
-    dataSourceId,
-  ]);
+  const listed = await db.run(
+    'INSERT OR IGNORE INTO data_source_indexes (data_source_id, path, origin, name, created_at) SELECT id, ?, ?, ?, ? FROM data_sources WHERE id = ?',
+    [path, origin, indexName(dataSourceId, path), ctx.nowIso(), dataSourceId],
+  );
   // The data source was deleted meanwhile: its index goes too.
   if (listed.changes === 0 && !(await indexedPaths(db, dataSourceId)).has(path)) await ddl(db, `DROP INDEX IF EXISTS ${indexName(dataSourceId, path)}`);
 }

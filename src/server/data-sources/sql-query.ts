@@ -22,8 +22,7 @@ function mayTranslate(input: unknown): input is Record<string, unknown> {
   return (absent('type') || input.type === 'select') && absent('aggregate') && absent('join') && input.distinct !== true;
 }
 
-const visible = (grant: Grant, column: string) =>
-  (!grant.include || grant.include.includes(column)) && (!grant.exclude || !grant.exclude.includes(column));
+const visible = (grant: Grant, column: string) => (!grant.include || grant.include.includes(column)) && (!grant.exclude || !grant.exclude.includes(column));
 
 export async function querySelectWithSql(core: Core, caller: Caller, ref: DataSourceRef, input: unknown): Promise<QueryResult | null> {
   if (!mayTranslate(input)) return null;

@@ -1,12 +1,6 @@
 /** Shapes shared by the data source store, service and routes (server side). */
 
-import type {
-  DataSource,
-  DataSourceAccessRule,
-  DataSourceHook,
-  DataSourceHookEvent,
-  DataSourceOperation,
-} from '../../data-sources/types.js';
+import type { DataSource, DataSourceAccessRule, DataSourceHook, DataSourceHookEvent, DataSourceOperation } from '../../data-sources/types.js';
 
 // The wire shapes are the client's (src/data-sources/types.ts); the server adds what it keeps internally.
 export type Operation = DataSourceOperation;

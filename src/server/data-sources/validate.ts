@@ -65,8 +65,7 @@ export function checkHooks(value: unknown, checkCondition: (where: unknown, fiel
       return { type: 'web', runOn, ...(conditions ? { conditions } : {}), payload: hook.payload as { url: string } };
     }
     for (const [column, op] of Object.entries(hook.payload)) {
-      const ok =
-        (typeof op === 'string' && (FIELD_OPS.includes(op) || op.includes('{{'))) || (isPlainObject(op) && typeof op.template === 'string');
+      const ok = (typeof op === 'string' && (FIELD_OPS.includes(op) || op.includes('{{'))) || (isPlainObject(op) && typeof op.template === 'string');
       if (!ok) throw invalid(`${f}.payload.${column}`, 'must be "trim", "lower", "upper", a "{{column}}" template or { template }');
     }
     return { type: 'operations', runOn, ...(conditions ? { conditions } : {}), payload: hook.payload as Record<string, string> };
@@ -135,7 +134,10 @@ export function declaredIndexes(definition: Record<string, unknown>): string[] {
     throw invalid('definition.indexes', `must be an array of at most ${MAX_DECLARED_INDEXES} data paths`);
   value.forEach((path, i) => {
     if (typeof path !== 'string' || !pathSegments(path))
-      throw invalid(`definition.indexes[${i}]`, 'must be a data path such as "age" or "address.city" (dot-separated names of letters, digits, _, - and spaces; not only digits; at most 8)');
+      throw invalid(
+        `definition.indexes[${i}]`,
+        'must be a data path such as "age" or "address.city" (dot-separated names of letters, digits, _, - and spaces; not only digits; at most 8)',
+      );
   });
   return [...new Set(value as string[])];
 }

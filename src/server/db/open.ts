@@ -39,7 +39,11 @@ export function isPostgresUrl(url: string | undefined): url is string {
  * Opens the store the options name. Its driver is imported here, when needed (pg and better-sqlite3 are optional
  * peer dependencies: an instance on one engine needs only that engine's package).
  */
-export async function openStore(options: { databaseUrl?: string; sqlite: { file?: string; memory?: boolean }; cluster?: ClusterOptions }): Promise<OpenedStore> {
+export async function openStore(options: {
+  databaseUrl?: string;
+  sqlite: { file?: string; memory?: boolean };
+  cluster?: ClusterOptions;
+}): Promise<OpenedStore> {
   const instanceId = options.cluster?.instanceId ?? randomUUID();
   if (options.databaseUrl !== undefined) {
     if (!isPostgresUrl(options.databaseUrl)) throw new Error('databaseUrl must be a postgres:// or postgresql:// URL');

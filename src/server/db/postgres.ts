@@ -49,8 +49,7 @@ export interface PostgresOptions {
 }
 
 const RETRYABLE = new Set(['40001', '40P01']);
-export const isRetryablePgError = (error: unknown) =>
-  typeof error === 'object' && error !== null && RETRYABLE.has((error as { code?: string }).code ?? '');
+export const isRetryablePgError = (error: unknown) => typeof error === 'object' && error !== null && RETRYABLE.has((error as { code?: string }).code ?? '');
 
 const parseNumber = (value: string) => Number(value);
 const INT8 = 20;
@@ -78,9 +77,10 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
     application_name: options.applicationName ?? 'in-app-runtime',
     types: typeParsers,
     idleTimeoutMillis: 30_000,
-    options: Object.entries(options.settings ?? {})
-      .map(([key, value]) => `-c ${key}=${String(value).replace(/[\s\\]/g, (c) => `\\${c}`)}`)
-      .join(' ') || undefined,
+    options:
+      Object.entries(options.settings ?? {})
+        .map(([key, value]) => `-c ${key}=${String(value).replace(/[\s\\]/g, (c) => `\\${c}`)}`)
+        .join(' ') || undefined,
   });
   const clients = new Set<pg.PoolClient>();
   pool.on('connect', (client) => {

@@ -128,14 +128,26 @@ function matchParen(tokens: Token[], open: number): { close: number; commas: num
   return { close: tokens.length, commas };
 }
 
-const UNSUPPORTED_FUNCTIONS = new Set(['JSON_EXTRACT', 'JSON_EACH', 'STRFTIME', 'DATETIME', 'JULIANDAY', 'GROUP_CONCAT', 'LAST_INSERT_ROWID', 'CHANGES', 'TYPEOF']);
+const UNSUPPORTED_FUNCTIONS = new Set([
+  'JSON_EXTRACT',
+  'JSON_EACH',
+  'STRFTIME',
+  'DATETIME',
+  'JULIANDAY',
+  'GROUP_CONCAT',
+  'LAST_INSERT_ROWID',
+  'CHANGES',
+  'TYPEOF',
+]);
 
 export function translateToPostgres(sql: string): TranslatedSql {
   const tokens = tokenize(sql);
   const first = next(tokens, 0);
   const firstWord = upper(tokens[first]);
   const secondWord = upper(tokens[next(tokens, first + 1)]);
-  const isDdl = (firstWord === 'CREATE' && (secondWord === 'TABLE' || secondWord === 'TEMP' || secondWord === 'TEMPORARY')) || (firstWord === 'ALTER' && secondWord === 'TABLE');
+  const isDdl =
+    (firstWord === 'CREATE' && (secondWord === 'TABLE' || secondWord === 'TEMP' || secondWord === 'TEMPORARY')) ||
+    (firstWord === 'ALTER' && secondWord === 'TABLE');
   const out: string[] = [];
   let paramCount = 0;
   let maxNumbered = 0;
@@ -203,7 +215,8 @@ export function translateToPostgres(sql: string): TranslatedSql {
       out.push(t.text);
       continue;
     }
-    if (word === 'COLLATE' && upper(tokens[after]) === 'NOCASE') throw new SqlTranslationError('COLLATE NOCASE has no PostgreSQL equivalent: compare lower(x) instead', sql);
+    if (word === 'COLLATE' && upper(tokens[after]) === 'NOCASE')
+      throw new SqlTranslationError('COLLATE NOCASE has no PostgreSQL equivalent: compare lower(x) instead', sql);
     if (tokens[after]?.text === '(' && UNSUPPORTED_FUNCTIONS.has(word)) throw new SqlTranslationError(`The SQLite function ${t.text}() is not portable`, sql);
     if (word === 'IFNULL' && tokens[after]?.text === '(') {
       out.push('COALESCE');

@@ -69,7 +69,9 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
   };
   const outside = <K extends keyof Queryable>(key: K): Queryable[K] =>
     ((...args: Parameters<Queryable[K]>) =>
-      locked ? withLock(() => (direct[key] as (...a: unknown[]) => Promise<unknown>)(...args)) : (direct[key] as (...a: unknown[]) => Promise<unknown>)(...args)) as Queryable[K];
+      locked
+        ? withLock(() => (direct[key] as (...a: unknown[]) => Promise<unknown>)(...args))
+        : (direct[key] as (...a: unknown[]) => Promise<unknown>)(...args)) as Queryable[K];
 
   function transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return withLock(async () => {

@@ -17,7 +17,12 @@ export function authMiddleware(ctx: ServerContext): MiddlewareHandler<AppEnv> {
       // A debug page's own short-lived token (src/server/http/debug-tokens.ts), else a stored token.
       const page = isPageToken(header);
       const token = page ? await resolvePageToken(ctx, header) : await findToken(ctx.db, header);
-      if (!token) throw new HttpError(401, 'INVALID_TOKEN', page ? 'The Auth-token header holds an expired or unknown debug page token' : 'The Auth-token header holds an unknown token');
+      if (!token)
+        throw new HttpError(
+          401,
+          'INVALID_TOKEN',
+          page ? 'The Auth-token header holds an expired or unknown debug page token' : 'The Auth-token header holds an unknown token',
+        );
       c.set('auth', token);
     }
     await next();

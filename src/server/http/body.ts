@@ -34,7 +34,6 @@ export async function readJson<T = unknown>(c: Context, options: { required?: bo
 export async function readJsonObject(c: Context, options: { required?: boolean } = { required: true }): Promise<Record<string, unknown>> {
   const body = await readJson(c, options);
   if (body === undefined && !options.required) return {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new HttpError(400, 'INVALID_BODY', 'The request body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'INVALID_BODY', 'The request body must be a JSON object');
   return body as Record<string, unknown>;
 }

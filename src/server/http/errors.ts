@@ -16,8 +16,7 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (message: string, details?: Record<string, unknown>) =>
-  new HttpError(400, 'INVALID_REQUEST', message, details);
+export const badRequest = (message: string, details?: Record<string, unknown>) => new HttpError(400, 'INVALID_REQUEST', message, details);
 export const notFound = (what: string) => new HttpError(404, 'NOT_FOUND', `${what} not found`);
 
 export function errorBody(code: string, message: string, details?: Record<string, unknown>) {

@@ -29,7 +29,7 @@ export async function readMultipart(c: Context): Promise<{ fields: Record<string
   for (const [name, value] of form.entries()) {
     if (typeof value === 'string') {
       // Own keys only: a part named `constructor` or `__proto__` is an ordinary column.
-      const previous = Object.prototype.hasOwnProperty.call(fields, name) ? fields[name] : undefined;
+      const previous = Object.hasOwn(fields, name) ? fields[name] : undefined;
       setOwn(fields, name, previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value]);
     } else {
       files.push({ field: name, name: value.name || name, type: value.type, bytes: new Uint8Array(await value.arrayBuffer()) });

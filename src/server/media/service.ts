@@ -135,7 +135,8 @@ export function createMediaService(ctx: ServerContext, files: () => FileStorage)
       // `folderId` is taken as another name of `parentId` (the folder the new folder goes in).
       const { name, parentId = body.folderId, folderId: _alias, appId, organizationId, ...rest } = body;
       const unknown = Object.keys(rest)[0];
-      if (unknown !== undefined) throw new HttpError(400, 'INVALID_FIELD', `Field "${unknown}" is unknown (a folder takes name, parentId, appId, organizationId)`);
+      if (unknown !== undefined)
+        throw new HttpError(400, 'INVALID_FIELD', `Field "${unknown}" is unknown (a folder takes name, parentId, appId, organizationId)`);
       if (typeof name !== 'string' || name.trim() === '' || name.trim().length > 255)
         throw new HttpError(400, 'INVALID_FIELD', 'Field "name" must be a non-empty string of at most 255 characters');
       const { owner } = await placeOf(auth, { folderId: parentId, appId, organizationId });
@@ -160,7 +161,10 @@ export function createMediaService(ctx: ServerContext, files: () => FileStorage)
       const stored: { path: string; encrypted: boolean; iv: string | null; authTag: string | null; file: UploadedFile }[] = [];
       try {
         for (const file of uploads)
-          stored.push({ ...(await storage.save({ organizationId: owner.organizationId, folder: `media/${owner.organizationId}`, bytes: file.bytes, encrypt })), file });
+          stored.push({
+            ...(await storage.save({ organizationId: owner.organizationId, folder: `media/${owner.organizationId}`, bytes: file.bytes, encrypt })),
+            file,
+          });
         const now = ctx.nowIso();
         const rows = await ctx.db.transaction(async (tx) => {
           const out: MediaFileRecord[] = [];
@@ -207,7 +211,13 @@ export function createMediaService(ctx: ServerContext, files: () => FileStorage)
     async removeFolder(auth: TokenRecord, id: number): Promise<void> {
       await visibleFolder(auth, id);
       const paths = await ctx.db.transaction(async (tx) => deleteFolders(tx, await folderTree(tx, id)));
-      await Promise.all(paths.map((path) => files().remove(path).catch(() => undefined)));
+      await Promise.all(
+        paths.map((path) =>
+          files()
+            .remove(path)
+            .catch(() => undefined),
+        ),
+      );
     },
   };
 }

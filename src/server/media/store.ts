@@ -81,7 +81,21 @@ export async function insertMediaFile(db: Queryable, init: Omit<MediaFileRecord,
   const row = await db.get<{ id: number }>(
     `INSERT INTO media_files (organization_id, app_id, folder_id, user_id, name, content_type, size, path, encrypted, iv, auth_tag, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-    [init.organizationId, init.appId, init.folderId, init.userId, init.name, init.contentType, init.size, init.path, init.encrypted ? 1 : 0, init.iv, init.authTag, init.createdAt, init.createdAt],
+    [
+      init.organizationId,
+      init.appId,
+      init.folderId,
+      init.userId,
+      init.name,
+      init.contentType,
+      init.size,
+      init.path,
+      init.encrypted ? 1 : 0,
+      init.iv,
+      init.authTag,
+      init.createdAt,
+      init.createdAt,
+    ],
   );
   return { ...init, id: row!.id, updatedAt: init.createdAt };
 }

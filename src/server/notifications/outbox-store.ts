@@ -146,8 +146,6 @@ export async function listDeliveries(db: Queryable, notificationId: number): Pro
     badge: row.badge,
     lastError: row.last_error,
     payload: JSON.parse(row.payload) as PushPayload,
-    history: attempts
-      .filter((a) => a.outbox_id === row.id)
-      .map((a) => ({ attempt: a.attempt, at: a.attempted_at, ok: a.ok === 1, error: a.error })),
+    history: attempts.filter((a) => a.outbox_id === row.id).map((a) => ({ attempt: a.attempt, at: a.attempted_at, ok: a.ok === 1, error: a.error })),
   }));
 }

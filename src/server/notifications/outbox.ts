@@ -18,8 +18,7 @@ export const PUSH_RETRY = {
   concurrency: 4,
 } as const;
 
-export const retryDelayMs = (failedAttempts: number) =>
-  Math.min(PUSH_RETRY.baseDelayMs * 2 ** Math.max(0, failedAttempts - 1), PUSH_RETRY.maxDelayMs);
+export const retryDelayMs = (failedAttempts: number) => Math.min(PUSH_RETRY.baseDelayMs * 2 ** Math.max(0, failedAttempts - 1), PUSH_RETRY.maxDelayMs);
 
 export interface Outbox {
   /** Claims and sends every delivery due at `clock()`. */
@@ -49,8 +48,7 @@ export function createOutbox(ctx: ServerContext, sender: PushSender, unreadCount
       await finish({ state: 'failed', badge: null, error: `Subscription ${row.subscriptionId} no longer exists`, attempted: false });
       return;
     }
-    const badge =
-      typeof row.payload.badge === 'number' ? row.payload.badge : await unreadCount(row.appId, subscription.uuid, subscription.user);
+    const badge = typeof row.payload.badge === 'number' ? row.payload.badge : await unreadCount(row.appId, subscription.uuid, subscription.user);
     try {
       await sender.send({
         deliveryId: row.id,

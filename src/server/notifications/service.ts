@@ -83,7 +83,8 @@ export function createNotificationService(ctx: ServerContext, options: Notificat
     if (!ids?.length) return;
     const known = new Set((await listSubscriptions(tx, appId)).map((s) => s.id));
     ids.forEach((id, i) => {
-      if (!known.has(id)) throw new HttpError(400, 'INVALID_FIELD', `Field "${field}[${i}]": subscription ${id} does not exist in this app`, { field: `${field}[${i}]` });
+      if (!known.has(id))
+        throw new HttpError(400, 'INVALID_FIELD', `Field "${field}[${i}]": subscription ${id} does not exist in this app`, { field: `${field}[${i}]` });
     });
   }
 
@@ -238,13 +239,14 @@ export function createNotificationService(ctx: ServerContext, options: Notificat
 
     publicKey: async () => (options.publicKey ? options.publicKey() : options.sender.publicKey?.()),
 
-    tick: () => serial(async () => {
-      // Deliveries go on even when publishing failed (and the other way round); the first error is reported.
-      let failure: unknown;
-      await publisher.publishDue().catch((error) => (failure ??= error));
-      await outbox.deliverDue().catch((error) => (failure ??= error));
-      if (failure !== undefined) throw failure;
-    }),
+    tick: () =>
+      serial(async () => {
+        // Deliveries go on even when publishing failed (and the other way round); the first error is reported.
+        let failure: unknown;
+        await publisher.publishDue().catch((error) => (failure ??= error));
+        await outbox.deliverDue().catch((error) => (failure ??= error));
+        if (failure !== undefined) throw failure;
+      }),
 
     async stop() {
       if (timer) clearInterval(timer);

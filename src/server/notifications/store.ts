@@ -18,8 +18,7 @@ interface Row {
   read_at?: string | null;
 }
 
-const COLUMNS =
-  'n.id, n.app_id, n.data, n.scope, n.status, n.order_at, n.push_notification, n.published_at, n.created_at, n.updated_at, n.deleted_at';
+const COLUMNS = 'n.id, n.app_id, n.data, n.scope, n.status, n.order_at, n.push_notification, n.published_at, n.created_at, n.updated_at, n.deleted_at';
 
 export function toNotification(row: Row, withReadAt: boolean): Notification {
   const n: Notification = {
@@ -71,13 +70,7 @@ export async function getNotificationById(db: Queryable, id: number): Promise<No
 }
 
 /** Writes every column of `row`; `expectStatus` guards against a concurrent move (0 changes = lost the race). */
-export async function writeNotification(
-  db: Queryable,
-  id: number,
-  row: NotificationRow,
-  now: string,
-  expectStatus: NotificationStatus,
-): Promise<boolean> {
+export async function writeNotification(db: Queryable, id: number, row: NotificationRow, now: string, expectStatus: NotificationStatus): Promise<boolean> {
   const result = await db.run(
     `UPDATE notifications SET data = ?, scope = ?, status = ?, order_at = ?, push_notification = ?, published_at = ?, updated_at = ?
      WHERE id = ? AND status = ? AND deleted_at IS NULL`,
@@ -127,11 +120,7 @@ function whereClause(filter: SqlListFilter): { join: string; where: string; para
 }
 
 /** Rows matching the SQL part of a list, in order; `page` pushes limit/offset down when no JS filter follows. */
-export async function selectNotifications(
-  db: Queryable,
-  filter: SqlListFilter,
-  page?: { limit: number; offset: number },
-): Promise<Notification[]> {
+export async function selectNotifications(db: Queryable, filter: SqlListFilter, page?: { limit: number; offset: number }): Promise<Notification[]> {
   const { join, where, params } = whereClause(filter);
   const column = ORDER_COLUMNS[filter.order];
   const readAt = filter.recipientId !== undefined ? ', r.read_at' : '';

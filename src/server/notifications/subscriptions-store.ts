@@ -42,8 +42,7 @@ export interface SubscriptionWrite {
   ipAddress: string;
 }
 
-const userIdOf = (user: JsonObject | null) =>
-  user && typeof user.id === 'number' && Number.isSafeInteger(user.id) ? user.id : null;
+const userIdOf = (user: JsonObject | null) => (user && typeof user.id === 'number' && Number.isSafeInteger(user.id) ? user.id : null);
 
 /** Registers a device; the same token again updates its record (idempotent). */
 export async function upsertSubscription(

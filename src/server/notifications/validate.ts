@@ -18,12 +18,10 @@ export const MARK_MAX = 1000;
 const ORDER_FIELDS: readonly OrderField[] = ['id', 'createdAt', 'updatedAt', 'orderAt'];
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export const invalid = (field: string, message: string) =>
-  new HttpError(400, 'INVALID_FIELD', `Field "${field}" ${message}`, { field });
+export const invalid = (field: string, message: string) => new HttpError(400, 'INVALID_FIELD', `Field "${field}" ${message}`, { field });
 export const missing = (field: string) => new HttpError(400, 'MISSING_FIELD', `Field "${field}" is required`, { field });
 
-export const isObject = (value: unknown): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const isGuid = (value: unknown): value is string => typeof value === 'string' && GUID.test(value);
 
@@ -61,8 +59,7 @@ function parseStatus(value: unknown, field: string): NotificationStatus {
 export function parseScope(value: unknown, field: string): JsonObject[] | null {
   if (value === undefined || value === null) return null;
   const list = Array.isArray(value) ? value : [value];
-  if (Array.isArray(value) && value.length === 0)
-    throw invalid(field, 'must not be an empty array; leave it out (or null) for a broadcast');
+  if (Array.isArray(value) && value.length === 0) throw invalid(field, 'must not be an empty array; leave it out (or null) for a broadcast');
   return list.map((item, i) => {
     const name = Array.isArray(value) ? `${field}[${i}]` : field;
     if (!isObject(item)) throw invalid(name, 'must be an object (or an array of objects)');

@@ -26,7 +26,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function readEvents(body: Record<string, unknown>, now: string): AnalyticsRecordInit[] {
   const events = body.events;
   if (!Array.isArray(events) || events.length === 0) throw invalid('events', 'must be a non-empty array of events');
-  if (events.length > MAX_ANALYTICS_BATCH) throw new HttpError(413, 'PAYLOAD_TOO_LARGE', `A batch holds at most ${MAX_ANALYTICS_BATCH} events, got ${events.length}`);
+  if (events.length > MAX_ANALYTICS_BATCH)
+    throw new HttpError(413, 'PAYLOAD_TOO_LARGE', `A batch holds at most ${MAX_ANALYTICS_BATCH} events, got ${events.length}`);
   return events.map((event, i) => {
     const at = `events[${i}]`;
     if (!isPlainObject(event)) throw invalid(at, 'must be an object');
@@ -108,7 +109,12 @@ export function registerAnalyticsRoutes(app: App, ctx: ServerContext): void {
     const offset = number('offset', 0, Number.MAX_SAFE_INTEGER);
     const { total, records } = await listAnalytics(ctx.db, { appId: record.id, types, limit, offset });
     return c.json({
-      events: records.map((r) => ({ id: r.id, type: r.type === 'app.analytics.pageView' ? 'analytics.pageView' : 'analytics.event', data: r.data, createdAt: r.createdAt })),
+      events: records.map((r) => ({
+        id: r.id,
+        type: r.type === 'app.analytics.pageView' ? 'analytics.pageView' : 'analytics.event',
+        data: r.data,
+        createdAt: r.createdAt,
+      })),
       pagination: { total, limit, offset },
     });
   });

@@ -25,8 +25,7 @@ export function registerAppRoutes(app: App, ctx: ServerContext): void {
     requireStudio(c);
     const record = await loadApp(ctx, c);
     const body = await readJsonObject(c);
-    if (typeof body.name !== 'string' || body.name.trim() === '')
-      throw new HttpError(400, 'INVALID_FIELD', 'Field "name" must be a non-empty string');
+    if (typeof body.name !== 'string' || body.name.trim() === '') throw new HttpError(400, 'INVALID_FIELD', 'Field "name" must be a non-empty string');
     await renameApp(ctx.db, record.id, body.name.trim());
     return c.json({ app: { ...record, name: body.name.trim() } });
   });

@@ -49,9 +49,7 @@ export function registerStaticRoutes(app: App, options: StaticOptions): void {
           'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
           'Cache-Control': 'no-cache',
         });
-      } catch {
-        continue;
-      }
+      } catch {}
     }
     await next();
   });

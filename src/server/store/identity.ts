@@ -27,10 +27,7 @@ export interface AppRecord {
 export const newToken = (kind: TokenKind) => `iar_${kind}_${randomBytes(24).toString('base64url')}`;
 
 export async function findToken(db: Queryable, token: string): Promise<TokenRecord | undefined> {
-  return db.get<TokenRecord>(
-    'SELECT id, token, kind, name, organization_id AS organizationId, app_id AS appId FROM tokens WHERE token = ?',
-    [token],
-  );
+  return db.get<TokenRecord>('SELECT id, token, kind, name, organization_id AS organizationId, app_id AS appId FROM tokens WHERE token = ?', [token]);
 }
 
 export async function createOrganization(db: Queryable, name: string, now: string): Promise<number> {
@@ -39,11 +36,7 @@ export async function createOrganization(db: Queryable, name: string, now: strin
 }
 
 export async function createApp(db: Queryable, organizationId: number, name: string, now: string): Promise<number> {
-  const row = await db.get<{ id: number }>('INSERT INTO apps (organization_id, name, created_at) VALUES (?, ?, ?) RETURNING id', [
-    organizationId,
-    name,
-    now,
-  ]);
+  const row = await db.get<{ id: number }>('INSERT INTO apps (organization_id, name, created_at) VALUES (?, ?, ?) RETURNING id', [organizationId, name, now]);
   return row!.id;
 }
 

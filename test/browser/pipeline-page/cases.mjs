@@ -5,7 +5,12 @@
 /** In-memory host services recording every call; data source 1 is "people". */
 export function createFakeServices() {
   const calls = [];
-  const tables = { 1: [{ id: 1, data: { name: 'Ada', age: 36 } }, { id: 2, data: { name: 'Linus', age: 28 } }] };
+  const tables = {
+    1: [
+      { id: 1, data: { name: 'Ada', age: 36 } },
+      { id: 2, data: { name: 'Linus', age: 28 } },
+    ],
+  };
   let nextId = 10;
   const table = (idOrName) => {
     const id = idOrName === 'people' ? 1 : idOrName;
@@ -22,13 +27,18 @@ export function createFakeServices() {
   const services = {
     dataSources: {
       connect(idOrName) {
-        const record = (method) => (...args) => {
-          calls.push([`dataSources.${method}`, idOrName, ...args]);
-          if (idOrName === 'hang') return new Promise(() => {});
-          return Promise.resolve().then(() => impl[method](...args));
-        };
+        const record =
+          (method) =>
+          (...args) => {
+            calls.push([`dataSources.${method}`, idOrName, ...args]);
+            if (idOrName === 'hang') return new Promise(() => {});
+            return Promise.resolve().then(() => impl[method](...args));
+          };
         const impl = {
-          find: (q = {}) => table(idOrName).filter((e) => !q.where || Object.entries(q.where).every(([k, v]) => e.data[k] === v)).slice(q.offset ?? 0, (q.offset ?? 0) + (q.limit ?? 1000)),
+          find: (q = {}) =>
+            table(idOrName)
+              .filter((e) => !q.where || Object.entries(q.where).every(([k, v]) => e.data[k] === v))
+              .slice(q.offset ?? 0, (q.offset ?? 0) + (q.limit ?? 1000)),
           findOne: () => table(idOrName)[0] ?? null,
           findById: (id) => table(idOrName).find((e) => e.id === id) ?? null,
           insert: (data) => {
@@ -44,7 +54,10 @@ export function createFakeServices() {
           },
           removeById: (id) => {
             const list = table(idOrName);
-            list.splice(list.findIndex((e) => e.id === id), 1);
+            list.splice(
+              list.findIndex((e) => e.id === id),
+              1,
+            );
             return {};
           },
           query: (body) => ({ entries: table(idOrName), body }),
@@ -138,7 +151,11 @@ export const cases = [
     options: { functions: [set({ a: 1 }), { functionPackage: F('log'), settings: { message: 'a is {{ a }}' } }] },
     check: (o) => {
       ok(o, { a: 1 });
-      eq(o.trace.filter((t) => t.outcome === 'log').map((t) => [t.path, t.message]), [['functions[1]', 'a is 1']], 'log entries');
+      eq(
+        o.trace.filter((t) => t.outcome === 'log').map((t) => [t.path, t.message]),
+        [['functions[1]', 'a is 1']],
+        'log entries',
+      );
     },
   },
   {
@@ -166,7 +183,11 @@ export const cases = [
     },
     check: (o) => {
       ok(o, ['undefined', true]);
-      eq(o.trace.filter((t) => t.outcome === 'skipped').map((t) => t.path), ['functions[0]'], 'skipped');
+      eq(
+        o.trace.filter((t) => t.outcome === 'skipped').map((t) => t.path),
+        ['functions[0]'],
+        'skipped',
+      );
     },
   },
   {
@@ -204,28 +225,55 @@ export const cases = [
       payload: { list: ['a', 'b', 'c'] },
       functions: [
         set({ out: [] }),
-        { type: 'loop', items: 'list', functions: [script('context.out.push(currentIndex + ":" + currentItem)'), set({ last: '{{ currentIndex + "=" + currentItem }}' })] },
+        {
+          type: 'loop',
+          items: 'list',
+          functions: [script('context.out.push(currentIndex + ":" + currentItem)'), set({ last: '{{ currentIndex + "=" + currentItem }}' })],
+        },
         ret('{{ [out, last] }}'),
       ],
     },
     check: (o) => {
       ok(o, [['0:a', '1:b', '2:c'], '2=c']);
-      eq(o.trace.filter((t) => t.path === 'functions[1].functions[1]').map((t) => t.iteration), [0, 1, 2], 'iterations');
+      eq(
+        o.trace.filter((t) => t.path === 'functions[1].functions[1]').map((t) => t.iteration),
+        [0, 1, 2],
+        'iterations',
+      );
     },
   },
   {
     name: 'loop range is inclusive ({from: 0, to: 5} runs 6 times)',
-    options: { functions: [set({ seen: '' }), { type: 'loop', range: { from: 0, to: 5 }, functions: [set({ seen: '{{ seen + currentItem }}' })] }, ret('{{ seen }}')] },
+    options: {
+      functions: [set({ seen: '' }), { type: 'loop', range: { from: 0, to: 5 }, functions: [set({ seen: '{{ seen + currentItem }}' })] }, ret('{{ seen }}')],
+    },
     check: (o) => ok(o, '012345'),
   },
   {
     name: 'loop range bounds may be expressions; to < from runs nothing',
-    options: { payload: { n: 3 }, functions: [set({ c: 0 }), { type: 'loop', range: { from: 1, to: '{{ n }}' }, functions: [set({ c: '{{ c + currentItem }}' })] }, { type: 'loop', range: { from: 5, to: 1 }, functions: [set({ c: -1 })] }, ret('{{ c }}')] },
+    options: {
+      payload: { n: 3 },
+      functions: [
+        set({ c: 0 }),
+        { type: 'loop', range: { from: 1, to: '{{ n }}' }, functions: [set({ c: '{{ c + currentItem }}' })] },
+        { type: 'loop', range: { from: 5, to: 1 }, functions: [set({ c: -1 })] },
+        ret('{{ c }}'),
+      ],
+    },
     check: (o) => ok(o, 6),
   },
   {
     name: 'a missing or empty items array runs nothing',
-    options: { payload: { empty: [] }, functions: [set({ c: 0 }), { type: 'loop', items: 'nothing', functions: [set({ c: 1 })] }, { type: 'loop', items: 'empty', functions: [set({ c: 2 })] }, { type: 'loop', items: 'deep.missing.path', functions: [set({ c: 3 })] }, ret('{{ c }}')] },
+    options: {
+      payload: { empty: [] },
+      functions: [
+        set({ c: 0 }),
+        { type: 'loop', items: 'nothing', functions: [set({ c: 1 })] },
+        { type: 'loop', items: 'empty', functions: [set({ c: 2 })] },
+        { type: 'loop', items: 'deep.missing.path', functions: [set({ c: 3 })] },
+        ret('{{ c }}'),
+      ],
+    },
     check: (o) => ok(o, 0),
   },
   {
@@ -234,7 +282,18 @@ export const cases = [
       payload: { rows: [[1, 2], [3]] },
       functions: [
         set({ out: [] }),
-        { type: 'loop', items: 'rows', functions: [{ type: 'loop', items: 'currentItem', functions: [{ functionPackage: F('script'), settings: { code: 'context.out.push(settings.v)', v: '{{ currentItem * 10 }}' } }] }, script('context.out.push("row" + currentIndex)')] },
+        {
+          type: 'loop',
+          items: 'rows',
+          functions: [
+            {
+              type: 'loop',
+              items: 'currentItem',
+              functions: [{ functionPackage: F('script'), settings: { code: 'context.out.push(settings.v)', v: '{{ currentItem * 10 }}' } }],
+            },
+            script('context.out.push("row" + currentIndex)'),
+          ],
+        },
         ret('{{ out }}'),
       ],
     },
@@ -253,7 +312,13 @@ export const cases = [
     options: {
       payload: { base: 2 },
       functions: [
-        { functionPackage: F('script'), settings: { code: 'const rows = await Client.DataSources.connect("people").find({ where: { age: 36 } }); return { found: rows.map(r => r.data.name), doubled: settings.x * 2 }', x: '{{ base }}' } },
+        {
+          functionPackage: F('script'),
+          settings: {
+            code: 'const rows = await Client.DataSources.connect("people").find({ where: { age: 36 } }); return { found: rows.map(r => r.data.name), doubled: settings.x * 2 }',
+            x: '{{ base }}',
+          },
+        },
         ret('{{ [found, doubled] }}'),
       ],
     },
@@ -276,7 +341,11 @@ export const cases = [
     },
     check: (o, calls) => {
       ok(o, [1, { name: 'Linus2', age: 1 }, 'Hi Linus2', 2]);
-      eq(calls.map((c) => c[0]), ['dataSources.find', 'dataSources.insert', 'dataSources.update', 'dataSources.removeById', 'notifications.create'], 'calls');
+      eq(
+        calls.map((c) => c[0]),
+        ['dataSources.find', 'dataSources.insert', 'dataSources.update', 'dataSources.removeById', 'notifications.create'],
+        'calls',
+      );
     },
   },
   {
@@ -301,7 +370,10 @@ export const cases = [
       payload: { n: 5 },
       customFunctions: [
         { package: 'com.acme.function.double', code: '(settings, context) => ({ doubled: settings.value * 2, seen: context.n })' },
-        { package: 'com.acme.function.save', code: 'async function save(settings) { const e = await Client.DataSources.connect(1).insert({ v: settings.v }); return { saved: e.id } }' },
+        {
+          package: 'com.acme.function.save',
+          code: 'async function save(settings) { const e = await Client.DataSources.connect(1).insert({ v: settings.v }); return { saved: e.id } }',
+        },
       ],
       functions: [
         { functionPackage: 'com.acme.function.double', settings: { value: '{{ n }}' } },
@@ -322,7 +394,9 @@ export const cases = [
   },
   {
     name: 'a failing node stops the run; the trace names its path and package',
-    options: { functions: [set({ a: 1 }), { ...set({ b: 1 }), functions: [script('return 1'), script('throw new TypeError("boom " + context.a)')] }, set({ never: 1 })] },
+    options: {
+      functions: [set({ a: 1 }), { ...set({ b: 1 }), functions: [script('return 1'), script('throw new TypeError("boom " + context.a)')] }, set({ never: 1 })],
+    },
     check: (o) => {
       failed(o, 'FUNCTION_FAILED', 'TypeError');
       eq(o.error.errorMessage, 'boom 1', 'message');
@@ -358,23 +432,46 @@ export const cases = [
   },
   {
     name: 'continueOnError records the error, sets lastError and goes on',
-    options: { functions: [script('throw new Error("first")', { continueOnError: true }), ret('{{ [lastError.errorMessage, lastError.path, lastError.errorType] }}')] },
+    options: {
+      functions: [script('throw new Error("first")', { continueOnError: true }), ret('{{ [lastError.errorMessage, lastError.path, lastError.errorType] }}')],
+    },
     check: (o) => {
       ok(o, ['first', 'functions[0]', 'Error']);
-      eq(o.trace.map((t) => t.outcome), ['failed', 'ok'], 'outcomes');
+      eq(
+        o.trace.map((t) => t.outcome),
+        ['failed', 'ok'],
+        'outcomes',
+      );
     },
   },
   {
     name: 'retry: attempts until success, with constant backoff',
-    options: { functions: [set({ tries: 0 }), script('context.tries++; if (context.tries < 3) throw new Error("flaky " + context.tries); return { done: context.tries }', { retry: { attempts: 3, delayMs: 5 } }), ret('{{ done }}')] },
+    options: {
+      functions: [
+        set({ tries: 0 }),
+        script('context.tries++; if (context.tries < 3) throw new Error("flaky " + context.tries); return { done: context.tries }', {
+          retry: { attempts: 3, delayMs: 5 },
+        }),
+        ret('{{ done }}'),
+      ],
+    },
     check: (o) => {
       ok(o, 3);
-      eq(o.trace.filter((t) => t.path === 'functions[1]').map((t) => t.outcome), ['retried', 'retried', 'ok'], 'outcomes');
+      eq(
+        o.trace.filter((t) => t.path === 'functions[1]').map((t) => t.outcome),
+        ['retried', 'retried', 'ok'],
+        'outcomes',
+      );
     },
   },
   {
     name: 'retry: exhausted attempts fail the run with the last error',
-    options: { functions: [set({ tries: 0 }), script('context.tries++; throw new Error("try " + context.tries)', { retry: { attempts: 2, backoff: 'exponential', delayMs: 1 } })] },
+    options: {
+      functions: [
+        set({ tries: 0 }),
+        script('context.tries++; throw new Error("try " + context.tries)', { retry: { attempts: 2, backoff: 'exponential', delayMs: 1 } }),
+      ],
+    },
     check: (o) => {
       failed(o, 'FUNCTION_FAILED');
       eq(o.error.errorMessage, 'try 2', 'message');
@@ -390,7 +487,10 @@ export const cases = [
   },
   {
     name: 'per-node timeout with continueOnError: the run goes on',
-    options: { limits: { runTimeoutMs: 10000 }, functions: [script('while (true) {}', { timeout: 100, continueOnError: true }), ret('{{ lastError.errorType }}')] },
+    options: {
+      limits: { runTimeoutMs: 10000 },
+      functions: [script('while (true) {}', { timeout: 100, continueOnError: true }), ret('{{ lastError.errorType }}')],
+    },
     check: (o) => ok(o, 'TimeoutError'),
   },
   {
@@ -436,7 +536,10 @@ export const cases = [
   },
   {
     name: 'memory bomb of many small strings → OUT_OF_MEMORY',
-    options: { limits: { memoryBytes: 32 * 1024 * 1024, runTimeoutMs: 20000 }, functions: [script('const a = []; for (let i = 0; ; i++) a.push("item " + i)')] },
+    options: {
+      limits: { memoryBytes: 32 * 1024 * 1024, runTimeoutMs: 20000 },
+      functions: [script('const a = []; for (let i = 0; ; i++) a.push("item " + i)')],
+    },
     check: (o) => failed(o, 'OUT_OF_MEMORY', 'OutOfMemoryError'),
   },
   {
@@ -491,6 +594,11 @@ export const cases = [
   {
     name: 'console.log inside scripts goes into the trace',
     options: { functions: [script('console.log("hello", { a: 1 }); console.warn("careful"); return 1')] },
-    check: (o) => eq(o.trace.filter((t) => t.outcome === 'log').map((t) => t.message), ['hello {"a":1}', '[warn] careful'], 'logs'),
+    check: (o) =>
+      eq(
+        o.trace.filter((t) => t.outcome === 'log').map((t) => t.message),
+        ['hello {"a":1}', '[warn] careful'],
+        'logs',
+      ),
   },
 ];

@@ -37,8 +37,7 @@ function search(obj: unknown, expr: unknown, options: Options, name: string, lim
 
 export const $regexMatch = (obj: unknown, expr: unknown, options: Options): boolean => search(obj, expr, options, '$regexMatch', 1).length > 0;
 export const $regexFind = (obj: unknown, expr: unknown, options: Options): Found | null => search(obj, expr, options, '$regexFind', 1)[0] ?? null;
-export const $regexFindAll = (obj: unknown, expr: unknown, options: Options): Found[] =>
-  search(obj, expr, options, '$regexFindAll', Number.MAX_SAFE_INTEGER);
+export const $regexFindAll = (obj: unknown, expr: unknown, options: Options): Found[] => search(obj, expr, options, '$regexFindAll', Number.MAX_SAFE_INTEGER);
 
 /** `$regex` of `$match`: mingo turns `{ $regex, $options }` into a RegExp (never run); RE2 matches it. */
 export const $regex = (selector: string, value: unknown, options: Options): ((obj: unknown) => boolean) => {

@@ -26,26 +26,79 @@ import { numericValue } from './values.js';
  * everything else (non-numeric text, booleans, null, missing) becomes null, which `$sum`/`$avg` ignore.
  */
 export const AGGREGATE_STAGES = [
-  '$match', '$project', '$addFields', '$set', '$unset', '$group', '$sort', '$limit', '$skip', '$count', '$unwind',
-  '$replaceRoot', '$replaceWith', '$sortByCount', '$bucket',
+  '$match',
+  '$project',
+  '$addFields',
+  '$set',
+  '$unset',
+  '$group',
+  '$sort',
+  '$limit',
+  '$skip',
+  '$count',
+  '$unwind',
+  '$replaceRoot',
+  '$replaceWith',
+  '$sortByCount',
+  '$bucket',
 ] as const;
 
 export const AGGREGATE_ACCUMULATORS = [
-  '$sum', '$avg', '$min', '$max', '$count', '$first', '$last', '$push', '$addToSet', '$stdDevPop', '$stdDevSamp',
+  '$sum',
+  '$avg',
+  '$min',
+  '$max',
+  '$count',
+  '$first',
+  '$last',
+  '$push',
+  '$addToSet',
+  '$stdDevPop',
+  '$stdDevSamp',
   '$mergeObjects',
 ] as const;
 
 const QUERY_OPERATORS = [
-  '$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists', '$regex', '$and', '$or', '$nor', '$not',
-  '$mod', '$all', '$size', '$type', '$elemMatch', '$expr',
+  '$eq',
+  '$ne',
+  '$gt',
+  '$gte',
+  '$lt',
+  '$lte',
+  '$in',
+  '$nin',
+  '$exists',
+  '$regex',
+  '$and',
+  '$or',
+  '$nor',
+  '$not',
+  '$mod',
+  '$all',
+  '$size',
+  '$type',
+  '$elemMatch',
+  '$expr',
 ] as const;
 
 /** Expression operators that are refused (everything else mingo offers is available). */
 const REFUSED_EXPRESSIONS = new Set(['$function', '$range', '$toHashedIndexKey', '$rand', '$sampleRate']);
 /** Keys refused anywhere in a pipeline, with the reason given to the caller. */
 const FORBIDDEN_KEYS = new Set([
-  '$function', '$accumulator', '$where', '$lookup', '$graphLookup', '$unionWith', '$out', '$merge', '$documents',
-  '$jsonSchema', '$range', '$densify', '$facet', '$setWindowFields',
+  '$function',
+  '$accumulator',
+  '$where',
+  '$lookup',
+  '$graphLookup',
+  '$unionWith',
+  '$out',
+  '$merge',
+  '$documents',
+  '$jsonSchema',
+  '$range',
+  '$densify',
+  '$facet',
+  '$setWindowFields',
 ]);
 
 type AnyFn = (...args: never[]) => unknown;
@@ -86,8 +139,22 @@ type StageOp = (coll: { map(f: (doc: unknown) => unknown): unknown }, expr: unkn
  * cannot make one call walk more than the budget.
  */
 const WALKING = new Set([
-  '$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$cmp', '$in', '$indexOfArray', '$setUnion', '$setIntersection',
-  '$setDifference', '$setEquals', '$setIsSubset', '$allElementsTrue', '$anyElementTrue',
+  '$eq',
+  '$ne',
+  '$gt',
+  '$gte',
+  '$lt',
+  '$lte',
+  '$cmp',
+  '$in',
+  '$indexOfArray',
+  '$setUnion',
+  '$setIntersection',
+  '$setDifference',
+  '$setEquals',
+  '$setIsSubset',
+  '$allElementsTrue',
+  '$anyElementTrue',
 ]);
 /** Stages that only pass documents through (nothing new to charge). */
 const PASS_THROUGH = new Set(['$match', '$sort', '$skip', '$limit']);
@@ -145,7 +212,7 @@ function budgetedStage(name: string, op: StageOp): StageOp {
     if (!budget) return op(coll, expr, options);
     let spec = expr;
     // Group keys are hashed: measured as trees.
-    if (name === '$group' && isPlainObject(expr) && Object.prototype.hasOwnProperty.call(expr, '_id')) spec = { ...expr, _id: { [TREE_CHECKED]: expr._id } };
+    if (name === '$group' && isPlainObject(expr) && Object.hasOwn(expr, '_id')) spec = { ...expr, _id: { [TREE_CHECKED]: expr._id } };
     if (name === '$sortByCount') spec = { [TREE_CHECKED]: expr };
     const out = op(coll, spec, options);
     if (PASS_THROUGH.has(name)) return out;
@@ -168,7 +235,11 @@ const context = Context.init({
   accumulator: wrapAll(pick(accumulators, AGGREGATE_ACCUMULATORS), budgetedAccumulator) as any,
   expression: {
     ...wrapAll(
-      { ...pick(expressions, expressionNames), $convertToNumber: $convertToNumber as AnyFn, ...({ $regexMatch, $regexFind, $regexFindAll } as Record<string, AnyFn>) },
+      {
+        ...pick(expressions, expressionNames),
+        $convertToNumber: $convertToNumber as AnyFn,
+        ...({ $regexMatch, $regexFind, $regexFindAll } as Record<string, AnyFn>),
+      },
       budgetedExpression,
     ),
     [TREE_CHECKED]: $__treeChecked,
@@ -181,8 +252,14 @@ const context = Context.init({
 const REGEX_EXPRESSIONS = new Set(['$regexMatch', '$regexFind', '$regexFindAll']);
 /** Every `$key` a pipeline may contain (mingo refuses the rest too, but this names the field). */
 const KNOWN_KEYS = new Set<string>([
-  ...AGGREGATE_STAGES, ...AGGREGATE_ACCUMULATORS, ...QUERY_OPERATORS, ...expressionNames, '$convertToNumber', '$options',
-  '$elemMatch', '$slice',
+  ...AGGREGATE_STAGES,
+  ...AGGREGATE_ACCUMULATORS,
+  ...QUERY_OPERATORS,
+  ...expressionNames,
+  '$convertToNumber',
+  '$options',
+  '$elemMatch',
+  '$slice',
 ]);
 
 function checkNode(node: unknown, path: string): void {
@@ -232,7 +309,12 @@ export const DEFAULT_AGGREGATE_LIMITS: AggregateLimits = { bytes: 64 * 1024 * 10
  * Runs the pipeline over `entries` (cloned first, so stages never change stored data) under a memory and time
  * budget (budget.ts): past it 422 AGGREGATE_TOO_LARGE or QUERY_TIMEOUT.
  */
-export function runAggregate(entries: readonly EntryRecord[], aggregate: unknown, field = 'aggregate', limits: AggregateLimits = DEFAULT_AGGREGATE_LIMITS): unknown[] {
+export function runAggregate(
+  entries: readonly EntryRecord[],
+  aggregate: unknown,
+  field = 'aggregate',
+  limits: AggregateLimits = DEFAULT_AGGREGATE_LIMITS,
+): unknown[] {
   const stages = checkPipeline(aggregate, field);
   const budget = new AggregateBudget(limits);
   return asInvalidQuery(field, () =>

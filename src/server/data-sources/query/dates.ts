@@ -8,9 +8,7 @@ export const DATE_UNITS = ['year', 'month', 'day', 'hour', 'minute', 'second'] a
 export type DateUnit = (typeof DATE_UNITS)[number];
 
 /** A point in time (precision `unit`), or a time of day in seconds since midnight. */
-export type DateOperand =
-  | { kind: 'instant'; ms: number; unit: DateUnit; hasTime: boolean }
-  | { kind: 'time'; seconds: number; unit: DateUnit };
+export type DateOperand = { kind: 'instant'; ms: number; unit: DateUnit; hasTime: boolean } | { kind: 'time'; seconds: number; unit: DateUnit };
 
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i;

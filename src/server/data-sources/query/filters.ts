@@ -1,12 +1,4 @@
-import {
-  DATE_UNITS,
-  comparableDate,
-  isTimeUnit,
-  operandAt,
-  parseDate,
-  type DateOperand,
-  type DateUnit,
-} from './dates.js';
+import { DATE_UNITS, comparableDate, isTimeUnit, operandAt, parseDate, type DateOperand, type DateUnit } from './dates.js';
 import { invalidQuery, isPlainObject } from './errors.js';
 import { compileDataPath, numericValue, textOf } from './values.js';
 
@@ -17,8 +9,22 @@ import { compileDataPath, numericValue, textOf } from './values.js';
  * element matches (`!=` and `notcontains` are their negations). Date conditions: see dates.ts (UTC).
  */
 export const FILTER_CONDITIONS = [
-  '==', '!=', '>', '>=', '<', '<=', 'contains', 'notcontains', 'empty', 'notempty', 'between', 'oneof',
-  'dateis', 'datebefore', 'dateafter', 'datebetween',
+  '==',
+  '!=',
+  '>',
+  '>=',
+  '<',
+  '<=',
+  'contains',
+  'notcontains',
+  'empty',
+  'notempty',
+  'between',
+  'oneof',
+  'dateis',
+  'datebefore',
+  'dateafter',
+  'datebetween',
 ] as const;
 
 type Data = Record<string, unknown>;
@@ -31,13 +37,15 @@ interface Operand {
 }
 const prepare = (value: unknown): Operand => ({ text: textOf(value)?.toLowerCase() ?? null, num: numericValue(value) });
 
-const anyElement = (test: ValueTest): ValueTest => (value) => {
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (test(value[i])) return true;
-    return false;
-  }
-  return test(value);
-};
+const anyElement =
+  (test: ValueTest): ValueTest =>
+  (value) => {
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) if (test(value[i])) return true;
+      return false;
+    }
+    return test(value);
+  };
 
 function equalsTest(operand: Operand): ValueTest {
   if (operand.text === null) return (value) => value === null || value === undefined;
@@ -67,8 +75,7 @@ function compareTo(operandValue: unknown): (value: unknown) => number {
   };
 }
 
-const isEmpty = (value: unknown) =>
-  value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
+const isEmpty = (value: unknown) => value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
 
 function scalarOperand(value: unknown, field: string): unknown {
   if (value === undefined) throw invalidQuery(`${field} is required`);
@@ -120,7 +127,13 @@ function compileCondition(filter: Data, field: string): ValueTest {
     case '<=': {
       const cmp = compareTo(scalarOperand(value, `${field}.value`));
       const accept =
-        condition === '>' ? (s: number) => s > 0 : condition === '>=' ? (s: number) => s >= 0 : condition === '<' ? (s: number) => s < 0 : (s: number) => s <= 0;
+        condition === '>'
+          ? (s: number) => s > 0
+          : condition === '>='
+            ? (s: number) => s >= 0
+            : condition === '<'
+              ? (s: number) => s < 0
+              : (s: number) => s <= 0;
       return anyElement((v) => accept(cmp(v)));
     }
     case 'contains':
@@ -150,7 +163,11 @@ function compileCondition(filter: Data, field: string): ValueTest {
     case 'oneof': {
       let options: unknown[];
       if (Array.isArray(value)) options = value;
-      else if (typeof value === 'string') options = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      else if (typeof value === 'string')
+        options = value
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
       else throw invalidQuery(`${field}.value must be an array or a comma-separated string`);
       const texts = new Set<string>();
       const numbers = new Set<number>();

@@ -59,7 +59,8 @@ function compileJoin(name: string, raw: unknown, field: string): CompiledJoin {
 
   let on: CompiledJoin['on'] = null;
   if (spec.on !== undefined && spec.on !== null) {
-    if (!isPlainObject(spec.on) || Object.keys(spec.on).length === 0) throw invalidQuery(`${field}.on must be an object { '<parent column>': '<joined column>' }`);
+    if (!isPlainObject(spec.on) || Object.keys(spec.on).length === 0)
+      throw invalidQuery(`${field}.on must be an object { '<parent column>': '<joined column>' }`);
     on = Object.keys(spec.on).map((parentColumn) => {
       const joinedColumn = (spec.on as Record<string, unknown>)[parentColumn];
       if (typeof joinedColumn !== 'string' || joinedColumn === '') throw invalidQuery(`${field}.on.${parentColumn} must be a column name`);

@@ -73,17 +73,17 @@ function isDecimal(s: string): boolean {
   while (i < n && isSpace(s.charCodeAt(i))) i++;
   if (i < n && (s.charCodeAt(i) === 43 || s.charCodeAt(i) === 45)) i++;
   let digits = 0;
-  while (i < n && isDigit(s.charCodeAt(i))) (i++, digits++);
+  while (i < n && isDigit(s.charCodeAt(i))) i++, digits++;
   if (i < n && s.charCodeAt(i) === 46) {
     i++;
-    while (i < n && isDigit(s.charCodeAt(i))) (i++, digits++);
+    while (i < n && isDigit(s.charCodeAt(i))) i++, digits++;
   }
   if (digits === 0) return false;
   if (i < n && (s.charCodeAt(i) === 101 || s.charCodeAt(i) === 69)) {
     i++;
     if (i < n && (s.charCodeAt(i) === 43 || s.charCodeAt(i) === 45)) i++;
     let exponent = 0;
-    while (i < n && isDigit(s.charCodeAt(i))) (i++, exponent++);
+    while (i < n && isDigit(s.charCodeAt(i))) i++, exponent++;
     if (exponent === 0) return false;
   }
   while (i < n && isSpace(s.charCodeAt(i))) i++;

@@ -14,8 +14,7 @@ type ScalarTest = (value: unknown, present: boolean) => boolean;
 /** Marker: this entry needs the full sift tester. */
 const FALLBACK = Symbol('fallback');
 
-const isScalar = (value: unknown): value is Scalar =>
-  value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+const isScalar = (value: unknown): value is Scalar => value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
 
 /** sift's `equals` restricted to scalars: null matches null and missing, otherwise same type and ===. */
 const equalsTest = (x: Scalar): ScalarTest => (x === null ? (v) => v === null || v === undefined : (v) => v === x);

@@ -56,7 +56,7 @@ export function compileWhere(where: unknown, field = 'where'): (entry: EntryReco
   for (const key of Object.keys(where)) {
     if (key === '$filters') {
       filters = compileFilters(where.$filters, `${field}.$filters`);
-    } else if (Object.prototype.hasOwnProperty.call(ENTRY_FIELD_KEYS, key)) {
+    } else if (Object.hasOwn(ENTRY_FIELD_KEYS, key)) {
       const entryField = ENTRY_FIELD_KEYS[key as EntryFieldKey];
       const test = siftTester({ v: where[key] }, `${field}.${key}`);
       const holder = { v: undefined as unknown };

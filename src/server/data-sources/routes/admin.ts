@@ -64,7 +64,8 @@ export function registerAdminRoutes(app: App, ctx: ServerContext, service: DataS
   app.put('/v1/organizations/:organizationId', async (c) => {
     const org = await loadOrganization(c);
     const body = await readJsonObject(c);
-    for (const key of Object.keys(body)) if (key !== 'encryption') throw new HttpError(400, 'INVALID_FIELD', `Field "${key}" cannot be changed (updatable: encryption)`);
+    for (const key of Object.keys(body))
+      if (key !== 'encryption') throw new HttpError(400, 'INVALID_FIELD', `Field "${key}" cannot be changed (updatable: encryption)`);
     if (typeof body.encryption !== 'boolean') throw new HttpError(400, 'INVALID_FIELD', 'Field "encryption" must be a boolean');
     const settings = { ...org.settings, encryption: body.encryption };
     await saveOrganizationSettings(ctx.db, org.id, settings);
@@ -87,7 +88,8 @@ export function registerAdminRoutes(app: App, ctx: ServerContext, service: DataS
     if (ds.organizationId !== auth.organizationId) throw new HttpError(403, 'FORBIDDEN', 'No access to this data source');
     const rawLimit = c.req.query('limit');
     const limit = rawLimit === undefined ? 100 : Number(rawLimit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new HttpError(400, 'INVALID_PARAMETER', 'Query parameter "limit" must be an integer from 1 to 1000');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw new HttpError(400, 'INVALID_PARAMETER', 'Query parameter "limit" must be an integer from 1 to 1000');
     return c.json({ logs: await listLogs(ctx.db, { dataSourceId: ds.id, type: c.req.query('type'), limit }) });
   });
 }

@@ -54,9 +54,7 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
     return c.json(await service.query(callerOf(c), ref, body ?? {}));
   });
 
-  app.get('/v1/data-sources/:ds/data/:entryId', async (c) =>
-    c.json(await service.getEntry(callerOf(c), dataSourceRef(c), idParam(c, 'entryId'))),
-  );
+  app.get('/v1/data-sources/:ds/data/:entryId', async (c) => c.json(await service.getEntry(callerOf(c), dataSourceRef(c), idParam(c, 'entryId'))));
 
   app.put('/v1/data-sources/:ds/data/:entryId', async (c) => {
     const ref = dataSourceRef(c);
@@ -80,8 +78,7 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
     const ref = dataSourceRef(c);
     const body = await readJsonObject(c);
     // Without append: true a commit replaces the whole data source (like a truncate): not for a page's token.
-    if (parseBooleanFlag(body.append, 'append') !== true)
-      requireKind(c, ['api', 'studio'], 'commit without append: true (it replaces the whole data source)');
+    if (parseBooleanFlag(body.append, 'append') !== true) requireKind(c, ['api', 'studio'], 'commit without append: true (it replaces the whole data source)');
     const key = idempotencyKey(c);
     const { replayed, ...result } = await service.commit(callerOf(c), ref, body, key === undefined ? undefined : { key });
     if (replayed) c.header('Idempotent-Replayed', 'true');

@@ -20,7 +20,8 @@ export function dataSourceRef(c: Context<AppEnv>): DataSourceRef {
     return { id };
   }
   const org = c.req.query('organizationId');
-  if (org !== undefined && (!/^\d+$/.test(org) || !Number.isSafeInteger(Number(org)))) throw new HttpError(400, 'INVALID_PARAMETER', 'Query parameter "organizationId" must be a positive integer');
+  if (org !== undefined && (!/^\d+$/.test(org) || !Number.isSafeInteger(Number(org))))
+    throw new HttpError(400, 'INVALID_PARAMETER', 'Query parameter "organizationId" must be a positive integer');
   return org !== undefined ? { name: raw, organizationId: Number(org) } : { name: raw };
 }
 

@@ -11,7 +11,9 @@ export function registerVersionRoutes(app: App, _ctx: ServerContext, service: Da
   app.get('/v1/data-sources/:ds/versions/:versionId/data', async (c) => {
     // The spec takes `where` only with POST: refused here rather than silently ignored.
     if (c.req.query('where') !== undefined)
-      throw new HttpError(400, 'UNSUPPORTED_PARAMETER', 'Parameter "where" is only accepted in the body of POST …/versions/:versionId/data', { field: 'where' });
+      throw new HttpError(400, 'UNSUPPORTED_PARAMETER', 'Parameter "where" is only accepted in the body of POST …/versions/:versionId/data', {
+        field: 'where',
+      });
     return c.json(await service.versionEntries(callerOf(c), dataSourceRef(c), idParam(c, 'versionId'), { limit: c.req.query('limit') }));
   });
 

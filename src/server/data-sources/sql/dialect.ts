@@ -32,7 +32,10 @@ export function renderCond(dialect: SqlDialect, cond: Cond): Sql {
       return raw(cond.value ? 'TRUE' : 'FALSE');
     case 'and':
     case 'or':
-      return sql`(${joinSql(cond.items.map((item) => renderCond(dialect, item)), cond.kind === 'and' ? ' AND ' : ' OR ')})`;
+      return sql`(${joinSql(
+        cond.items.map((item) => renderCond(dialect, item)),
+        cond.kind === 'and' ? ' AND ' : ' OR ',
+      )})`;
     case 'not':
       return sql`(NOT ${renderCond(dialect, cond.item)})`;
     case 'path':
@@ -43,7 +46,11 @@ export function renderCond(dialect: SqlDialect, cond: Cond): Sql {
 }
 
 /** `?, ?, …` for a list of parameters. */
-export const placeholders = (values: readonly (string | number)[]): Sql => joinSql(values.map((v) => sql`${v}`), ', ');
+export const placeholders = (values: readonly (string | number)[]): Sql =>
+  joinSql(
+    values.map((v) => sql`${v}`),
+    ', ',
+  );
 
 /** A data source id as SQL text (only ever a positive integer). */
 export function idText(dataSourceId: number): Sql {

@@ -18,7 +18,7 @@ export function translateOrder(keys: readonly OrderKey[]): SqlOrderTerm[] | null
   const terms: SqlOrderTerm[] = [];
   for (const key of keys) {
     if (key.column === 'dataSourceId' || key.column === 'deletedAt') continue;
-    if (Object.prototype.hasOwnProperty.call(ENTRY_COLUMNS, key.column)) {
+    if (Object.hasOwn(ENTRY_COLUMNS, key.column)) {
       const column = ENTRY_COLUMNS[key.column as keyof typeof ENTRY_COLUMNS].column;
       terms.push({ kind: 'column', column, desc: key.desc });
       if (column === 'id') break; // unique: later keys never decide

@@ -37,7 +37,10 @@ function single(segments: readonly string[], test: ValueTest): Sql {
 /** The recursive walk of sqlite.ts's `walk`, as `w(x, d)` with x the jsonb value (NULL when missing). */
 function walk(segments: readonly string[], test: ValueTest): Sql {
   const n = segments.length;
-  const keys = segments.slice(1).map((s, i) => `WHEN ${i + 1} THEN ${literal(s).text}`).join(' ');
+  const keys = segments
+    .slice(1)
+    .map((s, i) => `WHEN ${i + 1} THEN ${literal(s).text}`)
+    .join(' ');
   const step = n > 1 ? ` UNION ALL SELECT w.x -> (CASE w.d ${keys} END), w.d + 1 WHERE jsonb_typeof(w.x) = 'object' AND w.d < ${n}` : '';
   const t = `COALESCE(jsonb_typeof(w.x), '')`;
   let emitted: Sql;
@@ -66,7 +69,5 @@ export const postgresDialect: SqlDialect = {
     const values = [...test.numbers, ...test.strings];
     return values.length === 0 ? raw('FALSE') : sql`(e.${raw(column)} IN (${joinSql(values.map(cast), ', ')}))`;
   },
-  orderTerm: (alias, column, desc) =>
-    `${alias}.${column}${column === 'created_at' || column === 'updated_at' ? ' COLLATE "C"' : ''} ${desc ? 'DESC' : 'ASC'}`,
+  orderTerm: (alias, column, desc) => `${alias}.${column}${column === 'created_at' || column === 'updated_at' ? ' COLLATE "C"' : ''} ${desc ? 'DESC' : 'ASC'}`,
 };
-

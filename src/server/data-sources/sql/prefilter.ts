@@ -7,8 +7,7 @@ import { keyTest, type SortKey } from './keys.js';
 export const pathKey = (segments: readonly string[]) => segments.join('.');
 
 /** The name of the expression index of a data path of a data source (indexes.ts). */
-export const indexName = (dataSourceId: number, path: string) =>
-  `iar_dsi_${dataSourceId}_${createHash('sha256').update(path).digest('hex').slice(0, 12)}`;
+export const indexName = (dataSourceId: number, path: string) => `iar_dsi_${dataSourceId}_${createHash('sha256').update(path).digest('hex').slice(0, 12)}`;
 
 /**
  * A condition an index can answer (keys.ts), implied by `cond` for rows of rank below 3 on the paths it

@@ -131,7 +131,9 @@ export function selectStatement(engine: 'sqlite' | 'postgres', dataSourceId: num
     paths.length === 0
       ? raw('FALSE')
       : sql`(${joinSql(
-          paths.map((segments) => sql`EXISTS (SELECT 1 FROM ${dialect.entries(dataSourceId, indexOf(segments))} WHERE ${raw(keyOf(segments).rank)} = 3 AND ${exact})`),
+          paths.map(
+            (segments) => sql`EXISTS (SELECT 1 FROM ${dialect.entries(dataSourceId, indexOf(segments))} WHERE ${raw(keyOf(segments).rank)} = 3 AND ${exact})`,
+          ),
           ' OR ',
         )})`;
   const orderPaths = plan.order.flatMap((term) => (term.kind === 'path' ? [term.segments] : []));

@@ -125,10 +125,7 @@ export async function dataVersion(db: Queryable, id: number): Promise<number | u
 
 /** Marks the entries as changed and stamps the write's undo records (changes.ts); returns the new version. */
 export async function bumpDataVersion(db: Queryable, id: number): Promise<number> {
-  const row = await db.get<{ data_version: number }>(
-    'UPDATE data_sources SET data_version = data_version + 1 WHERE id = ? RETURNING data_version',
-    [id],
-  );
+  const row = await db.get<{ data_version: number }>('UPDATE data_sources SET data_version = data_version + 1 WHERE id = ? RETURNING data_version', [id]);
   await stampChanges(db, id, row!.data_version);
   return row!.data_version;
 }

@@ -52,10 +52,14 @@ export async function insertEntryRow(
 ): Promise<number> {
   let id = init.id;
   if (id !== undefined) {
-    await db.run(
-      'INSERT INTO data_source_entries (id, data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-      [id, dataSourceId, init.data, init.order, init.createdAt ?? init.now, init.updatedAt ?? init.now],
-    );
+    await db.run('INSERT INTO data_source_entries (id, data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [
+      id,
+      dataSourceId,
+      init.data,
+      init.order,
+      init.createdAt ?? init.now,
+      init.updatedAt ?? init.now,
+    ]);
   } else {
     const row = await db.get<{ id: number }>(
       'INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id',
@@ -70,8 +74,7 @@ export async function insertEntryRow(
 export async function updateEntryRow(db: Queryable, id: number, init: { data: string; now: string; order?: number }): Promise<void> {
   await recordExisting(db, 'e.id = ?', [id]);
   if (init.order === undefined) await db.run('UPDATE data_source_entries SET data = ?, updated_at = ? WHERE id = ?', [init.data, init.now, id]);
-  else
-    await db.run('UPDATE data_source_entries SET data = ?, sort_order = ?, updated_at = ? WHERE id = ?', [init.data, init.order, init.now, id]);
+  else await db.run('UPDATE data_source_entries SET data = ?, sort_order = ?, updated_at = ? WHERE id = ?', [init.data, init.order, init.now, id]);
 }
 
 export async function deleteEntryRow(db: Queryable, dataSourceId: number, id: number): Promise<boolean> {
@@ -90,8 +93,7 @@ export async function deleteEntriesByIds(db: Queryable, dataSourceId: number, id
     const chunk = ids.slice(i, i + 500);
     const marks = chunk.map(() => '?').join(', ');
     await recordExisting(db, `e.data_source_id = ? AND e.id IN (${marks})`, [dataSourceId, ...chunk]);
-    changes += (await db.run(`DELETE FROM data_source_entries WHERE data_source_id = ? AND id IN (${marks})`, [dataSourceId, ...chunk] as SqlValue[]))
-      .changes;
+    changes += (await db.run(`DELETE FROM data_source_entries WHERE data_source_id = ? AND id IN (${marks})`, [dataSourceId, ...chunk] as SqlValue[])).changes;
   }
   return changes;
 }
@@ -107,12 +109,7 @@ const BATCH = 200;
  * Inserts many entries with multi-row statements; returns their ids in the order given. Ids of one statement
  * are assigned in row order, so the returned ids are sorted to match (RETURNING order itself is unspecified).
  */
-export async function insertEntryRows(
-  db: Queryable,
-  dataSourceId: number,
-  items: readonly { data: string; order: number }[],
-  now: string,
-): Promise<number[]> {
+export async function insertEntryRows(db: Queryable, dataSourceId: number, items: readonly { data: string; order: number }[], now: string): Promise<number[]> {
   const ids: number[] = [];
   for (let start = 0; start < items.length; start += BATCH) {
     const chunk = items.slice(start, start + BATCH);
