@@ -11,8 +11,12 @@ export const MAX_NODE_DEPTH = 32;
 export const MAX_SETTINGS_DEPTH = 32;
 /** Characters of the JSON text of an action's `functions` and `triggers` together. */
 export const MAX_DEFINITION_CHARS = 256 * 1024;
-/** JSON levels a whole action may have: nodes nest two levels each (object, then its `functions` array). */
-export const MAX_ACTION_JSON_DEPTH = 2 * MAX_NODE_DEPTH + MAX_SETTINGS_DEPTH + 8;
+/**
+ * JSON levels past which a device refuses an action: the backend's body limit (`limits.bodyDepth`, 256). A valid
+ * action stays well below (32 levels of `if` nodes, four JSON levels each, plus 32 of settings: about 165);
+ * what broke devices was thousands of levels.
+ */
+export const MAX_ACTION_JSON_DEPTH = 256;
 
 /** JSON nesting depth of a value (objects and arrays count), walked without recursion; stops past `limit`. */
 export function jsonDepth(value: unknown, limit: number): number {

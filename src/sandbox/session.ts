@@ -31,17 +31,49 @@ type Arg = string | number;
 
 /** Names of the guest helpers of guest.ts. */
 export type Helper =
-  | 'finish' | 'describe'
-  | 'fn' | 'put' | 'spec' | 'test' | 'value' | 'prep' | 'set' | 'ret' | 'message' | 'settings' | 'absorb'
-  | 'loop' | 'range' | 'next' | 'end'
-  | 'script' | 'custom' | 'call'
-  | 'run' | 'unwind';
+  | 'finish'
+  | 'describe'
+  | 'fn'
+  | 'put'
+  | 'spec'
+  | 'test'
+  | 'value'
+  | 'prep'
+  | 'set'
+  | 'ret'
+  | 'message'
+  | 'settings'
+  | 'absorb'
+  | 'loop'
+  | 'range'
+  | 'next'
+  | 'end'
+  | 'script'
+  | 'custom'
+  | 'call'
+  | 'run'
+  | 'unwind';
 
 /** The extension of guest.ts that defines a helper (installed the first time the helper is called). */
 const EXTENSION_OF: Partial<Record<Helper, Extension>> = {
-  fn: 'walk', put: 'walk', spec: 'walk', test: 'walk', value: 'walk', prep: 'walk', set: 'walk', ret: 'walk', message: 'walk', settings: 'walk', absorb: 'walk',
-  loop: 'loops', range: 'loops', next: 'loops', end: 'loops',
-  script: 'code', custom: 'code', call: 'code',
+  fn: 'walk',
+  put: 'walk',
+  spec: 'walk',
+  test: 'walk',
+  value: 'walk',
+  prep: 'walk',
+  set: 'walk',
+  ret: 'walk',
+  message: 'walk',
+  settings: 'walk',
+  absorb: 'walk',
+  loop: 'loops',
+  range: 'loops',
+  next: 'loops',
+  end: 'loops',
+  script: 'code',
+  custom: 'code',
+  call: 'code',
 };
 
 export interface Session {
@@ -113,8 +145,7 @@ export function openSession(options: SessionOptions): Session {
   const crash = (error: unknown): SandboxError => {
     module.broken = true;
     if (error instanceof SandboxError) return error;
-    if (error instanceof RangeError)
-      return new SandboxError('STACK_OVERFLOW', 'RangeError', 'Maximum call stack size exceeded (nesting too deep)', true);
+    if (error instanceof RangeError) return new SandboxError('STACK_OVERFLOW', 'RangeError', 'Maximum call stack size exceeded (nesting too deep)', true);
     const message = String((error as Error)?.message ?? error);
     if (/out of memory|Cannot enlarge memory|memory access out of bounds/i.test(message) || atMemoryCap())
       return new SandboxError('OUT_OF_MEMORY', 'OutOfMemoryError', `The run used more than the memory limit (${mb(module.maxBytes)} MB)`, true);
@@ -237,7 +268,7 @@ export function openSession(options: SessionOptions): Session {
   const drainJobs = () => {
     while (runtime!.hasPendingJob()) {
       check();
-      let r;
+      let r: ReturnType<NonNullable<typeof runtime>['executePendingJobs']>;
       try {
         r = runtime!.executePendingJobs(JOB_BATCH);
       } catch (error) {
@@ -434,8 +465,7 @@ export function openSession(options: SessionOptions): Session {
             return;
           }
           if (state.type === 'rejected') throw guestError(state.error);
-          if (pending.size === 0)
-            throw new SandboxError('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
+          if (pending.size === 0) throw new SandboxError('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
           await waitForHost();
           if (closed) throw new SandboxError('ABORTED', 'AbortError', 'The run has ended', true);
         }

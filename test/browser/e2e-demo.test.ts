@@ -7,7 +7,12 @@ import { createClient, type Client } from '../../src/index.js';
 import { startDemo } from '../../demo/serve.mjs';
 
 interface Demo {
-  server: { url: string; bootstrap: { appId: number; organizationId: number; apiToken: string; studioToken: string }; close(): Promise<void>; tick(): Promise<void> };
+  server: {
+    url: string;
+    bootstrap: { appId: number; organizationId: number; apiToken: string; studioToken: string };
+    close(): Promise<void>;
+    tick(): Promise<void>;
+  };
 }
 
 /**
@@ -185,7 +190,9 @@ describe('demo app end to end (Chromium)', () => {
     await card.locator('.action-result[data-state="error"]').waitFor({ timeout: 15_000 });
     expect(await card.locator('.error-message').textContent()).toBe('FUNCTION_FAILED: notify-booker runs from its log trigger: create a booking to fire it');
     const rows = await card.locator('.trace tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
-    expect(rows).toEqual([['functions[0]', 'com.client.function.script', 'failed', 'Error: notify-booker runs from its log trigger: create a booking to fire it']]);
+    expect(rows).toEqual([
+      ['functions[0]', 'com.client.function.script', 'failed', 'Error: notify-booker runs from its log trigger: create a booking to fire it'],
+    ]);
     await card.locator('.action-logs-box summary').click();
     await card.locator('.action-logs li.failed').first().waitFor();
 
@@ -207,13 +214,18 @@ describe('demo app end to end (Chromium)', () => {
     await card.locator('.action-result[data-state="error"]').waitFor();
     const box = card.locator('.action-result');
     expect(await box.evaluate((b) => b.childNodes.length)).toBe(1);
-    expect(await box.textContent()).toMatch(/^INVALID_PAYLOAD: The payload is not JSON: [^]*\)$/);
+    expect(await box.textContent()).toMatch(/^INVALID_PAYLOAD: The payload is not JSON: [\s\S]*\)$/);
     expect(await box.textContent()).not.toContain('null');
 
     await card.locator('.action-payload').fill('{}');
     await context!.setOffline(true);
     await card.locator('.action-run-now').click();
-    await p.waitForFunction((sel) => document.querySelector(`${sel} .action-result`)!.getAttribute('data-state') === 'error' && !document.querySelector(`${sel} .action-run-now`)!.hasAttribute('disabled'), action('notify-booker'));
+    await p.waitForFunction(
+      (sel) =>
+        document.querySelector(`${sel} .action-result`)!.getAttribute('data-state') === 'error' &&
+        !document.querySelector(`${sel} .action-run-now`)!.hasAttribute('disabled'),
+      action('notify-booker'),
+    );
     const offline = (await box.textContent())!;
     await context!.setOffline(false);
     expect(offline.length).toBeGreaterThan(0);
@@ -236,7 +248,9 @@ describe('demo app end to end (Chromium)', () => {
         ].map(([name, table, box]) => {
           const b = (box as Element).getBoundingClientRect();
           const inner = b.right - parseFloat(getComputedStyle(box as Element).paddingRight);
-          const cut = [...(table as Element).querySelectorAll('th, td')].filter((c) => c.scrollWidth > c.clientWidth || c.getBoundingClientRect().right > inner + 0.5);
+          const cut = [...(table as Element).querySelectorAll('th, td')].filter(
+            (c) => c.scrollWidth > c.clientWidth || c.getBoundingClientRect().right > inner + 0.5,
+          );
           return { name, cut: cut.map((c) => c.textContent), scrolls: (box as Element).scrollWidth > (box as Element).clientWidth };
         }),
       );
@@ -265,7 +279,9 @@ describe('demo app end to end (Chromium)', () => {
     expect(await debug.textContent('#status')).toBe('succeeded');
     const result = JSON.parse((await debug.textContent('#result'))!);
     expect(result).toMatchObject({ data: { name: 'Debby', email: 'debby@example.com', seats: 4, status: 'confirmed' } });
-    const rows = await debug.$$eval('#trace tbody tr', (trs) => trs.map((tr) => [tr.children[0]!.textContent, tr.children[1]!.textContent, tr.children[3]!.textContent]));
+    const rows = await debug.$$eval('#trace tbody tr', (trs) =>
+      trs.map((tr) => [tr.children[0]!.textContent, tr.children[1]!.textContent, tr.children[3]!.textContent]),
+    );
     expect(rows).toEqual([
       ['functions[0]', 'com.client.function.script', 'ok'],
       ['functions[1]', 'com.client.function.insert-entry', 'ok'],
@@ -299,7 +315,9 @@ describe('demo app end to end (Chromium)', () => {
     expect(step % 60_000).toBe(0);
     expect(Date.parse(after.lastRunAt!)).toBeGreaterThanOrEqual(Date.parse(before.nextRunAt!));
     const card = p.locator(action('bookings-summary'));
-    expect(await card.locator('.action-next').textContent()).toBe(await p.evaluate((iso) => new Date(iso).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' }), after.nextRunAt!));
+    expect(await card.locator('.action-next').textContent()).toBe(
+      await p.evaluate((iso) => new Date(iso).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' }), after.nextRunAt!),
+    );
     // One completed scheduled log per summary written. Real time moves on, so a run of the real next minute may
     // land between two reads: read both until they agree (a run writes its summary, then its log).
     const deadlineLogs = Date.now() + 15_000;

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_NODE_DEPTH, MAX_SETTINGS_DEPTH } from '../../src/actions/definition-limits.js';
+import { MAX_NODE_DEPTH, MAX_SETTINGS_DEPTH, unusableAction } from '../../src/actions/definition-limits.js';
+import { validateActionInput } from '../../src/actions/validate.js';
 import { createClient } from '../../src/index.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 import { eventually } from '../helpers/wait.js';
@@ -43,11 +44,15 @@ describe('one definition limit for client, server and engine', () => {
     await b.client.App.Actions.publish(ok.id, true);
     expect(await b.client.App.Actions.runWithResult('deepest')).toBe('deep');
     // The client refuses before any request…
-    await expect(b.client.App.Actions.create({ name: 'too-deep', environment: 'server', functions: nested(MAX_NODE_DEPTH + 1) as never })).rejects.toMatchObject({
+    await expect(
+      b.client.App.Actions.create({ name: 'too-deep', environment: 'server', functions: nested(MAX_NODE_DEPTH + 1) as never }),
+    ).rejects.toMatchObject({
       message: expect.stringMatching(/nested deeper than 32 levels/),
     });
     // …and the server refuses the same body from any other client.
-    const raw = await b.api('POST', `/v1/apps/${b.server.bootstrap.appId}/tasks`, { json: { name: 'too-deep', environment: 'server', functions: nested(MAX_NODE_DEPTH + 1) } });
+    const raw = await b.api('POST', `/v1/apps/${b.server.bootstrap.appId}/tasks`, {
+      json: { name: 'too-deep', environment: 'server', functions: nested(MAX_NODE_DEPTH + 1) },
+    });
     expect(raw.status).toBe(422);
     expect(raw.body.error.message).toMatch(/functions(\[0\]\.functions){31}: nodes are nested deeper than 32 levels/);
   });
@@ -61,6 +66,18 @@ describe('one definition limit for client, server and engine', () => {
     const big = await b.api('POST', appPath, { json: { name: 'big', functions: Array.from({ length: 300 }, () => ret('x'.repeat(1000))) } });
     expect(big.status).toBe(422);
     expect(big.body.error.message).toMatch(/more than 262144/);
+  });
+});
+
+describe('the device guard', () => {
+  it(`accepts every valid action: ${MAX_NODE_DEPTH} levels of if nodes with settings ${MAX_SETTINGS_DEPTH} deep`, () => {
+    let functions: unknown[] = [ret(deepValue(MAX_SETTINGS_DEPTH - 1))];
+    for (let i = 1; i < MAX_NODE_DEPTH; i++) functions = [{ type: 'if', conditions: [{ condition: 'true', functions }], elseFunctions: [] }];
+    const action = { id: 1, name: 'ifs', triggers: [{ trigger: 'analytics', where: { $and: [{ data: { a: 1 } }] } }], functions };
+    expect(validateActionInput({ name: 'ifs', environment: 'client', functions: functions as never })).toEqual([]);
+    expect(unusableAction(action)).toBeUndefined();
+    expect(unusableAction({ ...action, functions: [ret(deepValue(300))] })).toBe('nested too deep');
+    expect(unusableAction({ id: 'x' })).toBe('malformed');
   });
 });
 

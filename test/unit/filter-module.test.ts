@@ -20,12 +20,12 @@ const pick = <T>(r: () => number, items: readonly T[]): T => items[Math.floor(r(
 
 /** The former regex-based $iLike (a backtracking engine): the reference for the linear matcher. */
 function regexLike(pattern: string): (value: string) => boolean {
-  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const quote = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   if (pattern.includes('%')) {
-    const regex = new RegExp(`^${escape(pattern).replace(/%/g, '.*').replace(/_/g, '.')}$`, 'is');
+    const regex = new RegExp(`^${quote(pattern).replace(/%/g, '.*').replace(/_/g, '.')}$`, 'is');
     return (v) => regex.test(v);
   }
-  const needle = new RegExp(escape(pattern), 'i');
+  const needle = new RegExp(quote(pattern), 'i');
   return (v) => needle.test(v);
 }
 
@@ -35,7 +35,12 @@ describe('the filter module (src/filter/)', () => {
     const alphabet = ['a', 'b', 'A', '%', '_', 'é', 'É', 'ß', '\n', '.', 'ǅ', 'ſ', 'K', 'k', 'İ', 'ı'];
     for (let i = 0; i < 5000; i++) {
       const pattern = Array.from({ length: 1 + Math.floor(r() * 6) }, () => pick(r, alphabet)).join('');
-      const text = Array.from({ length: Math.floor(r() * 8) }, () => pick(r, alphabet.filter((c) => c !== '%'))).join('');
+      const text = Array.from({ length: Math.floor(r() * 8) }, () =>
+        pick(
+          r,
+          alphabet.filter((c) => c !== '%'),
+        ),
+      ).join('');
       expect(likeMatcher(pattern, true)(text), `${JSON.stringify(pattern)} on ${JSON.stringify(text)}`).toBe(regexLike(pattern)(text));
     }
   });
@@ -61,9 +66,24 @@ describe('the filter module (src/filter/)', () => {
   it('RE2 gives the answers of a JavaScript regex for common patterns and flags', () => {
     const texts = ['', 'abc', 'ABC', 'a\nb', 'x1y22z333', 'café', 'foo.bar', 'line1\nline2', 'aaaa!'];
     const patterns: [string, string][] = [
-      ['abc', ''], ['^abc$', 'i'], ['a.b', ''], ['a.b', 's'], ['^line2$', 'm'], ['^line2$', ''], ['\\d{2,}', ''], ['[a-c]+', ''],
-      ['^$', ''], ['caf[ée]', ''], ['foo\\.bar', ''], ['(a|b)c', ''], ['\\bbar', ''], ['[^a-z]', ''], ['(?i)abc', ''], ['x(\\d+)y', ''],
-      ['(a|a?)+$', ''], ['^(a+)+$', ''],
+      ['abc', ''],
+      ['^abc$', 'i'],
+      ['a.b', ''],
+      ['a.b', 's'],
+      ['^line2$', 'm'],
+      ['^line2$', ''],
+      ['\\d{2,}', ''],
+      ['[a-c]+', ''],
+      ['^$', ''],
+      ['caf[ée]', ''],
+      ['foo\\.bar', ''],
+      ['(a|b)c', ''],
+      ['\\bbar', ''],
+      ['[^a-z]', ''],
+      ['(?i)abc', ''],
+      ['x(\\d+)y', ''],
+      ['(a|a?)+$', ''],
+      ['^(a+)+$', ''],
     ];
     for (const [pattern, flags] of patterns) {
       const re2 = compileRegex(pattern, flags, 'p');
@@ -103,11 +123,26 @@ describe('the filter module (src/filter/)', () => {
       {},
     ];
     const filters: Record<string, unknown>[] = [
-      { name: { $regex: '^a' } }, { name: { $regex: '^a', $options: 'i' } }, { name: { $iLike: 'A%' } }, { name: { $like: '%b' } },
-      { name: { $iLike: 'D' } }, { n: { $gt: 3 } }, { n: { $in: [3, '3'] } }, { n: 2 }, { tags: 'x' }, { tags: { $size: 0 } },
-      { 'nested.k': { $ne: 'v' } }, { name: { $exists: false } }, { name: null }, { $or: [{ n: 3 }, { name: { $regex: '(a|a?)+$' } }] },
-      { name: { $not: { $regex: 'b' } } }, { n: { $mod: [2, 0] } }, { n: { $type: 'string' } }, { tags: { $all: ['x', 'y'] } },
-      { n: { $elemMatch: { $gte: 3 } } }, { $nor: [{ n: 3 }] },
+      { name: { $regex: '^a' } },
+      { name: { $regex: '^a', $options: 'i' } },
+      { name: { $iLike: 'A%' } },
+      { name: { $like: '%b' } },
+      { name: { $iLike: 'D' } },
+      { n: { $gt: 3 } },
+      { n: { $in: [3, '3'] } },
+      { n: 2 },
+      { tags: 'x' },
+      { tags: { $size: 0 } },
+      { 'nested.k': { $ne: 'v' } },
+      { name: { $exists: false } },
+      { name: null },
+      { $or: [{ n: 3 }, { name: { $regex: '(a|a?)+$' } }] },
+      { name: { $not: { $regex: 'b' } } },
+      { n: { $mod: [2, 0] } },
+      { n: { $type: 'string' } },
+      { tags: { $all: ['x', 'y'] } },
+      { n: { $elemMatch: { $gte: 3 } } },
+      { $nor: [{ n: 3 }] },
     ];
     for (const filter of filters) {
       const server = compileWhere(filter);

@@ -31,7 +31,7 @@ interface Block {
 }
 
 /** The ```ts blocks of a Markdown text (indented ones too, as in lists), with their indentation removed. */
-export function tsBlocks(file: string, markdown: string): Block[] {
+function tsBlocks(file: string, markdown: string): Block[] {
   const lines = markdown.split('\n');
   const blocks: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -86,15 +86,18 @@ function typeCheck(blocks: Block[]): string[] {
 
 describe('code blocks of the docs', () => {
   it('every ```ts block of README.md and docs/*.md type-checks against the source types', () => {
-    const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const files = [
+      'README.md',
+      ...readdirSync(join(ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
     const blocks = files.flatMap((file) => tsBlocks(file, readFileSync(join(ROOT, file), 'utf8')));
     expect(blocks.filter((b) => b.file === 'README.md').length).toBeGreaterThanOrEqual(4);
     // A canary checked in the same program: errors are reported at the Markdown line of the block.
     const canary: Block = { file: 'canary.md', line: 10, code: "const ok: string = 'a';\nconst wrong: number = ok;" };
     const errors = typeCheck([...blocks, canary]);
-    expect(errors.filter((e) => e.startsWith('canary.md:'))).toEqual([
-      "canary.md:12: TS2322 Type 'string' is not assignable to type 'number'.",
-    ]);
+    expect(errors.filter((e) => e.startsWith('canary.md:'))).toEqual(["canary.md:12: TS2322 Type 'string' is not assignable to type 'number'."]);
     expect(errors.filter((e) => !e.startsWith('canary.md:'))).toEqual([]);
   }, 120_000);
 

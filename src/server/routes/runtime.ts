@@ -114,7 +114,7 @@ export function registerRuntimeRoutes(app: App, options: RuntimeRouteOptions = {
   }
 
   async function load(root: string, name: string): Promise<RuntimeFile | undefined> {
-    let info;
+    let info: Awaited<ReturnType<typeof stat>>;
     try {
       info = await stat(join(root, name));
     } catch {

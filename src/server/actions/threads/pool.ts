@@ -109,15 +109,22 @@ export function createRunPool(options: RunPoolOptions): RunPool {
     }
   }
 
+  /** A started thread, or undefined when it could not start (never rejects: callers use it without a catch). */
   async function spawn(): Promise<Thread | undefined> {
-    const worker = new Worker(options.entry ?? THREAD_ENTRY, {
-      name: 'in-app-runtime run thread',
-      resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
-      workerData: { niceness: options.niceness },
-      execArgv: threadExecArgv(process.execArgv),
-      stdout: false,
-      stderr: false,
-    });
+    let worker: Worker;
+    try {
+      worker = new Worker(options.entry ?? THREAD_ENTRY, {
+        name: 'in-app-runtime run thread',
+        resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
+        workerData: { niceness: options.niceness },
+        execArgv: threadExecArgv(process.execArgv),
+        stdout: false,
+        stderr: false,
+      });
+    } catch (error) {
+      console.error('[in-app-runtime server] a run thread could not start', error);
+      return undefined;
+    }
     worker.unref();
     let markReady!: (ok: boolean) => void;
     const thread: Thread = { worker, dead: false, ready: new Promise((r) => (markReady = r)) };
@@ -134,9 +141,10 @@ export function createRunPool(options: RunPoolOptions): RunPool {
       answerCall(active.options.services, message, AbortSignal.any([active.calls.signal, cancel.signal]))
         .finally(done)
         .then(
-        (value) => thread.active === active && post(thread, { type: 'reply', id: message.id, callId: message.callId, ok: true, value: plain(value) }),
-        (error: unknown) => thread.active === active && post(thread, { type: 'reply', id: message.id, callId: message.callId, ok: false, error: serializeError(error) }),
-      );
+          (value) => thread.active === active && post(thread, { type: 'reply', id: message.id, callId: message.callId, ok: true, value: plain(value) }),
+          (error: unknown) =>
+            thread.active === active && post(thread, { type: 'reply', id: message.id, callId: message.callId, ok: false, error: serializeError(error) }),
+        );
     });
     worker.on('error', (error: Error & { code?: string }) => {
       markReady(false);
@@ -203,7 +211,16 @@ export function createRunPool(options: RunPoolOptions): RunPool {
       const id = ++seq;
       const target = thread;
       return new Promise<RunOutcome>((resolve) => {
-        const active: Active = { id, options: runOptions, resolve, started, timers: [], detach: () => undefined, calls: new AbortController(), cancels: new Map() };
+        const active: Active = {
+          id,
+          options: runOptions,
+          resolve,
+          started,
+          timers: [],
+          detach: () => undefined,
+          calls: new AbortController(),
+          cancels: new Map(),
+        };
         const stop = (outcome: () => RunOutcome) => {
           if (target.active !== active) return;
           discard(target, outcome());
