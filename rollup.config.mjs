@@ -173,7 +173,7 @@ export default [
       nodeResolve({ browser: true, exportConditions: ['browser'] }),
       commonjs(),
       ts(),
-      terser(),
+      terser({ compress: { passes: 2 } }),
       precompress(),
     ],
   },
