@@ -56,11 +56,16 @@ export interface CommitIdempotency {
 /** The part of a commit answer kept in a receipt (the data set itself is answered as it is at each replay). */
 type Receipt = Pick<CommitResult, 'clientIds' | 'errors'>;
 
-const receiptKeyOf = (ds: DataSourceRecord, caller: Caller, key: string): ReceiptKey => ({
-  dataSourceId: ds.id,
-  tokenId: caller.kind === 'token' ? (caller.token?.id ?? 0) : 0,
-  key,
-});
+/**
+ * The receipt's key: per data source and token. Callers who share an identity (no token, or a page's client token,
+ * which every visitor of the screen holds) also key by the body's hash, so one of them can neither block another's
+ * commit with a reused key (409) nor read another's answer (new ids, clientIds) by replaying it.
+ */
+const receiptKeyOf = (ds: DataSourceRecord, caller: Caller, key: string, hash: string): ReceiptKey => {
+  const token = caller.kind === 'token' ? caller.token : null;
+  const shared = token === null || token.kind === 'client';
+  return { dataSourceId: ds.id, tokenId: token?.id ?? 0, key: shared ? `${key}#${hash}` : key };
+};
 
 /** Same body, same hash: the body as parsed, serialized again (key order as sent). */
 const hashOf = (input: Record<string, unknown>) => createHash('sha256').update(JSON.stringify(input)).digest('base64url');
@@ -92,7 +97,8 @@ export async function commitEntries(
   // A commit that sends nothing still replaces (or confirms) the data set: it needs some write right.
   if (!inserts.length && !updates.length && !body.delete.length) authorize(ds, body.append ? 'update' : 'delete', caller);
   const readGrant = body.returnEntries ? authorize(ds, 'select', caller) : {};
-  const receipt = idempotency && { key: receiptKeyOf(ds, caller, idempotency.key), hash: hashOf(input) };
+  const hash = idempotency ? hashOf(input) : '';
+  const receipt = idempotency && { key: receiptKeyOf(ds, caller, idempotency.key, hash), hash };
 
   const answer = async (outcome: Receipt, replayed: boolean): Promise<CommitResult> => {
     const out: CommitResult = {};
