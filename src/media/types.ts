@@ -17,7 +17,7 @@ export interface MediaFile {
   contentType: string;
   /** Bytes. */
   size: number;
-  /** Where the bytes are (GET with an Auth-token of the organization); an entry may hold it with `<field>MediaFileId`. */
+  /** Where to GET the bytes (`…/v1/media/files/<id>/contents`, with an Auth-token of the organization); an entry may hold it with `<field>MediaFileId`. */
   url: string;
   isEncrypted: boolean;
   mediaFolderId: number | null;

@@ -1,4 +1,5 @@
 import type { ServerContext } from '../context.js';
+import type { MediaFile as MediaFileView, MediaFolder as MediaFolderView } from '../../media/types.js';
 import { checkFileName, type FileStorage } from '../data-sources/files.js';
 import { findOrganization } from '../data-sources/store/admin.js';
 import { canAccessApp } from '../http/auth.js';
@@ -35,33 +36,8 @@ export interface MediaContext {
   organizationId?: unknown;
 }
 
-export interface MediaFolderView {
-  id: number;
-  name: string;
-  parentId: number | null;
-  appId: number | null;
-  organizationId: number;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt: null;
-}
-
-export interface MediaFileView {
-  id: number;
-  name: string;
-  contentType: string;
-  /** Bytes. */
-  size: number;
-  /** Where to GET the bytes (`…/v1/media/files/<id>/contents`, with an Auth-token of the organization). */
-  url: string;
-  isEncrypted: boolean;
-  mediaFolderId: number | null;
-  appId: number | null;
-  organizationId: number;
-  userId: number | null;
-  createdAt: string;
-  updatedAt: string;
-}
+/** The wire shapes are the client's (src/media/types.ts): one definition for both sides. */
+export type { MediaFile as MediaFileView, MediaFolder as MediaFolderView } from '../../media/types.js';
 
 const folderNotFound = (id: number) => new HttpError(404, 'MEDIA_FOLDER_NOT_FOUND', `Media folder ${id} not found`);
 const fileNotFound = (id: number) => new HttpError(404, 'MEDIA_FILE_NOT_FOUND', `Media file ${id} not found`);
