@@ -10,15 +10,22 @@ export interface NewLog {
   data: Record<string, unknown>;
   createdAt: string;
   deviceKey?: string | null;
+  /** The key of the triggered run this record stands for (a skip): one record per key and app. */
+  triggerKey?: string | null;
 }
 
 export async function insertLog(db: Queryable, log: NewLog): Promise<number> {
   const row = await db.get<{ id: number }>(
-    `INSERT INTO logs (type, app_id, organization_id, action_id, device_key, data, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-    [log.type, log.appId, log.organizationId, log.actionId, log.deviceKey ?? null, JSON.stringify(log.data), log.createdAt],
+    `INSERT INTO logs (type, app_id, organization_id, action_id, device_key, trigger_key, data, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    [log.type, log.appId, log.organizationId, log.actionId, log.deviceKey ?? null, log.triggerKey ?? null, JSON.stringify(log.data), log.createdAt],
   );
   return row!.id;
+}
+
+/** Whether a record stands for the triggered run of this key already (a skip recorded by an earlier delivery). */
+export async function hasTriggerLog(db: Queryable, appId: number, triggerKey: string): Promise<boolean> {
+  return (await db.get('SELECT id FROM logs WHERE app_id = ? AND trigger_key = ?', [appId, triggerKey])) !== undefined;
 }
 
 /** Inserts a device record unless one with the same key exists; returns its id either way. */

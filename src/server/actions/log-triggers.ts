@@ -6,7 +6,8 @@
 import { partialMatcher } from '../../actions/where.js';
 import type { ServerContext } from '../context.js';
 import type { LogEvent } from '../events.js';
-import { insertLog } from './log-store.js';
+import type { Queryable } from '../db/database.js';
+import { hasTriggerLog, insertLog } from './log-store.js';
 import { findRunByKey } from './run-store.js';
 import { appRunsLock, checkRunRate, insertTriggeredRun } from './runs.js';
 import { listLiveActions } from './store.js';
@@ -60,36 +61,28 @@ export async function dispatchLogEvent(ctx: ServerContext, event: LogEvent): Pro
     const matches = def.triggers.some((t) => t.trigger === 'log' && partialMatcher(t.where)(log));
     if (!matches) continue;
     const key = event.id !== undefined ? `log:${event.type}:${event.id}:${action.id}` : undefined;
-    if (chain > maxChain) {
-      await insertLog(ctx.db, {
+    const skip = (tx: Queryable, result: Record<string, unknown>) =>
+      insertLog(tx, {
         type: 'app.task.skipped',
         appId: action.appId,
         organizationId: action.organizationId,
         actionId: action.id,
         createdAt: ctx.nowIso(),
-        data: { mode: 'on-demand', duration: 0, actionId: action.id, trigger: 'log', result: { reason: 'loop', chain, logId: log.id } },
+        triggerKey: key,
+        data: { mode: 'on-demand', duration: 0, actionId: action.id, trigger: 'log', result: { ...result, logId: log.id } },
       });
-      continue;
-    }
-    // Counted against the app's runs per minute like any run; one refused is recorded, never dropped silently.
+    // Under the app's enqueue lock, and once per (event, action): an event delivered again (PostgreSQL, after
+    // its instance died) finds the run or the skip record of its first delivery and adds nothing.
     const runId = await ctx.db.lockedTransaction(appRunsLock(action.appId), async (tx) => {
-      if (key && (await findRunByKey(tx, action.appId, key))) return undefined;
+      if (key && ((await findRunByKey(tx, action.appId, key)) || (await hasTriggerLog(tx, action.appId, key)))) return undefined;
+      if (chain > maxChain) {
+        await skip(tx, { reason: 'loop', chain });
+        return undefined;
+      }
+      // Counted against the app's runs per minute like any run; one refused is recorded, never dropped silently.
       const rate = await checkRunRate(ctx, tx, action.appId);
       if (!rate.allowed) {
-        await insertLog(tx, {
-          type: 'app.task.skipped',
-          appId: action.appId,
-          organizationId: action.organizationId,
-          actionId: action.id,
-          createdAt: ctx.nowIso(),
-          data: {
-            mode: 'on-demand',
-            duration: 0,
-            actionId: action.id,
-            trigger: 'log',
-            result: { reason: 'rate-limit', limit: rate.limit, retryAt: rate.retryAt, logId: log.id },
-          },
-        });
+        await skip(tx, { reason: 'rate-limit', limit: rate.limit, retryAt: rate.retryAt });
         return undefined;
       }
       return insertTriggeredRun(ctx, tx, action, { mode: 'on-demand', trigger: 'log', context: { trigger: 'log', log }, idempotencyKey: key });

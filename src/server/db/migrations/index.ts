@@ -11,6 +11,7 @@ import { mediaMigrations } from './0009-media.js';
 import { versionChangeMigrations } from './0010-version-changes.js';
 import { runQueueMigrations } from './0011-run-queue.js';
 import { dataSourceIndexMigrations } from './0012-data-source-indexes.js';
+import { triggerKeyMigrations } from './0013-trigger-keys.js';
 
 /** Every migration, in the order they are applied. */
 export const migrations: readonly Migration[] = [
@@ -26,4 +27,5 @@ export const migrations: readonly Migration[] = [
   ...versionChangeMigrations,
   ...runQueueMigrations,
   ...dataSourceIndexMigrations,
+  ...triggerKeyMigrations,
 ];
