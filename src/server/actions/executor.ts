@@ -1,6 +1,6 @@
 /** Runs one queued run through the pipeline engine with the backend's host services and the app's custom functions. */
 import { customFunctionsForRun, customPackageUses } from '../../functions/custom-packages.js';
-import type { RunOutcome } from '../../pipeline/types.js';
+import type { HostServices, RunOutcome } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
 import { listCustomFunctions } from '../store/functions.js';
 import { loadEngine, type Engine } from './engine.js';
@@ -12,10 +12,28 @@ import { loadScreenScript, screenFunction } from './screens.js';
 /** Runs on `engine`: the run thread pool (threads/pool.ts), or the engine on this thread (inline). */
 export async function executeRun(ctx: ServerContext, run: RunRow, signal: AbortSignal, engine?: Engine): Promise<RunOutcome> {
   const { runPipeline } = engine ?? (await loadEngine());
-  const { pageId, functions } = run.definition;
+  const { pageId } = run.definition;
   const screen = pageId ? screenFunction(pageId, await loadScreenScript(ctx.db, run.appId, pageId, run.environment)) : undefined;
+  // Host calls of the run still in flight when it ends (its time limit, a crash) are cancelled with it.
+  const ended = new AbortController();
+  const scope = { appId: run.appId, organizationId: run.organizationId, signal: AbortSignal.any([signal, ended.signal]), chain: runChain(run) };
+  try {
+    return await runOn(ctx, run, runPipeline, serverHostServices(ctx, scope), signal, screen);
+  } finally {
+    ended.abort(new Error('The run has ended'));
+  }
+}
+
+async function runOn(
+  ctx: ServerContext,
+  run: RunRow,
+  runPipeline: Engine['runPipeline'],
+  services: HostServices,
+  signal: AbortSignal,
+  screen: ReturnType<typeof screenFunction> | undefined,
+): Promise<RunOutcome> {
+  const { functions } = run.definition;
   const limits = { runTimeoutMs: ctx.limits.runTimeoutMs, payloadChars: ctx.limits.payloadChars, resultBytes: ctx.limits.resultBytes };
-  const services = serverHostServices(ctx, { appId: run.appId, organizationId: run.organizationId, signal, chain: runChain(run) });
   if (screen) {
     return runPipeline({
       functions: [{ functionPackage: screen.package }],

@@ -8,6 +8,7 @@ import { DEFAULT_OUTBOUND, outboundRequest, type OutboundLimits } from './outbou
 export interface RunScope {
   appId: number;
   organizationId: number;
+  /** Aborted when the run ends: its outbound requests are cancelled, no data source call starts and no write commits. */
   signal?: AbortSignal;
   /** How many log-triggered runs led to this one (0 unless it was triggered by a log). */
   chain?: number;
@@ -15,7 +16,7 @@ export interface RunScope {
 
 /** A run acts with the rights of its app (the data source access rules apply). */
 export function serverHostServices(ctx: ServerContext, scope: RunScope): HostServices {
-  const caller = { kind: 'app' as const, appId: scope.appId, organizationId: scope.organizationId, chain: scope.chain };
+  const caller = { kind: 'app' as const, appId: scope.appId, organizationId: scope.organizationId, chain: scope.chain, signal: scope.signal };
   return {
     dataSources: { connect: (idOrName) => dataSourceService(ctx).connect(caller, idOrName) },
     notifications: { create: (input) => getNotificationService(ctx).create(scope.appId, input) },

@@ -8,9 +8,22 @@ import type { AccessRule, DataSourceRecord, Operation } from './types.js';
  * - `token`: a REST call, with the caller's token (or none).
  * - `app`: server-side work of an app (pipeline runs): the rights of that app's API tokens, without per-token rules.
  *   `chain`: how many log-triggered runs led to this one (its writes' log records carry it, see log-triggers.ts).
+ *   `signal`: aborted when the run ends; no call starts and no write commits after that.
  * - `system`: trusted internal work; no checks.
  */
-export type Caller = { kind: 'token'; token: TokenRecord | null } | { kind: 'app'; appId: number; organizationId: number; chain?: number } | { kind: 'system' };
+export type Caller =
+  | { kind: 'token'; token: TokenRecord | null }
+  | { kind: 'app'; appId: number; organizationId: number; chain?: number; signal?: AbortSignal }
+  | { kind: 'system' };
+
+/**
+ * Called last in a write's transaction: a write by a run that has ended meanwhile (its time limit, its thread's
+ * crash, shutdown: `signal` of an `app` caller) is rolled back, so a run's writes all land before its log.
+ */
+export function assertCallerLive(caller: Caller): void {
+  if (caller.kind === 'app' && caller.signal?.aborted)
+    throw new HttpError(409, 'RUN_ENDED', 'The run that made this call has ended; the write was not applied');
+}
 
 /** What a granted operation may see: `include`/`exclude` of the granting rule. */
 export interface Grant {

@@ -1,7 +1,7 @@
 import type { ServerContext } from '../context.js';
 import { HttpError } from '../http/errors.js';
 import type { DataSourceConnectionLike, DataQuery } from '../../pipeline/types.js';
-import type { Caller } from './access.js';
+import { assertCallerLive, type Caller } from './access.js';
 import { importEntries, queryEntries, restoreVersion, versionEntries, versionsOf } from './bulk-ops.js';
 import { commitEntries, type CommitIdempotency } from './commit.js';
 import { createCore, type Core, type DataSourceRef } from './core.js';
@@ -78,6 +78,20 @@ const detach = <T>(value: T): T => (value === undefined ? value : structuredClon
 
 export function createServerConnection(svc: Omit<DataSourceService, 'connect'>, caller: Caller, idOrName: number | string): DataSourceConnectionLike {
   const ref = toRef(idOrName);
+  const connection: DataSourceConnectionLike = connectionOf(svc, caller, ref);
+  // No call of a run starts once the run has ended (a write already going is rolled back: assertCallerLive).
+  return Object.fromEntries(
+    Object.entries(connection).map(([name, method]) => [
+      name,
+      (...args: unknown[]) => {
+        assertCallerLive(caller);
+        return (method as (...a: unknown[]) => unknown)(...args);
+      },
+    ]),
+  ) as unknown as DataSourceConnectionLike;
+}
+
+function connectionOf(svc: Omit<DataSourceService, 'connect'>, caller: Caller, ref: DataSourceRef): DataSourceConnectionLike {
   const select = async (query: DataQuery = {}) => {
     const result = await svc.query(caller, ref, { ...query, type: 'select' });
     return 'entries' in result ? result.entries : [];
