@@ -6,7 +6,10 @@ import type { CreateDataSourceInput, DataSource, DataSourceChanges } from './typ
 
 /** Client.DataSources. */
 export interface DataSourcesApi {
-  /** Data sources of the configured app (or of `appId` / `organizationId`); `type` filters by type (null: untyped only). */
+  /**
+   * Data sources of the configured app (or of `appId` / `organizationId`; with neither and no app configured,
+   * of the token's organization). `type` keeps one type (filtered by the backend; null: untyped only).
+   */
   get(options?: { appId?: number; organizationId?: number; type?: string | null }): Promise<DataSource[]>;
   getById(idOrName: number | string): Promise<DataSource>;
   /** Creates a data source of the configured app (or of `appId` / `organizationId`). */
@@ -31,8 +34,10 @@ export function createDataSourcesApi(ctx: ClientContext): DataSourcesApi {
   };
   return {
     async get(options = {}) {
-      const { dataSources } = await ctx.http.request<{ dataSources: DataSource[] }>('GET', 'v1/data-sources', { query: scope(options) });
-      return options.type === undefined ? dataSources : dataSources.filter((d) => d.type === options.type);
+      const { type } = options;
+      const query = (options.appId ?? options.organizationId ?? ctx.config().appId) ? scope(options) : {};
+      const { dataSources } = await ctx.http.request<{ dataSources: DataSource[] }>('GET', 'v1/data-sources', { query: { ...query, type: type ?? undefined } });
+      return type === null ? dataSources.filter((d) => d.type === null) : dataSources;
     },
     async getById(idOrName) {
       const { path: p, query } = path(idOrName);

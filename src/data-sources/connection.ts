@@ -20,6 +20,8 @@ import type {
 
 /** Operations on the entries of one data source (`Client.DataSources.connect(idOrName)`). */
 export interface DataSourceConnection {
+  /** Every entry in the default order (`GET …/data`), a page of them with `limit` / `offset`. */
+  list<T extends EntryData = EntryData>(options?: { limit?: number; offset?: number }): Promise<DataSourceEntry<T>[]>;
   /** Entries matching the query (`where`, `order`, `limit`, `offset`, `attributes`, `join`). */
   find<T extends EntryData = EntryData>(query?: FindQuery): Promise<DataSourceEntry<T>[]>;
   /** The first match, or null. */
@@ -79,6 +81,9 @@ export function createDataSourceConnection(ctx: ClientContext, idOrName: number 
   };
 
   const connection: DataSourceConnection = {
+    async list(options = {}) {
+      return (await request<{ entries: never[] }>('GET', '/data', { query: { limit: options.limit, offset: options.offset } })).entries;
+    },
     find: <T extends EntryData>(query?: FindQuery) => select<T>(query),
     async findOne<T extends EntryData>(query?: FindQuery) {
       return (await select<T>(query, 1))[0] ?? null;
