@@ -11,6 +11,8 @@ import {
   deleteMediaFileRow,
   findFolder,
   findMediaFile,
+  folderExists,
+  folderLock,
   folderTree,
   insertFolder,
   insertMediaFile,
@@ -117,7 +119,12 @@ export function createMediaService(ctx: ServerContext, files: () => FileStorage)
         throw new HttpError(400, 'INVALID_FIELD', 'Field "name" must be a non-empty string of at most 255 characters');
       const { owner } = await placeOf(auth, { folderId: parentId, appId, organizationId });
       const parent = optionalId(parentId, 'parentId') ?? null;
-      return folderView(await insertFolder(ctx.db, { ...owner, parentId: parent, name: name.trim(), createdAt: ctx.nowIso() }));
+      // The parent is read again, locked, in the insert's transaction: it may have been deleted meanwhile.
+      const folder = await ctx.db.transaction(async (tx) => {
+        if (parent !== null && !(await folderExists(tx, parent, folderLock(ctx.db.dialect, 'share')))) throw folderNotFound(parent);
+        return insertFolder(tx, { ...owner, parentId: parent, name: name.trim(), createdAt: ctx.nowIso() });
+      });
+      return folderView(folder);
     },
 
     /** Stores the uploaded files in the place named (encrypted when the organization asks for it). */
@@ -143,6 +150,8 @@ export function createMediaService(ctx: ServerContext, files: () => FileStorage)
           });
         const now = ctx.nowIso();
         const rows = await ctx.db.transaction(async (tx) => {
+          // The folder may have been deleted while the bytes were written.
+          if (folderId !== null && !(await folderExists(tx, folderId, folderLock(ctx.db.dialect, 'share')))) throw folderNotFound(folderId);
           const out: MediaFileRecord[] = [];
           for (const s of stored)
             out.push(
@@ -186,7 +195,11 @@ export function createMediaService(ctx: ServerContext, files: () => FileStorage)
     /** Removes the folder with its sub-folders and their files. */
     async removeFolder(auth: TokenRecord, id: number): Promise<void> {
       await visibleFolder(auth, id);
-      const paths = await ctx.db.transaction(async (tx) => deleteFolders(tx, await folderTree(tx, id)));
+      const lock = folderLock(ctx.db.dialect, 'update');
+      const paths = await ctx.db.transaction(async (tx) => {
+        if (!(await folderExists(tx, id, lock))) throw folderNotFound(id);
+        return deleteFolders(tx, await folderTree(tx, id, lock));
+      });
       await Promise.all(
         paths.map((path) =>
           files()

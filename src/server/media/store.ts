@@ -105,13 +105,29 @@ export async function deleteMediaFileRow(db: Queryable, id: number): Promise<boo
 }
 
 /** The folder and every folder below it (ids, the folder first). */
-export async function folderTree(db: Queryable, id: number): Promise<number[]> {
+export async function folderTree(db: Queryable, id: number, lock: FolderLock = ''): Promise<number[]> {
   const ids = [id];
   for (let i = 0; i < ids.length; i++) {
-    const children = await db.all<{ id: number }>('SELECT id FROM media_folders WHERE parent_id = ?', [ids[i]!]);
+    const children = await db.all<{ id: number }>(`SELECT id FROM media_folders WHERE parent_id = ?${lock}`, [ids[i]!]);
     for (const child of children) ids.push(child.id);
   }
   return ids;
+}
+
+/**
+ * Row locks of a folder held until the transaction ends (PostgreSQL; SQLite runs one transaction at a time): what
+ * goes into a folder holds it `FOR SHARE`, a delete takes its tree `FOR UPDATE` before it removes anything. So an
+ * upload or a new sub-folder either commits before the delete reads the tree (and is removed with it) or finds
+ * the folder gone; neither ends in a foreign-key error.
+ */
+export type FolderLock = '' | ' FOR SHARE' | ' FOR UPDATE';
+
+export const folderLock = (dialect: 'sqlite' | 'postgres', mode: 'share' | 'update'): FolderLock =>
+  dialect !== 'postgres' ? '' : mode === 'share' ? ' FOR SHARE' : ' FOR UPDATE';
+
+/** Whether the folder still exists, read again in a transaction and locked as `lock` says. */
+export async function folderExists(db: Queryable, id: number, lock: FolderLock): Promise<boolean> {
+  return (await db.get(`SELECT id FROM media_folders WHERE id = ?${lock}`, [id])) !== undefined;
 }
 
 /** Removes the folders (ids from `folderTree`) and the files in them; returns the removed files' storage paths. */
