@@ -58,4 +58,38 @@ describe('run thread pool', () => {
     expect(!exited.ok && exited.error).toMatchObject({ code: 'WORKER_CRASHED' });
     expect((await run(pool, {})).ok).toBe(true);
   });
+
+  const deep = (levels: number) => {
+    let value: Record<string, unknown> = {};
+    for (let i = 0; i < levels; i++) value = { a: value };
+    return value;
+  };
+
+  it('a run that cannot be posted to its thread fails at once, and frees the thread', async () => {
+    pool = createRunPool({ size: 1, memoryMb: 64, graceMs: 200, entry });
+    const started = performance.now();
+    // JSON copies it; the structured clone of postMessage runs out of stack (a definition stored before the limits).
+    const outcome = await run(pool, { deep: deep(20_000) }, 60_000);
+    expect(!outcome.ok && outcome.error.code).toBe('INVALID_PAYLOAD');
+    expect((await run(pool, {}, 60_000)).ok).toBe(true);
+    expect(performance.now() - started).toBeLessThan(10_000); // not the 60 s time limit
+  });
+
+  it('a host answer that cannot be passed to the thread fails the call, not the thread', async () => {
+    pool = createRunPool({ size: 1, memoryMb: 64, graceMs: 200, entry });
+    const answering = (value: unknown) => ({ ...services, notifications: { create: async () => value as Record<string, unknown> } });
+    const call = (value: unknown) =>
+      pool!.runPipeline({
+        functions: [],
+        payload: { call: true },
+        environment: 'server',
+        services: answering(value),
+        limits: { runTimeoutMs: 60_000 },
+      } as RunPipelineOptions);
+    const started = performance.now();
+    const failed = await call(deep(20_000));
+    expect(!failed.ok && failed.error.message).toMatch(/cannot be passed to the run/);
+    expect(await call({ fine: 1 })).toMatchObject({ ok: true, result: { fine: 1 } });
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
 });

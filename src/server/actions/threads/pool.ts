@@ -138,12 +138,21 @@ export function createRunPool(options: RunPoolOptions): RunPool {
       const cancel = new AbortController();
       active.cancels.set(message.callId, cancel);
       const done = () => active.cancels.delete(message.callId);
+      const reply = (answer: { ok: true; value: unknown } | { ok: false; error: unknown }) => {
+        if (thread.active !== active) return;
+        const base = { type: 'reply', id: message.id, callId: message.callId } as const;
+        try {
+          post(thread, answer.ok ? { ...base, ok: true, value: plain(answer.value) } : { ...base, ok: false, error: serializeError(answer.error) });
+        } catch (error) {
+          // An answer that cannot cross (nested too deep to clone, say) fails the call, not the whole thread.
+          post(thread, { ...base, ok: false, error: serializeError(new Error(`The answer cannot be passed to the run: ${messageOf(error)}`)) });
+        }
+      };
       answerCall(active.options.services, message, AbortSignal.any([active.calls.signal, cancel.signal]))
         .finally(done)
         .then(
-          (value) => thread.active === active && post(thread, { type: 'reply', id: message.id, callId: message.callId, ok: true, value: plain(value) }),
-          (error: unknown) =>
-            thread.active === active && post(thread, { type: 'reply', id: message.id, callId: message.callId, ok: false, error: serializeError(error) }),
+          (value) => reply({ ok: true, value }),
+          (error: unknown) => reply({ ok: false, error }),
         );
     });
     worker.on('error', (error: Error & { code?: string }) => {
@@ -239,7 +248,12 @@ export function createRunPool(options: RunPoolOptions): RunPool {
         signal?.addEventListener('abort', onAbort, { once: true });
         active.detach = () => signal?.removeEventListener('abort', onAbort);
         target.active = active;
-        post(target, { type: 'run', id, options: data, hasHttp: typeof runOptions.services.http === 'function' });
+        try {
+          post(target, { type: 'run', id, options: data, hasHttp: typeof runOptions.services.http === 'function' });
+        } catch (error) {
+          // Never sent (e.g. a definition nested too deep to clone): the run fails and its thread is free at once.
+          settle(target, failure('ValidationError', 'INVALID_PAYLOAD', `The run cannot be passed to its thread: ${messageOf(error)}`));
+        }
       });
     },
     async close() {
