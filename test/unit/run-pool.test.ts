@@ -88,7 +88,7 @@ describe('run thread pool', () => {
       } as RunPipelineOptions);
     const started = performance.now();
     const failed = await call(deep(20_000));
-    expect(!failed.ok && failed.error.message).toMatch(/cannot be passed to the run/);
+    expect(!failed.ok && failed.error.errorMessage).toMatch(/cannot be passed to the run/);
     expect(await call({ fine: 1 })).toMatchObject({ ok: true, result: { fine: 1 } });
     expect(performance.now() - started).toBeLessThan(10_000);
   });

@@ -3,6 +3,7 @@ import type { HostServices } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
 import { dataSourceService } from '../data-sources/service.js';
 import { getNotificationService } from '../notifications/index.js';
+import { assertRunLive } from '../http/errors.js';
 import { DEFAULT_OUTBOUND, outboundRequest, type OutboundLimits } from './outbound-http.js';
 
 export interface RunScope {
@@ -19,7 +20,12 @@ export function serverHostServices(ctx: ServerContext, scope: RunScope): HostSer
   const caller = { kind: 'app' as const, appId: scope.appId, organizationId: scope.organizationId, chain: scope.chain, signal: scope.signal };
   return {
     dataSources: { connect: (idOrName) => dataSourceService(ctx).connect(caller, idOrName) },
-    notifications: { create: (input) => getNotificationService(ctx).create(scope.appId, input) },
+    notifications: {
+      create: async (input) => {
+        assertRunLive(scope.signal);
+        return getNotificationService(ctx).create(scope.appId, input, { signal: scope.signal });
+      },
+    },
     http: (request) => {
       // Cancelled when the run ends (scope.signal) or the node's time is up (request.signal).
       const signals = [scope.signal, request.signal].filter((s): s is AbortSignal => s !== undefined);

@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors.js';
+import { assertRunLive, HttpError } from '../http/errors.js';
 import type { TokenRecord } from '../store/identity.js';
 import { setOwn } from './query/values.js';
 import type { AccessRule, DataSourceRecord, Operation } from './types.js';
@@ -16,13 +16,9 @@ export type Caller =
   | { kind: 'app'; appId: number; organizationId: number; chain?: number; signal?: AbortSignal }
   | { kind: 'system' };
 
-/**
- * Called last in a write's transaction: a write by a run that has ended meanwhile (its time limit, its thread's
- * crash, shutdown: `signal` of an `app` caller) is rolled back, so a run's writes all land before its log.
- */
+/** Called last in a write's transaction: the write of a run that has ended meanwhile is rolled back (assertRunLive). */
 export function assertCallerLive(caller: Caller): void {
-  if (caller.kind === 'app' && caller.signal?.aborted)
-    throw new HttpError(409, 'RUN_ENDED', 'The run that made this call has ended; the write was not applied');
+  if (caller.kind === 'app') assertRunLive(caller.signal);
 }
 
 /** What a granted operation may see: `include`/`exclude` of the granting rule. */

@@ -83,7 +83,7 @@ export function createServerConnection(svc: Omit<DataSourceService, 'connect'>, 
   return Object.fromEntries(
     Object.entries(connection).map(([name, method]) => [
       name,
-      (...args: unknown[]) => {
+      async (...args: unknown[]) => {
         assertCallerLive(caller);
         return (method as (...a: unknown[]) => unknown)(...args);
       },

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { ServerContext } from '../context.js';
-import { HttpError } from '../http/errors.js';
+import { assertRunLive, HttpError } from '../http/errors.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { compileQuery, scopeMatches } from './query.js';
 import { createPublisher } from './publish.js';
@@ -39,8 +39,8 @@ export const STATUS_MOVES: Readonly<Record<NotificationStatus, readonly Notifica
 };
 
 export interface NotificationService {
-  /** Creates one notification from a create body (validated; 400 naming the field). */
-  create(appId: number, input: unknown): Promise<Notification>;
+  /** Creates one notification from a create body (validated; 400 naming the field); `signal`: of the run creating it (assertRunLive). */
+  create(appId: number, input: unknown, options?: { signal?: AbortSignal }): Promise<Notification>;
   /** Creates all or none of `{ notifications: [...] }`. */
   batch(appId: number, body: unknown): Promise<Notification[]>;
   update(appId: number, id: number, input: unknown): Promise<Notification>;
@@ -125,9 +125,13 @@ export function createNotificationService(ctx: ServerContext, options: Notificat
   }
 
   const service: NotificationService = {
-    async create(appId, input) {
+    async create(appId, input, options = {}) {
       const parsed = parseCreate(input);
-      return db.transaction((tx) => insertOne(tx, appId, parsed, ''));
+      return db.transaction(async (tx) => {
+        const created = await insertOne(tx, appId, parsed, '');
+        assertRunLive(options.signal);
+        return created;
+      });
     },
 
     async batch(appId, body) {
