@@ -52,4 +52,38 @@ describe('run attempts', () => {
       await b.close();
     }
   }, 60_000);
+
+  it('a run whose backend died during it runs again on the next backend, once, and is logged once', async () => {
+    const limits = { runTimeoutMs: 60_000, runLeaseMs: 500, runAttempts: 3 };
+    let b: TestBackend = await startTestBackend({ ...storage, limits });
+    const action = await b.client.App.Actions.create({
+      name: 'slow',
+      functions: [
+        { functionPackage: 'com.client.function.script', settings: { code: 'const t = Date.now(); while (Date.now() - t < 1500) {} return "done";' } },
+      ],
+    });
+    await b.client.App.Actions.publish(action.id, true);
+    const { runId } = (await b.api('POST', `/v1/apps/${b.server.bootstrap.appId}/tasks/slow/run`, { json: {} })).body as { runId: number };
+    const { db } = await openStore({ databaseUrl: database?.url, sqlite: { file: join(dir, 'runtime.sqlite') } });
+    try {
+      const row = async () => db.get<{ status: string; attempts: number }>('SELECT status, attempts FROM action_runs WHERE id = ?', [runId]);
+      await eventually(async () => (await row())?.status === 'running');
+      await b.server.kill(); // dies in the middle of the run: its claim stays, with its lease
+      expect(await row()).toMatchObject({ status: 'running', attempts: 1 });
+
+      b = await startTestBackend({ ...storage, limits });
+      const logs = await eventually(async () => {
+        const { logs } = await b.client.App.Actions.getLogs({ id: action.id });
+        return logs.length > 0 && logs;
+      }, 30_000);
+      expect(logs).toHaveLength(1);
+      expect(logs[0]).toMatchObject({ type: 'app.action.completed', data: { result: 'done', runId } });
+      expect(await row()).toMatchObject({ status: 'succeeded', attempts: 2 });
+      await new Promise((r) => setTimeout(r, 500));
+      expect((await b.client.App.Actions.getLogs({ id: action.id })).logs).toHaveLength(1);
+    } finally {
+      await db.close();
+      await b.close();
+    }
+  }, 60_000);
 });
