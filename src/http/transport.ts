@@ -10,6 +10,8 @@ export interface RequestOptions {
   /** A raw body (FormData, Blob, string…); wins over `json`. */
   body?: BodyInit;
   headers?: Record<string, string>;
+  /** Answer the body of a successful response as a Blob (a file's bytes) instead of parsing it. */
+  blob?: boolean;
   /** Milliseconds before the request fails with `TimeoutError`; `false` disables it. */
   timeout?: number | false;
   signal?: AbortSignal;
@@ -132,7 +134,7 @@ export function createTransport(config: TransportConfig): Transport {
         for (const hook of config.hooks?.afterResponse ?? []) response = (await hook(request, response)) ?? response;
         let parsed: unknown;
         try {
-          parsed = await readBody(response);
+          parsed = options.blob && response.ok ? await response.blob() : await readBody(response);
         } catch (error) {
           if (timedOut) throw new TimeoutError(`${method} ${url} timed out after ${timeoutMs} ms`, timeoutMs!);
           if (options.signal?.aborted) throw options.signal.reason ?? error;

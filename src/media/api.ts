@@ -9,6 +9,8 @@ export interface MediaApi {
   upload(files: FormData | Blob | Blob[], place?: MediaPlace): Promise<MediaFile[]>;
   /** Deletes a file. */
   remove(fileId: number): Promise<void>;
+  /** A file's bytes (decrypted), e.g. for `URL.createObjectURL`: files are not public, so an `<img src>` of `url` fails. */
+  download(fileId: number): Promise<Blob>;
   readonly Folders: {
     create(folder: { name: string; parentId?: number; appId?: number; organizationId?: number }): Promise<MediaFolder>;
     /** Deletes a folder with its sub-folders and files. */
@@ -30,6 +32,7 @@ export function createMediaApi({ http }: ClientContext): MediaApi {
       return (await http.request<{ files: MediaFile[] }>('POST', 'v1/media/files', { query: { ...place }, body })).files;
     },
     remove: (fileId) => remove(`files/${encodeURIComponent(fileId)}`),
+    download: (fileId) => http.request('GET', `v1/media/files/${encodeURIComponent(fileId)}/contents`, { blob: true }),
     Folders: {
       create: (folder) => http.request('POST', 'v1/media/folders', { json: folder }),
       remove: (folderId) => remove(`folders/${encodeURIComponent(folderId)}`),

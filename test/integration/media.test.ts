@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bootstrap } from '../../src/server/index.js';
+import { createClient } from '../../src/index.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
 
@@ -193,7 +194,7 @@ describe('media library', () => {
     }
   });
 
-  it('works through the client library: Client.Media folders, upload, list, remove', async () => {
+  it('works through the client library: Client.Media folders, upload, list, download, remove', async () => {
     const folder = await b.client.Media.Folders.create({ name: 'From the client', appId: x.appId });
     expect(folder).toMatchObject({ name: 'From the client', appId: x.appId, parentId: null });
     const files = await b.client.Media.upload([new File(['one'], 'one.txt', { type: 'text/plain' }), new Blob(['two'], { type: 'text/plain' })], {
@@ -210,7 +211,16 @@ describe('media library', () => {
     expect(listed.files.map((f) => f.name)).toEqual(['file', 'one.txt', 'three.txt']);
     expect((await b.client.Media.list({ appId: x.appId })).folders.map((f) => f.name)).toContain('From the client');
     expect((await download(three!.url)).text).toBe('three');
+    // The bytes through the client, as a Blob (binary intact), also with a page's client token.
+    const blob = await b.client.Media.download(three!.id);
+    expect(blob).toBeInstanceOf(Blob);
+    expect([blob.type, await blob.text()]).toEqual(['text/plain', 'three']);
+    const [binary] = await b.client.Media.upload(new Blob([new Uint8Array([0, 255, 1, 128])], { type: 'application/octet-stream' }), { folderId: folder.id });
+    const page = createClient({ baseUrl: b.url, appId: x.appId, authToken: x.clientToken });
+    expect([...new Uint8Array(await (await page.Media.download(binary!.id)).arrayBuffer())]).toEqual([0, 255, 1, 128]);
+    await b.client.Media.remove(binary!.id);
     await b.client.Media.remove(three!.id);
+    await expect(b.client.Media.download(three!.id)).rejects.toMatchObject({ status: 404, code: 'MEDIA_FILE_NOT_FOUND' });
     expect((await b.client.Media.list({ folderId: folder.id })).files).toHaveLength(2);
     await expect(b.client.Media.remove(three!.id)).rejects.toMatchObject({ status: 404, code: 'MEDIA_FILE_NOT_FOUND' });
     await b.client.Media.Folders.remove(folder.id);
