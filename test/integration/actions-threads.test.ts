@@ -67,11 +67,17 @@ describe('run threads', () => {
     await start(60_000);
     const hog = await published('hog', [script('return "x".repeat(24 << 20);')]);
     await published('after', [fn('return', { value: '{{ n + 1 }}' })]);
-    const survivor = await published('survivor', [script('const t = Date.now(); while (Date.now() - t < 1500) {} return "survived";')]);
-    // A run on the other thread meanwhile is not lost with the killed one.
+    // A run on the other thread, going on until the test raises a flag after the hog's thread has died, is not lost.
+    const flags = await b.client.DataSources.create({ name: 'flags' });
+    const survivor = await published('survivor', [
+      script(`const flags = Client.DataSources.connect(${flags.id});
+        while (!(await flags.findOne())) { const t = Date.now(); while (Date.now() - t < 50) {} }
+        return "survived";`),
+    ]);
     const meanwhile = b.client.App.Actions.runWithResult('survivor');
     const error = await rejection(b.client.App.Actions.runWithResult('hog'));
     expect(error.code).toBe('WORKER_OUT_OF_MEMORY');
+    await (await b.client.DataSources.connect(flags.id)).insert({ hogDied: true });
     expect(await meanwhile).toBe('survived');
     expect((await b.client.App.Actions.getLogs({ id: survivor.id })).logs.map((log) => log.type)).toEqual(['app.action.completed']);
     const { logs } = await b.client.App.Actions.getLogs({ id: hog.id });

@@ -67,10 +67,18 @@ describe('run thread pool', () => {
 
   it('a run that cannot be posted to its thread fails at once, and frees the thread', async () => {
     pool = createRunPool({ size: 1, memoryMb: 64, graceMs: 200, entry });
-    const started = performance.now();
-    // JSON copies it; the structured clone of postMessage runs out of stack (a definition stored before the limits).
-    const outcome = await run(pool, { deep: deep(20_000) }, 60_000);
+    // Deeper and deeper payloads, until one cannot reach the thread: the structured clone of postMessage gives up
+    // before the pool's JSON copy does (a definition stored before the limits), so that one fails in the post.
+    let outcome = await run(pool, {}, 60_000);
+    let levels = 1000;
+    let started = performance.now();
+    for (; outcome.ok && levels <= 50_000; levels += 500) {
+      started = performance.now();
+      outcome = await run(pool, { deep: deep(levels) }, 60_000);
+    }
     expect(!outcome.ok && outcome.error.code).toBe('INVALID_PAYLOAD');
+    expect(!outcome.ok && outcome.error.errorMessage).toMatch(/cannot be passed to its thread: /);
+    expect(!outcome.ok && outcome.error.errorMessage).not.toMatch(/as JSON/);
     expect((await run(pool, {}, 60_000)).ok).toBe(true);
     expect(performance.now() - started).toBeLessThan(10_000); // not the 60 s time limit
   });
