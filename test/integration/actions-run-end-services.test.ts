@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverHostServices } from '../../src/server/actions/host-services.js';
+import { claimNextRun, finishRun, insertRun } from '../../src/server/actions/run-store.js';
 import { ensureBootstrap, type Bootstrap } from '../../src/server/bootstrap.js';
 import { DEFAULT_SERVER_LIMITS, type ServerContext } from '../../src/server/context.js';
 import { migrate } from '../../src/server/db/migrate.js';
@@ -84,6 +85,36 @@ describe('host services of a run that ends', () => {
     // A run that is still going writes as before.
     await runServices().services.dataSources.connect(ds.id).insert({ n: 6 });
     expect((await entries(ds.id)).entries).toHaveLength(2);
+  });
+
+  it("a write checks the run's queue row: once the run is recorded as finished, nothing more lands", async () => {
+    const ds = await dataSourceService(ctx).create(system, { appId: bootstrap.appId }, { name: 'row guarded' });
+    const runId = await insertRun(store.db, {
+      appId: bootstrap.appId,
+      organizationId: bootstrap.organizationId,
+      actionId: 1,
+      mode: 'on-demand',
+      trigger: 'manual',
+      environment: 'live',
+      definition: { name: 'x', functions: [] } as never,
+      payload: {},
+      context: {},
+      queuedAt: ctx.nowIso(),
+    });
+    const claimed = await claimNextRun(store.db, 'worker-a', ctx.nowIso(), new Date(Date.now() + 60_000).toISOString());
+    expect(claimed?.id).toBe(runId);
+    const row = { id: runId, claimedBy: 'worker-a' };
+    const services = serverHostServices(ctx, { appId: bootstrap.appId, organizationId: bootstrap.organizationId, signal: new AbortController().signal, row });
+    const conn = services.dataSources.connect(ds.id);
+    await conn.insert({ n: 1 }); // the run is going: it lands
+    // Another worker's claim of the same row (the lease ran out) is not this run.
+    const foreign = serverHostServices(ctx, { appId: bootstrap.appId, organizationId: bootstrap.organizationId, row: { id: runId, claimedBy: 'worker-b' } });
+    await expect(foreign.dataSources.connect(ds.id).insert({ n: 2 })).rejects.toMatchObject(ended);
+    // The run's end is recorded (its log is written in that same transaction); its signal has not fired yet.
+    expect(await finishRun(store.db, runId, 'worker-a', 'failed', { ok: false } as never, ctx.nowIso())).toBe(true);
+    await expect(conn.insert({ n: 3 })).rejects.toMatchObject(ended);
+    await expect(services.notifications.create({ data: { text: 'late' } })).rejects.toMatchObject(ended);
+    expect((await entries(ds.id)).entries.map((e) => e.data)).toEqual([{ n: 1 }]);
   });
 
   it('a notification created as its run ends is not stored', async () => {

@@ -16,7 +16,13 @@ export async function executeRun(ctx: ServerContext, run: RunRow, signal: AbortS
   const screen = pageId ? screenFunction(pageId, await loadScreenScript(ctx.db, run.appId, pageId, run.environment)) : undefined;
   // Host calls of the run still in flight when it ends (its time limit, a crash) are cancelled with it.
   const ended = new AbortController();
-  const scope = { appId: run.appId, organizationId: run.organizationId, signal: AbortSignal.any([signal, ended.signal]), chain: runChain(run) };
+  const scope = {
+    appId: run.appId,
+    organizationId: run.organizationId,
+    signal: AbortSignal.any([signal, ended.signal]),
+    row: run.claimedBy ? { id: run.id, claimedBy: run.claimedBy } : undefined,
+    chain: runChain(run),
+  };
   try {
     return await runOn(ctx, run, runPipeline, serverHostServices(ctx, scope), signal, screen);
   } finally {

@@ -3,7 +3,7 @@ import type { HostServices } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
 import { dataSourceService } from '../data-sources/service.js';
 import { getNotificationService } from '../notifications/index.js';
-import { assertRunLive } from '../http/errors.js';
+import { assertRunLive } from '../store/run-liveness.js';
 import { DEFAULT_OUTBOUND, outboundRequest, type OutboundLimits } from './outbound-http.js';
 
 export interface RunScope {
@@ -11,19 +11,22 @@ export interface RunScope {
   organizationId: number;
   /** Aborted when the run ends: its outbound requests are cancelled, no data source call starts and no write commits. */
   signal?: AbortSignal;
+  /** The run's queue row: a write commits only while the row says the run is going (store/run-liveness.ts). */
+  row?: { id: number; claimedBy: string };
   /** How many log-triggered runs led to this one (0 unless it was triggered by a log). */
   chain?: number;
 }
 
 /** A run acts with the rights of its app (the data source access rules apply). */
 export function serverHostServices(ctx: ServerContext, scope: RunScope): HostServices {
-  const caller = { kind: 'app' as const, appId: scope.appId, organizationId: scope.organizationId, chain: scope.chain, signal: scope.signal };
+  const run = { signal: scope.signal, row: scope.row };
+  const caller = { kind: 'app' as const, appId: scope.appId, organizationId: scope.organizationId, chain: scope.chain, run };
   return {
     dataSources: { connect: (idOrName) => dataSourceService(ctx).connect(caller, idOrName) },
     notifications: {
       create: async (input) => {
-        assertRunLive(scope.signal);
-        return getNotificationService(ctx).create(scope.appId, input, { signal: scope.signal });
+        assertRunLive(run);
+        return getNotificationService(ctx).create(scope.appId, input, { run });
       },
     },
     http: (request) => {

@@ -1,4 +1,6 @@
-import { assertRunLive, HttpError } from '../http/errors.js';
+import type { Queryable } from '../db/database.js';
+import { HttpError } from '../http/errors.js';
+import { assertRunLive, assertRunLiveIn, type RunLiveness } from '../store/run-liveness.js';
 import type { TokenRecord } from '../store/identity.js';
 import { setOwn } from './query/values.js';
 import type { AccessRule, DataSourceRecord, Operation } from './types.js';
@@ -8,17 +10,22 @@ import type { AccessRule, DataSourceRecord, Operation } from './types.js';
  * - `token`: a REST call, with the caller's token (or none).
  * - `app`: server-side work of an app (pipeline runs): the rights of that app's API tokens, without per-token rules.
  *   `chain`: how many log-triggered runs led to this one (its writes' log records carry it, see log-triggers.ts).
- *   `signal`: aborted when the run ends; no call starts and no write commits after that.
+ *   `run`: the run's liveness; no call starts and no write commits once it has ended.
  * - `system`: trusted internal work; no checks.
  */
 export type Caller =
   | { kind: 'token'; token: TokenRecord | null }
-  | { kind: 'app'; appId: number; organizationId: number; chain?: number; signal?: AbortSignal }
+  | { kind: 'app'; appId: number; organizationId: number; chain?: number; run?: RunLiveness }
   | { kind: 'system' };
 
-/** Called last in a write's transaction: the write of a run that has ended meanwhile is rolled back (assertRunLive). */
+/** When a call starts: a run that has ended makes no more calls (store/run-liveness.ts). */
 export function assertCallerLive(caller: Caller): void {
-  if (caller.kind === 'app') assertRunLive(caller.signal);
+  if (caller.kind === 'app') assertRunLive(caller.run);
+}
+
+/** Last in a write's transaction: the write of a run that has ended meanwhile is rolled back (store/run-liveness.ts). */
+export async function assertCallerLiveIn(tx: Queryable, dialect: 'sqlite' | 'postgres', caller: Caller): Promise<void> {
+  if (caller.kind === 'app') await assertRunLiveIn(tx, dialect, caller.run);
 }
 
 /** What a granted operation may see: `include`/`exclude` of the granting rule. */

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { checkFilterFields } from '../http/nesting.js';
-import { assertCallerLive, authorize, filterColumns, hasColumnFilter, type Caller, type Grant } from './access.js';
+import { assertCallerLiveIn, authorize, filterColumns, hasColumnFilter, type Caller, type Grant } from './access.js';
 import { bumpDataVersion, emitLogs, resolveDataSource, takeSnapshot, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
 import { deleteAllEntries, deleteEntriesByIds, insertEntryRow, insertEntryRows } from './store/entries.js';
@@ -59,7 +59,7 @@ export async function importEntries(core: Core, caller: Caller, ref: DataSourceR
       ctx.nowIso(),
     );
     const version = await bumpDataVersion(tx, ds.id);
-    assertCallerLive(caller);
+    await assertCallerLiveIn(tx, ctx.db.dialect, caller);
     return { version, entries: append ? [...state.entries, ...inserted] : inserted };
   });
   core.cache.set(ds.id, result.version, result.entries);
@@ -108,7 +108,7 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
         caller,
         matches.map((e) => ({ type: 'dataSource.entry.delete' as const, entryId: e.id, columns: Object.keys(e.data) })),
       );
-      assertCallerLive(caller);
+      await assertCallerLiveIn(tx, ctx.db.dialect, caller);
       return { version, logs, next: state.entries.filter((e) => !ids.has(e.id)), count: matches.length };
     });
     if (!result) return { deletedCount: 0 };
@@ -196,7 +196,7 @@ export async function restoreVersion(core: Core, caller: Caller, ref: DataSource
     }
     const version = await bumpDataVersion(tx, ds.id);
     const { dataVersion: _, ...backup } = (await findVersion(tx, ds.id, backupId))!;
-    assertCallerLive(caller);
+    await assertCallerLiveIn(tx, ctx.db.dialect, caller);
     return { version, next, backup };
   });
   core.cache.set(ds.id, result.version, result.next);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { HttpError } from '../http/errors.js';
-import { assertCallerLive, authorize, type Caller } from './access.js';
+import { assertCallerLiveIn, authorize, type Caller } from './access.js';
 import { insertMany, nextOrder, withGrant } from './bulk-ops.js';
 import {
   bumpDataVersion,
@@ -220,7 +220,7 @@ async function applyCommit(core: Core, caller: Caller, ds: DataSourceRecord, bod
     for (const sent of updates) if (sent.clientId !== undefined) clientIds.push({ id: sent.id!, clientId: sent.clientId });
     const outcome: Receipt = { ...(clientIds.length ? { clientIds } : {}), ...(errors.length ? { errors } : {}) };
     if (receipt) await insertCommitReceipt(tx, receipt.key, { requestHash: receipt.hash, answer: outcome }, now);
-    assertCallerLive(caller);
+    await assertCallerLiveIn(tx, ctx.db.dialect, caller);
     return { applied: { version, next, logs, inserted, changed: [...changed.values()], outcome } } as const;
   });
 }

@@ -1,5 +1,5 @@
 import { HttpError } from '../http/errors.js';
-import { assertCallerLive, authorize, filterColumns, writtenData, type Caller } from './access.js';
+import { assertCallerLiveIn, authorize, filterColumns, writtenData, type Caller } from './access.js';
 import { bumpDataVersion, emitLogs, resolveDataSource, toView, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
 import { checkFileName } from './files.js';
 import { setOwn } from './query/values.js';
@@ -80,7 +80,7 @@ export async function insertEntry(core: Core, caller: Caller, ref: DataSourceRef
       const version = await bumpDataVersion(tx, ds.id);
       const logs = await writeEntryLogs(core, tx, ds, caller, [{ type: 'dataSource.entry.create', entryId: id, columns: Object.keys(data) }]);
       const entry: EntryRecord = { id, dataSourceId: ds.id, data, order: 0, createdAt: now, updatedAt: now };
-      assertCallerLive(caller);
+      await assertCallerLiveIn(tx, ctx.db.dialect, caller);
       return { entry, version, logs };
     });
     patchCache(core, ds.id, result.version, (prev) => [...prev, result.entry]);
@@ -106,7 +106,7 @@ export async function updateEntry(core: Core, caller: Caller, ref: DataSourceRef
     await updateEntryRow(tx, id, { data: JSON.stringify(data), now });
     const version = await bumpDataVersion(tx, ds.id);
     const logs = await writeEntryLogs(core, tx, ds, caller, [{ type: 'dataSource.entry.update', entryId: id, columns: Object.keys(changes) }]);
-    assertCallerLive(caller);
+    await assertCallerLiveIn(tx, ctx.db.dialect, caller);
     return { entry: { ...existing, data, updatedAt: now }, version, logs };
   });
   patchCache(core, ds.id, result.version, (prev) => prev.map((e) => (e.id === id ? result.entry : e)));
@@ -124,7 +124,7 @@ export async function deleteEntry(core: Core, caller: Caller, ref: DataSourceRef
     if (!existing || !(await deleteEntryRow(tx, ds.id, id))) throw entryNotFound(ds.id, id);
     const version = await bumpDataVersion(tx, ds.id);
     const logs = await writeEntryLogs(core, tx, ds, caller, [{ type: 'dataSource.entry.delete', entryId: id, columns: Object.keys(existing.data) }]);
-    assertCallerLive(caller);
+    await assertCallerLiveIn(tx, ctx.db.dialect, caller);
     return { version, logs };
   });
   patchCache(core, ds.id, result.version, (prev) => prev.filter((e) => e.id !== id));

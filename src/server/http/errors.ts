@@ -19,15 +19,6 @@ export class HttpError extends Error {
 export const badRequest = (message: string, details?: Record<string, unknown>) => new HttpError(400, 'INVALID_REQUEST', message, details);
 export const notFound = (what: string) => new HttpError(404, 'NOT_FOUND', `${what} not found`);
 
-/**
- * For a write of a server run: `signal` is aborted once the run has ended (its time limit, its thread's crash,
- * shutdown). Checked when a host call starts and last in a write's transaction, so that nothing a run writes
- * lands after its log record (a write still going is rolled back).
- */
-export function assertRunLive(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new HttpError(409, 'RUN_ENDED', 'The run that made this call has ended; the write was not applied');
-}
-
 export function errorBody(code: string, message: string, details?: Record<string, unknown>) {
   return { error: { code, message, ...(details ?? {}) }, message };
 }

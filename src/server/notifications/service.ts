@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import type { ServerContext } from '../context.js';
-import { assertRunLive, HttpError } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
+import { assertRunLiveIn, type RunLiveness } from '../store/run-liveness.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { compileQuery, scopeMatches } from './query.js';
 import { createPublisher } from './publish.js';
@@ -39,8 +40,8 @@ export const STATUS_MOVES: Readonly<Record<NotificationStatus, readonly Notifica
 };
 
 export interface NotificationService {
-  /** Creates one notification from a create body (validated; 400 naming the field); `signal`: of the run creating it (assertRunLive). */
-  create(appId: number, input: unknown, options?: { signal?: AbortSignal }): Promise<Notification>;
+  /** Creates one notification from a create body (validated; 400 naming the field); `run`: of the run creating it (store/run-liveness.ts). */
+  create(appId: number, input: unknown, options?: { run?: RunLiveness }): Promise<Notification>;
   /** Creates all or none of `{ notifications: [...] }`. */
   batch(appId: number, body: unknown): Promise<Notification[]>;
   update(appId: number, id: number, input: unknown): Promise<Notification>;
@@ -129,7 +130,7 @@ export function createNotificationService(ctx: ServerContext, options: Notificat
       const parsed = parseCreate(input);
       return db.transaction(async (tx) => {
         const created = await insertOne(tx, appId, parsed, '');
-        assertRunLive(options.signal);
+        await assertRunLiveIn(tx, db.dialect, options.run);
         return created;
       });
     },
