@@ -63,6 +63,13 @@ describe('media library', () => {
     });
     const sub = await b.api('POST', '/v1/media/folders', { json: { name: '2030', parentId: folder.body.id } });
     expect(sub.body).toMatchObject({ parentId: folder.body.id, organizationId: x.organizationId });
+    // The parent named as `folderId` (query or body) too; two different names for it are refused, not one ignored.
+    const viaQuery = await b.api('POST', `/v1/media/folders?folderId=${sub.body.id}`, { json: { name: 'Q3' } });
+    expect(viaQuery.body).toMatchObject({ parentId: sub.body.id });
+    const clash = await b.api('POST', `/v1/media/folders?folderId=${sub.body.id}`, { json: { name: 'Q4', parentId: folder.body.id } });
+    expect(clash.status).toBe(400);
+    expect(clash.body).toMatchObject({ error: { code: 'INVALID_FIELD' }, message: expect.stringContaining('parentId') });
+    await b.api('DELETE', `/v1/media/folders/${viaQuery.body.id}`);
 
     const res = await upload(
       form(

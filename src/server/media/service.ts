@@ -111,7 +111,9 @@ export function createMediaService(ctx: ServerContext, files: () => FileStorage)
 
     async createFolder(auth: TokenRecord, body: Record<string, unknown>): Promise<MediaFolderView> {
       // `folderId` is taken as another name of `parentId` (the folder the new folder goes in).
-      const { name, parentId = body.folderId, folderId: _alias, appId, organizationId, ...rest } = body;
+      const { name, parentId = body.folderId, folderId: alias, appId, organizationId, ...rest } = body;
+      if (alias !== undefined && String(alias) !== String(parentId))
+        throw new HttpError(400, 'INVALID_FIELD', `"folderId" (${String(alias)}) and "parentId" (${String(parentId)}) name different folders`);
       const unknown = Object.keys(rest)[0];
       if (unknown !== undefined)
         throw new HttpError(400, 'INVALID_FIELD', `Field "${unknown}" is unknown (a folder takes name, parentId, appId, organizationId)`);
