@@ -79,7 +79,7 @@ const detach = <T>(value: T): T => (value === undefined ? value : structuredClon
 export function createServerConnection(svc: Omit<DataSourceService, 'connect'>, caller: Caller, idOrName: number | string): DataSourceConnectionLike {
   const ref = toRef(idOrName);
   const connection: DataSourceConnectionLike = connectionOf(svc, caller, ref);
-  // No call of a run starts once the run has ended (a write already going is rolled back: assertCallerLive).
+  // No call of a run starts once the run has ended (a write already going is rolled back: assertCallerLiveIn).
   return Object.fromEntries(
     Object.entries(connection).map(([name, method]) => [
       name,
