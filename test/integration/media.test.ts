@@ -70,6 +70,11 @@ describe('media library', () => {
     expect(clash.status).toBe(400);
     expect(clash.body).toMatchObject({ error: { code: 'INVALID_FIELD' }, message: expect.stringContaining('parentId') });
     await b.api('DELETE', `/v1/media/folders/${viaQuery.body.id}`);
+    // A NUL in a name is refused alike on both databases (PostgreSQL text cannot hold it).
+    const nul = await b.api('POST', '/v1/media/folders', { json: { name: 'a\u0000b', parentId: folder.body.id } });
+    expect([nul.status, nul.body.error.code]).toEqual([400, 'INVALID_FIELD']);
+    const nulFile = await upload(form([['files[0]', 'q\u0000.txt', 'x']]), `?folderId=${folder.body.id}`);
+    expect([nulFile.status, nulFile.body.error?.code]).toEqual([400, 'INVALID_FIELD']);
 
     const res = await upload(
       form(

@@ -26,6 +26,8 @@ const BLOCKED = new Set(
 );
 
 export function checkFileName(name: string, field: string): void {
+  // PostgreSQL text cannot hold NUL: refused on both databases alike, with the same answer.
+  if (name.includes('\u0000')) throw new HttpError(400, 'INVALID_FIELD', `The name of a file of field "${field}" contains a NUL character`);
   const lower = name.toLowerCase();
   // Every extension counts: "report.pdf.exe" and "archive.tar.gz" are both refused.
   const parts = lower.split('.').slice(1);

@@ -117,8 +117,8 @@ export function createMediaService(ctx: ServerContext, files: () => FileStorage)
       const unknown = Object.keys(rest)[0];
       if (unknown !== undefined)
         throw new HttpError(400, 'INVALID_FIELD', `Field "${unknown}" is unknown (a folder takes name, parentId, appId, organizationId)`);
-      if (typeof name !== 'string' || name.trim() === '' || name.trim().length > 255)
-        throw new HttpError(400, 'INVALID_FIELD', 'Field "name" must be a non-empty string of at most 255 characters');
+      if (typeof name !== 'string' || name.trim() === '' || name.trim().length > 255 || name.includes('\u0000'))
+        throw new HttpError(400, 'INVALID_FIELD', 'Field "name" must be a non-empty string of at most 255 characters, without NUL');
       const { owner } = await placeOf(auth, { folderId: parentId, appId, organizationId });
       const parent = optionalId(parentId, 'parentId') ?? null;
       // The parent is read again, locked, in the insert's transaction: it may have been deleted meanwhile.
