@@ -113,6 +113,9 @@ function start(): WorkerLike | undefined {
   worker = spawn();
   return {
     postMessage(message) {
+      // The answer to a host call of a run its dead thread took along: the new thread numbers its calls afresh, so
+      // it would take the answer for a call of its own.
+      if (message.type === 'reply' && !inFlight.has(message.id)) return;
       if (message.type === 'warm') warm = message;
       if (message.type === 'run' && inFlight.add(message.id).size === 1) worker.ref();
       worker.postMessage(message);
