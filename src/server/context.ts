@@ -83,6 +83,12 @@ export interface ServerLimits {
   aggregateBytes: number;
   /** Time budget of one `aggregate`, ms (default 5 s; past it 422 QUERY_TIMEOUT). */
   aggregateTimeoutMs: number;
+  /**
+   * Parsed entries the in-process entry cache keeps, over all data sources (default 100,000). A data source with
+   * more is never cached: what needs its whole data set reads it from the database each time, and a single-entry
+   * write costs the same at any size (docs/data-sources.md, "Performance").
+   */
+  entryCacheEntries: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
@@ -97,6 +103,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   filterDepth: 64,
   aggregateBytes: 64 * 1024 * 1024,
   aggregateTimeoutMs: 5000,
+  entryCacheEntries: 100_000,
 };
 
 /** What every route module gets. */

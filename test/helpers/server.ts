@@ -28,6 +28,15 @@ export interface TestBackend {
  * Starts the real backend in-process on a random port (in-memory database unless dataDir is given;
  * with `IAR_TEST_DB=postgres`, a fresh PostgreSQL database dropped on close).
  */
+/**
+ * The entry cache on (the default budget) and off (`limits.entryCacheEntries: 0`, as for a data source larger than
+ * the budget): data source suites run under both, so an answer never depends on what the cache holds.
+ */
+export const ENTRY_CACHE_CASES = [
+  { cache: 'on', entryCacheEntries: 100_000 },
+  { cache: 'off', entryCacheEntries: 0 },
+] as const;
+
 export async function startTestBackend(options: ServerOptions = {}, clientConfig: ClientConfig = {}): Promise<TestBackend> {
   const database = testEngine === 'postgres' && options.dataDir === undefined && options.databaseUrl === undefined ? await createTestDatabase() : undefined;
   let server: RunningServer;

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { ENTRY_CACHE_CASES, startTestBackend, type TestBackend } from '../helpers/server.js';
 
 /**
  * Issue 14, "big answers are not materialised": a commit's answer (the whole data set) is spliced from the rows as
  * stored, not parsed, sorted and serialized again. It must equal, entry for entry and in the same order, what a
  * select of every entry answers; with a rule that hides columns the answer is built the former way, without them.
  */
-describe('data sources: the commit answer copied from the rows', () => {
+describe.each(ENTRY_CACHE_CASES)('data sources: the commit answer copied from the rows (entry cache $cache)', ({ entryCacheEntries }) => {
   let b: TestBackend;
   beforeAll(async () => {
-    b = await startTestBackend();
+    b = await startTestBackend({ limits: { entryCacheEntries } });
   });
   afterAll(() => b?.close());
 

@@ -1,19 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bootstrap } from '../../src/server/index.js';
-import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { ENTRY_CACHE_CASES, startTestBackend, type TestBackend } from '../helpers/server.js';
 
 /**
  * Commits that converge (issue 16, item 7): a sync client lists, then commits from a list that went stale, or
  * re-sends a commit whose answer it lost. Deleting a gone id is a no-op, updating one is reported per item while
  * the rest applies, and an Idempotency-Key makes a re-sent commit apply once (per token and data source).
  */
-describe('commits that converge', () => {
+describe.each(ENTRY_CACHE_CASES)('commits that converge (entry cache $cache)', ({ entryCacheEntries }) => {
   let b: TestBackend;
   let x: Bootstrap;
   let foreign: Bootstrap;
   let now = Date.parse('2030-01-01T00:00:00Z');
   beforeAll(async () => {
-    b = await startTestBackend({ clock: () => now });
+    b = await startTestBackend({ clock: () => now, limits: { entryCacheEntries } });
     x = b.server.bootstrap;
     foreign = await b.server.createOrganization('Foreign');
   });

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { ENTRY_CACHE_CASES, startTestBackend, type TestBackend } from '../helpers/server.js';
 
 /**
  * Issue 16 (review): an Idempotency-Key sent without a token, or with a page's client token that every visitor
  * holds, was one key space for all those callers: one visitor's key blocked another's commit (409), and a repeat
  * of another's body replayed that visitor's answer. Such callers' keys are also keyed by the body now.
  */
-describe('data sources: Idempotency-Key of callers who share an identity', () => {
+describe.each(ENTRY_CACHE_CASES)('data sources: Idempotency-Key of callers who share an identity (entry cache $cache)', ({ entryCacheEntries }) => {
   let b: TestBackend;
   let ds: number;
   beforeAll(async () => {
-    b = await startTestBackend();
+    b = await startTestBackend({ limits: { entryCacheEntries } });
     const x = b.server.bootstrap;
     ds = (
       await b.api('POST', `/v1/data-sources?appId=${x.appId}`, {

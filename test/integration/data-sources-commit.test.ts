@@ -2,13 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSourceConnection } from '../../src/index.js';
-import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { ENTRY_CACHE_CASES, startTestBackend, type TestBackend } from '../helpers/server.js';
 
-describe('data sources: commit, hooks, log events, concurrency', () => {
+describe.each(ENTRY_CACHE_CASES)('data sources: commit, hooks, log events, concurrency (entry cache $cache)', ({ entryCacheEntries }) => {
   let b: TestBackend;
   const studio = () => b.server.bootstrap.studioToken;
   beforeAll(async () => {
-    b = await startTestBackend();
+    b = await startTestBackend({ limits: { entryCacheEntries } });
   });
   afterAll(() => b.close());
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSourceConnection } from '../../src/index.js';
-import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { ENTRY_CACHE_CASES, startTestBackend, type TestBackend } from '../helpers/server.js';
 
-describe('data sources: query over HTTP', () => {
+describe.each(ENTRY_CACHE_CASES)('data sources: query over HTTP (entry cache $cache)', ({ entryCacheEntries }) => {
   let b: TestBackend;
   let people: DataSourceConnection;
   let peopleId: number;
@@ -11,7 +11,7 @@ describe('data sources: query over HTTP', () => {
   const names = (res: { body: any }) => res.body.entries.map((e: any) => e.data.name);
 
   beforeAll(async () => {
-    b = await startTestBackend();
+    b = await startTestBackend({ limits: { entryCacheEntries } });
     const ds = await b.client.DataSources.create({ name: 'People' });
     peopleId = ds.id;
     people = await b.client.DataSources.connect(ds.id);

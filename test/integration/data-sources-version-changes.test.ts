@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSourceConnection, DataSourceEntry as Entry } from '../../src/index.js';
-import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { ENTRY_CACHE_CASES, startTestBackend, type TestBackend } from '../helpers/server.js';
 
 /**
  * Issue 14, "versions must not copy the whole data source on every change": a version records the data version it
@@ -27,10 +27,10 @@ function random(seed: number): () => number {
 const byId = (entries: Entry[]) =>
   [...entries].sort((a, b) => a.id - b.id).map(({ id, data, order, createdAt, updatedAt }) => ({ id, data, order, createdAt, updatedAt }));
 
-describe('data sources: versions rebuilt from changes', () => {
+describe.each(ENTRY_CACHE_CASES)('data sources: versions rebuilt from changes (entry cache $cache)', ({ entryCacheEntries }) => {
   let b: TestBackend;
   beforeAll(async () => {
-    b = await startTestBackend({ limits: { dataSourceVersions: 8 } });
+    b = await startTestBackend({ limits: { dataSourceVersions: 8, entryCacheEntries } });
   });
   afterAll(() => b.close());
 

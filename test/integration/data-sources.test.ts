@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isApiError, isClientError, type DataSource } from '../../src/index.js';
-import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { ENTRY_CACHE_CASES, startTestBackend, type TestBackend } from '../helpers/server.js';
 
 /** Rejection of a promise, for asserting typed errors. */
 async function failure(promise: Promise<unknown>): Promise<any> {
@@ -12,12 +12,12 @@ async function failure(promise: Promise<unknown>): Promise<any> {
   throw new Error('expected a rejection');
 }
 
-describe('data sources: CRUD, entries, import, indexes', () => {
+describe.each(ENTRY_CACHE_CASES)('data sources: CRUD, entries, import, indexes (entry cache $cache)', ({ entryCacheEntries }) => {
   let b: TestBackend;
   let appId: number;
   let organizationId: number;
   beforeAll(async () => {
-    b = await startTestBackend();
+    b = await startTestBackend({ limits: { entryCacheEntries } });
     ({ appId, organizationId } = b.server.bootstrap);
   });
   afterAll(() => b.close());

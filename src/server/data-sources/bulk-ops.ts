@@ -3,6 +3,7 @@ import { HttpError } from '../http/errors.js';
 import { checkFilterFields } from '../http/nesting.js';
 import { assertCallerLiveIn, authorize, filterColumns, hasColumnFilter, type Caller, type Grant } from './access.js';
 import { bumpDataVersion, emitLogs, resolveDataSource, takeSnapshot, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
+import { advanceSummary, summarizeDataSet } from './summary.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
 import { deleteAllEntries, deleteEntriesByIds, insertEntryRow, insertEntryRows } from './store/entries.js';
 import { changesAfter } from './store/changes.js';
@@ -31,12 +32,6 @@ export async function insertMany(
   return items.map(({ data, order }, i) => ({ id: ids[i]!, dataSourceId: ds.id, data, order, createdAt: now, updatedAt: now }));
 }
 
-export const nextOrder = (entries: readonly EntryRecord[]) => {
-  let max = -1;
-  for (const e of entries) if (e.order > max) max = e.order;
-  return max + 1;
-};
-
 /** `POST .../data`: replaces the entries (or appends with `append`); `[]` without append truncates. */
 export async function importEntries(core: Core, caller: Caller, ref: DataSourceRef, input: unknown, append: boolean): Promise<void> {
   const { ctx } = core;
@@ -47,11 +42,12 @@ export async function importEntries(core: Core, caller: Caller, ref: DataSourceR
   if (rows.length > 0 || append) authorize(ds, 'insert', caller);
   if (!append) authorize(ds, 'delete', caller);
   if (append && rows.length === 0) return;
+  // The data set is never loaded: its summary (count, columns, next order) is what the version and an append need.
   const result = await ctx.db.transaction(async (tx) => {
-    const state = await core.cache.entriesIn(tx, ds.id);
+    const state = await summarizeDataSet(core, tx, ds);
     await takeSnapshot(core, tx, ds, state, !append && rows.length === 0 ? 'truncate' : 'import', caller);
     if (!append) await deleteAllEntries(tx, ds.id);
-    const base = append ? nextOrder(state.entries) : 0;
+    const base = append ? state.nextOrder : 0;
     const inserted = await insertMany(
       tx,
       ds,
@@ -60,9 +56,11 @@ export async function importEntries(core: Core, caller: Caller, ref: DataSourceR
     );
     const version = await bumpDataVersion(tx, ds.id);
     await assertCallerLiveIn(tx, ctx.db.dialect, caller);
-    return { version, entries: append ? [...state.entries, ...inserted] : inserted };
+    const entries = !append ? inserted : state.entries ? state.entries.concat(inserted) : undefined;
+    return { version, entries, state, inserted };
   });
-  core.cache.set(ds.id, result.version, result.entries);
+  if (result.entries) core.cache.set(ds.id, result.version, result.entries);
+  if (append) advanceSummary(core, ds, result.version, result.inserted, result.state);
 }
 
 /** Loads a joined data source (same organization as the parent), checking the caller may read it. */

@@ -10,6 +10,10 @@ import type { EntryRecord } from './types.js';
  *
  * Cached arrays and entry objects are shared and must never be mutated: writers build new arrays
  * (copy-on-write) and new entry objects.
+ *
+ * Memory is bounded by `maxEntries` (`limits.entryCacheEntries`), counted over all data sources, each counting
+ * at least 1; the least recently used go first. A data source larger than the budget is never cached, so a
+ * single-entry write never copies more than the budget.
  */
 export interface EntryCache {
   /** The entries at the current version, loading them (in one transaction) when the cache is stale. */
@@ -23,15 +27,25 @@ export interface EntryCache {
   drop(dataSourceId: number): void;
 }
 
-export function createEntryCache(options: { maxSources?: number } = {}): EntryCache {
-  const maxSources = options.maxSources ?? 64;
+export function createEntryCache(options: { maxEntries?: number } = {}): EntryCache {
+  const maxEntries = options.maxEntries ?? 100_000;
   const cache = new Map<number, { version: number; entries: readonly EntryRecord[] }>();
+  let held = 0;
+  const weight = (entries: readonly EntryRecord[]) => entries.length + 1;
+  const remove = (id: number) => {
+    const current = cache.get(id);
+    if (!current) return;
+    held -= weight(current.entries);
+    cache.delete(id);
+  };
   const set = (id: number, version: number, entries: readonly EntryRecord[]) => {
     const current = cache.get(id);
     if (current && current.version > version) return; // a newer state is already cached
-    cache.delete(id);
+    remove(id);
+    if (weight(entries) > maxEntries) return; // too large to keep: read from the database when needed
     cache.set(id, { version, entries });
-    while (cache.size > maxSources) cache.delete(cache.keys().next().value!);
+    held += weight(entries);
+    while (held > maxEntries) remove(cache.keys().next().value!);
   };
   const hitAt = (id: number, version: number) => {
     const hit = cache.get(id);
@@ -64,8 +78,6 @@ export function createEntryCache(options: { maxSources?: number } = {}): EntryCa
       return hit && hit.version === version ? hit.entries : undefined;
     },
     set,
-    drop(id) {
-      cache.delete(id);
-    },
+    drop: remove,
   };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { HttpError } from '../http/errors.js';
 import { assertCallerLiveIn, authorize, type Caller } from './access.js';
-import { insertMany, nextOrder, withGrant } from './bulk-ops.js';
+import { insertMany, withGrant } from './bulk-ops.js';
 import {
   bumpDataVersion,
   byDefaultOrder,
@@ -16,7 +16,8 @@ import {
 } from './core.js';
 import { pendingWebHooks, runOperationHooks } from './hooks.js';
 import { findCommitReceipt, insertCommitReceipt, pruneCommitReceipts, type ReceiptKey } from './store/commit-receipts.js';
-import { deleteAllEntries, deleteEntriesByIds, updateEntryRow } from './store/entries.js';
+import { deleteAllEntries, deleteEntriesByIds, findEntriesByIds, updateEntryRow } from './store/entries.js';
+import { advanceSummary, summarizeDataSet } from './summary.js';
 import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
 import { checkCommitBody, type CommitBody } from './validate.js';
 
@@ -100,10 +101,11 @@ export async function commitEntries(
   const hash = idempotency ? hashOf(input) : '';
   const receipt = idempotency && { key: receiptKeyOf(ds, caller, idempotency.key, hash), hash };
 
-  const answer = async (outcome: Receipt, replayed: boolean): Promise<CommitResult> => {
+  /** `entries`: the data set right after this commit; a replay reads it as it is now. */
+  const answer = async (outcome: Receipt, replayed: boolean, entries?: readonly EntryRecord[]): Promise<CommitResult> => {
     const out: CommitResult = {};
     if (body.returnEntries) {
-      const entries = await core.cache.entries(ctx.db, ds.id);
+      entries ??= await core.cache.entries(ctx.db, ds.id);
       out.entries = withGrant([...entries].sort(byDefaultOrder), readGrant).map(toView);
     }
     if (outcome.clientIds?.length) out.clientIds = outcome.clientIds;
@@ -137,11 +139,13 @@ export async function commitEntries(
     return answer(result.replayed.answer as Receipt, true);
   }
   const applied = result.applied;
-  core.cache.set(ds.id, applied.version, applied.next);
+  if (applied.next) core.cache.set(ds.id, applied.version, applied.next);
+  if (applied.appendedOnly) advanceSummary(core, ds, applied.version, applied.inserted, applied.appendedOnly);
   emitLogs(core, applied.logs);
   if (body.runHooks.includes('insert')) for (const e of applied.inserted) core.webhooks.fire(ds, pendingWebHooks(ds, 'insert', e, core.matcher));
   if (body.runHooks.includes('update')) for (const e of applied.changed) core.webhooks.fire(ds, pendingWebHooks(ds, 'update', e, core.matcher));
-  return answer(applied.outcome, false);
+  // The state this commit produced, not read again: a data source too large for the entry cache is loaded once.
+  return answer(applied.outcome, false, applied.next);
 }
 
 /** The transaction of a commit: the receipt (if any) is checked and written in it, so a commit applies once. */
@@ -154,9 +158,15 @@ async function applyCommit(core: Core, caller: Caller, ds: DataSourceRecord, bod
       const found = await findCommitReceipt(tx, receipt.key);
       if (found) return { replayed: found } as const;
     }
-    const state = await core.cache.entriesIn(tx, ds.id);
+    // A full replacement needs every entry; an append (`append: true`) only those it names, unless the entry cache
+    // holds them all: a data source too large for the cache is never loaded for it.
+    const summary = body.append ? await summarizeDataSet(core, tx, ds) : undefined;
+    const state = summary ? summary.entries && { version: summary.version, entries: summary.entries } : await core.cache.entriesIn(tx, ds.id);
     const byId = new Map<number, EntryRecord>();
-    for (const e of state.entries) byId.set(e.id, e);
+    const named = state
+      ? state.entries
+      : await findEntriesByIds(tx, ds.id, [...body.entries.flatMap((e) => (e.id === undefined ? [] : [e.id])), ...body.delete]);
+    for (const e of named) byId.set(e.id, e);
     // Updates of entries removed since the client listed them: reported, not applied.
     const errors: CommitItemError[] = [];
     body.entries.forEach((e, i) => {
@@ -171,9 +181,9 @@ async function applyCommit(core: Core, caller: Caller, ds: DataSourceRecord, bod
     });
     const updates = body.entries.filter((e) => e.id !== undefined && byId.has(e.id));
     const sentIds = new Set(updates.map((e) => e.id!));
-    const removed = body.append ? body.delete.filter((id) => byId.has(id)) : state.entries.filter((e) => !sentIds.has(e.id)).map((e) => e.id);
+    const removed = body.append ? body.delete.filter((id) => byId.has(id)) : state!.entries.filter((e) => !sentIds.has(e.id)).map((e) => e.id);
     if (removed.length) authorize(ds, 'delete', caller);
-    await takeSnapshot(core, tx, ds, state, 'commit', caller);
+    await takeSnapshot(core, tx, ds, summary ?? state!, 'commit', caller);
 
     const now = ctx.nowIso();
     if (removed.length) {
@@ -182,7 +192,7 @@ async function applyCommit(core: Core, caller: Caller, ds: DataSourceRecord, bod
     }
     const events: EntryEvent[] = [];
     const changed = new Map<number, EntryRecord>();
-    const base = body.append ? nextOrder(state.entries) : 0;
+    const base = summary ? summary.nextOrder : 0;
     for (let i = 0; i < body.entries.length; i++) {
       const sent = body.entries[i]!;
       if (sent.id === undefined) continue;
@@ -209,9 +219,13 @@ async function applyCommit(core: Core, caller: Caller, ds: DataSourceRecord, bod
     for (const id of removed) events.push({ type: 'dataSource.entry.delete', entryId: id, columns: Object.keys(byId.get(id)!.data) });
     const version = await bumpDataVersion(tx, ds.id);
     const logs = await writeEntryLogs(core, tx, ds, caller, events);
-    const next: EntryRecord[] = [];
-    for (const e of state.entries) if (!removedSet.has(e.id)) next.push(changed.get(e.id) ?? e);
-    next.push(...inserted);
+    // The data set after the commit, when the one before was in memory (else it is read when needed).
+    let next: EntryRecord[] | undefined;
+    if (state) {
+      next = [];
+      for (const e of state.entries) if (!removedSet.has(e.id)) next.push(changed.get(e.id) ?? e);
+      for (const e of inserted) next.push(e);
+    }
     const clientIds: { id: number; clientId: unknown }[] = [];
     inserted.forEach((e, k) => {
       const sent = body.entries[insertIndexes[k]!]!;
@@ -221,7 +235,9 @@ async function applyCommit(core: Core, caller: Caller, ds: DataSourceRecord, bod
     const outcome: Receipt = { ...(clientIds.length ? { clientIds } : {}), ...(errors.length ? { errors } : {}) };
     if (receipt) await insertCommitReceipt(tx, receipt.key, { requestHash: receipt.hash, answer: outcome }, now);
     await assertCallerLiveIn(tx, ctx.db.dialect, caller);
-    return { applied: { version, next, logs, inserted, changed: [...changed.values()], outcome } } as const;
+    // Only an append that inserts moves the summary on (an update or removal may take a column away).
+    const appendedOnly = summary && changed.size === 0 && removed.length === 0 ? summary : undefined;
+    return { applied: { version, next, logs, inserted, changed: [...changed.values()], outcome, appendedOnly } } as const;
   });
 }
 

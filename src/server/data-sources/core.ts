@@ -8,6 +8,7 @@ import { createFileStorage, type FileStorage } from './files.js';
 import { createWebHookRunner, type Matcher } from './hooks.js';
 import { compileWhere } from './engine.js';
 import { findDataSourceById, findDataSourcesByName, bumpDataVersion } from './store/data-sources.js';
+import { createSummaryMemo, summaryOf, type DataSetSummary, type SummaryMemo } from './summary.js';
 import { insertLogs, type LogInit } from './store/logs.js';
 import { markLogEvents } from '../db/shared-events.js';
 import { insertVersion, pruneVersions } from './store/versions.js';
@@ -17,6 +18,8 @@ import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
 export interface Core {
   ctx: ServerContext;
   cache: EntryCache;
+  /** Count, columns and next order of data sources the entry cache does not hold (summary.ts). */
+  summaries: SummaryMemo;
   files: FileStorage;
   webhooks: ReturnType<typeof createWebHookRunner>;
   matcher: Matcher;
@@ -26,7 +29,8 @@ export function createCore(ctx: ServerContext): Core {
   let files: FileStorage | undefined;
   return {
     ctx,
-    cache: createEntryCache(),
+    cache: createEntryCache({ maxEntries: ctx.limits.entryCacheEntries }),
+    summaries: createSummaryMemo(),
     // Created on first use so a server that never stores a file makes no folder.
     get files() {
       return (files ??= createFileStorage(ctx));
@@ -92,35 +96,28 @@ export const toView = (entry: EntryRecord): EntryView => ({
 /** Default order of entries: `order` ASC, then `id` DESC. */
 export const byDefaultOrder = (a: EntryRecord, b: EntryRecord) => a.order - b.order || b.id - a.id;
 
-/** Columns of a data source: the declared ones, else every key seen in the entries (first seen first). */
-export function columnsOf(ds: DataSourceRecord, entries: readonly EntryRecord[]): string[] {
-  if (ds.columns) return ds.columns;
-  const seen = new Set<string>();
-  for (const e of entries) for (const key of Object.keys(e.data)) seen.add(key);
-  return [...seen];
-}
-
 /**
- * Records the state before a change (`state`: the entries at `data_version` `state.version`) as a version, and
- * prunes old versions. Nothing is copied: the version is rebuilt on read from the entries and the changes after
- * it (store/changes.ts), so the cost is that of the change, not of the data set.
+ * Records the state before a change (`state`: the data set at `data_version` `state.version`, or its summary) as
+ * a version, and prunes old versions. Nothing is copied: the version is rebuilt on read from the entries and the
+ * changes after it (store/changes.ts), so the cost is that of the change, not of the data set.
  */
 export async function takeSnapshot(
   core: Core,
   tx: Queryable,
   ds: DataSourceRecord,
-  state: { version: number; entries: readonly EntryRecord[] },
+  state: { version: number; entries: readonly EntryRecord[] } | DataSetSummary,
   action: string,
   caller: Caller,
 ): Promise<number> {
   const token = caller.kind === 'token' ? caller.token : null;
+  const summary = 'entries' in state ? summaryOf(ds, state) : state;
   const id = await insertVersion(tx, {
     dataSourceId: ds.id,
     action,
-    columns: columnsOf(ds, state.entries),
-    count: state.entries.length,
-    key: `data-sources/${ds.id}/versions/at-${state.version}-${randomUUID()}`,
-    dataVersion: state.version,
+    columns: summary.columns,
+    count: summary.count,
+    key: `data-sources/${ds.id}/versions/at-${summary.version}-${randomUUID()}`,
+    dataVersion: summary.version,
     userId: token?.id ?? null,
     userName: token?.name ?? (caller.kind === 'app' ? 'App action' : 'System'),
     now: core.ctx.nowIso(),

@@ -196,6 +196,7 @@ export async function deleteOne(core: Core, caller: Caller, ref: DataSourceRef):
   await dropAllIndexes(core.ctx.db, ds.id);
   await core.ctx.db.transaction((tx) => deleteDataSourceRow(tx, ds.id));
   core.cache.drop(ds.id);
+  core.summaries.drop(ds.id);
   await core.files.removeDataSource(ds.id);
 }
 

@@ -2,6 +2,7 @@ import { HttpError } from '../http/errors.js';
 import { assertCallerLiveIn, authorize, filterColumns, writtenData, type Caller } from './access.js';
 import { bumpDataVersion, emitLogs, resolveDataSource, toView, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
 import { checkFileName } from './files.js';
+import { advanceSummary } from './summary.js';
 import { setOwn } from './query/values.js';
 import { pendingWebHooks, runOperationHooks } from './hooks.js';
 import { deleteEntryRow, findEntry, insertEntryRow, updateEntryRow } from './store/entries.js';
@@ -25,10 +26,14 @@ export async function getEntry(core: Core, caller: Caller, ref: DataSourceRef, i
   return toView({ ...entry, data: filterColumns(entry.data, grant) });
 }
 
-/** Patches the cache after a single-entry write when it held the previous version. */
-function patchCache(core: Core, dataSourceId: number, version: number, patch: (entries: readonly EntryRecord[]) => EntryRecord[]): void {
+/**
+ * Patches the cache after a single-entry write when it held the previous version (a copy of at most
+ * `limits.entryCacheEntries` entries: larger data sources are not cached).
+ */
+function patchCache(core: Core, dataSourceId: number, version: number, patch: (entries: readonly EntryRecord[]) => EntryRecord[] | undefined): void {
   const previous = core.cache.peek(dataSourceId, version - 1);
-  if (previous) core.cache.set(dataSourceId, version, patch(previous));
+  const next = previous && patch(previous);
+  if (next) core.cache.set(dataSourceId, version, next);
 }
 
 export async function insertEntry(core: Core, caller: Caller, ref: DataSourceRef, input: unknown, files: readonly UploadedFile[] = []): Promise<EntryView> {
@@ -83,7 +88,8 @@ export async function insertEntry(core: Core, caller: Caller, ref: DataSourceRef
       await assertCallerLiveIn(tx, ctx.db.dialect, caller);
       return { entry, version, logs };
     });
-    patchCache(core, ds.id, result.version, (prev) => [...prev, result.entry]);
+    patchCache(core, ds.id, result.version, (prev) => prev.concat([result.entry]));
+    advanceSummary(core, ds, result.version, [result.entry]);
     emitLogs(core, result.logs);
     core.webhooks.fire(ds, pendingWebHooks(ds, 'insert', result.entry, core.matcher));
     return toView({ ...result.entry, data: writtenData(ds, caller, result.entry.data, sent) });
@@ -109,7 +115,13 @@ export async function updateEntry(core: Core, caller: Caller, ref: DataSourceRef
     await assertCallerLiveIn(tx, ctx.db.dialect, caller);
     return { entry: { ...existing, data, updatedAt: now }, version, logs };
   });
-  patchCache(core, ds.id, result.version, (prev) => prev.map((e) => (e.id === id ? result.entry : e)));
+  patchCache(core, ds.id, result.version, (prev) => {
+    const next = prev.slice();
+    const at = next.findIndex((e) => e.id === id);
+    if (at < 0) return undefined; // not the state it should be: reloaded when next needed
+    next[at] = result.entry;
+    return next;
+  });
   emitLogs(core, result.logs);
   core.webhooks.fire(ds, pendingWebHooks(ds, 'update', result.entry, core.matcher));
   return toView({ ...result.entry, data: writtenData(ds, caller, result.entry.data, Object.keys(changes)) });

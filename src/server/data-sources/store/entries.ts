@@ -40,6 +40,36 @@ export async function loadEntries(db: Queryable, dataSourceId: number): Promise<
   return entries;
 }
 
+/** Count and highest `sort_order` of a data source's entries (one indexed read). */
+export async function countEntries(db: Queryable, dataSourceId: number): Promise<{ count: number; maxOrder: number | null }> {
+  const row = await db.get<{ count: number | string; max_order: number | string | null }>(
+    'SELECT COUNT(*) AS count, MAX(sort_order) AS max_order FROM data_source_entries WHERE data_source_id = ?',
+    [dataSourceId],
+  );
+  return { count: Number(row?.count ?? 0), maxOrder: row?.max_order === null || row?.max_order === undefined ? null : Number(row.max_order) };
+}
+
+/** A page of entries' data (ids above `afterId`, oldest first), still as JSON text: for scans that keep nothing. */
+export async function entryDataPage(db: Queryable, dataSourceId: number, afterId: number, limit: number): Promise<{ id: number; data: string }[]> {
+  return db.all<{ id: number; data: string }>('SELECT id, data FROM data_source_entries WHERE data_source_id = ? AND id > ? ORDER BY id LIMIT ?', [
+    dataSourceId,
+    afterId,
+    limit,
+  ]);
+}
+
+/** The entries of these ids that exist (any order). */
+export async function findEntriesByIds(db: Queryable, dataSourceId: number, ids: readonly number[]): Promise<EntryRecord[]> {
+  const out: EntryRecord[] = [];
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += 500) {
+    const chunk = unique.slice(i, i + 500);
+    const rows = await db.all<RawEntryRow>(`${SELECT} WHERE data_source_id = ? AND id IN (${chunk.map(() => '?').join(', ')})`, [dataSourceId, ...chunk]);
+    for (const row of rows) out.push(entryFromRow(dataSourceId, row));
+  }
+  return out;
+}
+
 export async function findEntry(db: Queryable, dataSourceId: number, id: number): Promise<EntryRecord | undefined> {
   const row = await db.get<RawEntryRow>(`${SELECT} WHERE data_source_id = ? AND id = ?`, [dataSourceId, id]);
   return row && entryFromRow(dataSourceId, row);
@@ -96,11 +126,6 @@ export async function deleteEntriesByIds(db: Queryable, dataSourceId: number, id
     changes += (await db.run(`DELETE FROM data_source_entries WHERE data_source_id = ? AND id IN (${marks})`, [dataSourceId, ...chunk] as SqlValue[])).changes;
   }
   return changes;
-}
-
-export async function maxOrder(db: Queryable, dataSourceId: number): Promise<number> {
-  const row = await db.get<{ m: number | null }>('SELECT MAX(sort_order) AS m FROM data_source_entries WHERE data_source_id = ?', [dataSourceId]);
-  return row?.m ?? -1;
 }
 
 const BATCH = 200;

@@ -1,0 +1,119 @@
+import type { Queryable } from '../db/database.js';
+import type { Core } from './core.js';
+import { dataVersion } from './store/data-sources.js';
+import { countEntries, entryDataPage } from './store/entries.js';
+import type { DataSourceRecord, EntryRecord } from './types.js';
+
+/**
+ * What a version records of the data set it keeps (count, columns), and where an append goes on (next order),
+ * known without holding the data set: a data source larger than the entry cache's budget is never loaded for an
+ * append (import, commit) or a version record.
+ */
+export interface DataSetSummary {
+  /** The `data_version` the summary is of. */
+  version: number;
+  count: number;
+  columns: string[];
+  /** `order` of an entry appended after all others. */
+  nextOrder: number;
+}
+
+/** A data source's undeclared columns: every key seen in the entries, oldest entry first, first seen first. */
+function seenColumns(entries: readonly EntryRecord[]): string[] {
+  const seen = new Set<string>();
+  for (const e of entries) for (const key of Object.keys(e.data)) seen.add(key);
+  return [...seen];
+}
+
+/** Columns of a data source: the declared ones, else every key seen in the entries (first seen first). */
+export function columnsOf(ds: DataSourceRecord, entries: readonly EntryRecord[]): string[] {
+  return ds.columns ?? seenColumns(entries);
+}
+
+export function summaryOf(ds: DataSourceRecord, state: { version: number; entries: readonly EntryRecord[] }): DataSetSummary {
+  let max = -1;
+  for (const e of state.entries) if (e.order > max) max = e.order;
+  return { version: state.version, count: state.entries.length, columns: columnsOf(ds, state.entries), nextOrder: max + 1 };
+}
+
+interface Memo {
+  version: number;
+  count: number;
+  /** Undefined when the columns were declared when it was taken (not scanned). */
+  seen: string[] | undefined;
+  nextOrder: number;
+}
+
+/** The last summary of each data source (at most `max`, least recently used first out): a few numbers and names each. */
+export interface SummaryMemo {
+  get(dataSourceId: number, version: number): Memo | undefined;
+  set(dataSourceId: number, memo: Memo): void;
+  drop(dataSourceId: number): void;
+}
+
+export function createSummaryMemo(max = 1024): SummaryMemo {
+  const memos = new Map<number, Memo>();
+  return {
+    get(id, version) {
+      const memo = memos.get(id);
+      if (!memo || memo.version !== version) return undefined;
+      memos.delete(id);
+      memos.set(id, memo);
+      return memo;
+    },
+    set(id, memo) {
+      memos.delete(id);
+      memos.set(id, memo);
+      while (memos.size > max) memos.delete(memos.keys().next().value!);
+    },
+    drop: (id) => void memos.delete(id),
+  };
+}
+
+const SCAN_PAGE = 5000;
+
+/**
+ * The summary of the data set inside a write's transaction: from the entry cache when it holds this version,
+ * else from the memo of this version, else counted in SQL with the undeclared columns read in pages whose rows
+ * are dropped at once (the same keys in the same order as `columnsOf`). `entries`: the cached data set, if any.
+ */
+export async function summarizeDataSet(core: Core, tx: Queryable, ds: DataSourceRecord): Promise<DataSetSummary & { entries?: readonly EntryRecord[] }> {
+  const version = (await dataVersion(tx, ds.id)) ?? -1;
+  const cached = core.cache.peek(ds.id, version);
+  if (cached) return { ...summaryOf(ds, { version, entries: cached }), entries: cached };
+  let memo = core.summaries.get(ds.id, version);
+  if (!memo || (!ds.columns && !memo.seen)) {
+    const { count, maxOrder } = await countEntries(tx, ds.id);
+    memo = { version, count, seen: ds.columns ? undefined : await scanColumns(tx, ds.id), nextOrder: (maxOrder ?? -1) + 1 };
+    core.summaries.set(ds.id, memo);
+  }
+  return { version, count: memo.count, columns: ds.columns ?? memo.seen!, nextOrder: memo.nextOrder };
+}
+
+async function scanColumns(tx: Queryable, dataSourceId: number): Promise<string[]> {
+  const seen = new Set<string>();
+  for (let after = 0; ; ) {
+    const page = await entryDataPage(tx, dataSourceId, after, SCAN_PAGE);
+    for (const row of page) for (const key of Object.keys(JSON.parse(row.data) as object)) seen.add(key);
+    if (page.length < SCAN_PAGE) return [...seen];
+    after = page[page.length - 1]!.id;
+  }
+}
+
+/**
+ * After a write that only appended `inserted` and produced `version`: the memo moves on from the one of
+ * `version - 1` (or from `from`, the summary the write took of that version), since count, columns and next order
+ * follow from what was added. Any other write leaves the memo behind, so the next summary is taken afresh.
+ */
+export function advanceSummary(core: Core, ds: DataSourceRecord, version: number, inserted: readonly EntryRecord[], from?: DataSetSummary): void {
+  const before =
+    core.summaries.get(ds.id, version - 1) ??
+    (from && from.version === version - 1
+      ? { version: from.version, count: from.count, seen: ds.columns ? undefined : from.columns, nextOrder: from.nextOrder }
+      : undefined);
+  if (!before) return;
+  let next = before.nextOrder;
+  for (const e of inserted) if (e.order >= next) next = e.order + 1;
+  const seen = before.seen && [...new Set([...before.seen, ...seenColumns(inserted)])];
+  core.summaries.set(ds.id, { version, count: before.count + inserted.length, seen, nextOrder: next });
+}
