@@ -84,8 +84,8 @@ export interface ServerLimits {
   /** Time budget of one `aggregate`, ms (default 5 s; past it 422 QUERY_TIMEOUT). */
   aggregateTimeoutMs: number;
   /**
-   * Parsed entries the in-process entry cache keeps, over all data sources (default 100,000). A data source with
-   * more is never cached: what needs its whole data set reads it from the database each time, and a single-entry
+   * Parsed entries the in-process entry cache keeps, over all data sources (default 100,000; an entry counts 1
+   * whatever its size). A data source with more is never cached: what needs its whole data set reads it from the database each time, and a single-entry
    * write costs the same at any size (docs/data-sources.md, "Performance").
    */
   entryCacheEntries: number;

@@ -4,6 +4,8 @@ import { checkFilterFields } from '../http/nesting.js';
 import { assertCallerLiveIn, authorize, filterColumns, hasColumnFilter, type Caller, type Grant } from './access.js';
 import { bumpDataVersion, emitLogs, resolveDataSource, takeSnapshot, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
 import { advanceSummary, summarizeDataSet } from './summary.js';
+import { deleteTranslates, entriesMatching, SqlMatchFailed } from './sql-delete.js';
+import { dataVersion } from './store/data-sources.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
 import { deleteAllEntries, deleteEntriesByIds, insertEntryRow, insertEntryRows } from './store/entries.js';
 import { changesAfter } from './store/changes.js';
@@ -89,28 +91,45 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
     // The where sees only the columns the delete rule shows (it cannot probe hidden ones).
     const grant = authorize(ds, 'delete', caller);
     const test = compileWhere(body.where ?? {});
-    const result = await ctx.db.transaction(async (tx) => {
-      const state = await core.cache.entriesIn(tx, ds.id);
-      const visible = withGrant(state.entries, grant);
-      const matches = state.entries.filter((_, i) => test(visible[i]!));
-      if (matches.length === 0) return undefined;
-      await takeSnapshot(core, tx, ds, state, 'delete', caller);
-      const ids = new Set(matches.map((e) => e.id));
-      if (matches.length === state.entries.length) await deleteAllEntries(tx, ds.id);
-      else await deleteEntriesByIds(tx, ds.id, [...ids]);
-      const version = await bumpDataVersion(tx, ds.id);
-      const logs = await writeEntryLogs(
-        core,
-        tx,
-        ds,
-        caller,
-        matches.map((e) => ({ type: 'dataSource.entry.delete' as const, entryId: e.id, columns: Object.keys(e.data) })),
-      );
-      await assertCallerLiveIn(tx, ctx.db.dialect, caller);
-      return { version, logs, next: state.entries.filter((e) => !ids.has(e.id)), count: matches.length };
-    });
+    // The database finds the matches when its answer is exact and no column is hidden; the JS evaluator goes
+    // through the data set when the entry cache holds it anyway, or when the database refuses the statement.
+    const bySql = !hasColumnFilter(grant) && deleteTranslates(body.where);
+    const run = (useSql: boolean) =>
+      ctx.db.transaction(async (tx) => {
+        const current = (await dataVersion(tx, ds.id)) ?? -1;
+        const cached = core.cache.peek(ds.id, current);
+        const state = useSql && !cached ? undefined : cached ? { version: current, entries: cached } : await core.cache.entriesIn(tx, ds.id);
+        let matches: { id: number; data: Record<string, unknown> }[];
+        if (state) {
+          const visible = withGrant(state.entries, grant);
+          matches = state.entries.filter((_, i) => test(visible[i]!));
+        } else matches = (await entriesMatching(tx, ctx.db.dialect, ds.id, body.where))!;
+        if (matches.length === 0) return undefined;
+        const summary = state ? undefined : await summarizeDataSet(core, tx, ds);
+        await takeSnapshot(core, tx, ds, state ?? summary!, 'delete', caller);
+        const ids = new Set(matches.map((e) => e.id));
+        if (matches.length === (state ? state.entries.length : summary!.count)) await deleteAllEntries(tx, ds.id);
+        else await deleteEntriesByIds(tx, ds.id, [...ids]);
+        const version = await bumpDataVersion(tx, ds.id);
+        const logs = await writeEntryLogs(
+          core,
+          tx,
+          ds,
+          caller,
+          matches.map((e) => ({ type: 'dataSource.entry.delete' as const, entryId: e.id, columns: Object.keys(e.data) })),
+        );
+        await assertCallerLiveIn(tx, ctx.db.dialect, caller);
+        return { version, logs, next: state?.entries.filter((e) => !ids.has(e.id)), count: matches.length };
+      });
+    let result: Awaited<ReturnType<typeof run>>;
+    try {
+      result = await run(bySql);
+    } catch (error) {
+      if (!(error instanceof SqlMatchFailed)) throw error;
+      result = await run(false);
+    }
     if (!result) return { deletedCount: 0 };
-    core.cache.set(ds.id, result.version, result.next);
+    if (result.next) core.cache.set(ds.id, result.version, result.next);
     emitLogs(core, result.logs);
     return { deletedCount: result.count };
   }

@@ -31,7 +31,7 @@ export function createEntryCache(options: { maxEntries?: number } = {}): EntryCa
   const maxEntries = options.maxEntries ?? 100_000;
   const cache = new Map<number, { version: number; entries: readonly EntryRecord[] }>();
   let held = 0;
-  const weight = (entries: readonly EntryRecord[]) => entries.length + 1;
+  const weight = (entries: readonly EntryRecord[]) => Math.max(1, entries.length);
   const remove = (id: number) => {
     const current = cache.get(id);
     if (!current) return;

@@ -16,7 +16,7 @@ import {
 } from './core.js';
 import { pendingWebHooks, runOperationHooks } from './hooks.js';
 import { findCommitReceipt, insertCommitReceipt, pruneCommitReceipts, type ReceiptKey } from './store/commit-receipts.js';
-import { deleteAllEntries, deleteEntriesByIds, findEntriesByIds, updateEntryRow } from './store/entries.js';
+import { deleteAllEntries, deleteEntriesByIds, findEntriesByIds, loadEntries, updateEntryRow } from './store/entries.js';
 import { advanceSummary, summarizeDataSet } from './summary.js';
 import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
 import { checkCommitBody, type CommitBody } from './validate.js';
@@ -219,13 +219,15 @@ async function applyCommit(core: Core, caller: Caller, ds: DataSourceRecord, bod
     for (const id of removed) events.push({ type: 'dataSource.entry.delete', entryId: id, columns: Object.keys(byId.get(id)!.data) });
     const version = await bumpDataVersion(tx, ds.id);
     const logs = await writeEntryLogs(core, tx, ds, caller, events);
-    // The data set after the commit, when the one before was in memory (else it is read when needed).
-    let next: EntryRecord[] | undefined;
+    // The data set after the commit: built from the one before when that was in memory, else read here when the
+    // answer needs it (in the transaction, so the answer is exactly what this commit produced).
+    let next: readonly EntryRecord[] | undefined;
     if (state) {
-      next = [];
-      for (const e of state.entries) if (!removedSet.has(e.id)) next.push(changed.get(e.id) ?? e);
-      for (const e of inserted) next.push(e);
-    }
+      const built: EntryRecord[] = [];
+      for (const e of state.entries) if (!removedSet.has(e.id)) built.push(changed.get(e.id) ?? e);
+      for (const e of inserted) built.push(e);
+      next = built;
+    } else if (body.returnEntries) next = await loadEntries(tx, ds.id);
     const clientIds: { id: number; clientId: unknown }[] = [];
     inserted.forEach((e, k) => {
       const sent = body.entries[insertIndexes[k]!]!;

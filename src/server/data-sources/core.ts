@@ -110,7 +110,7 @@ export async function takeSnapshot(
   caller: Caller,
 ): Promise<number> {
   const token = caller.kind === 'token' ? caller.token : null;
-  const summary = 'entries' in state ? summaryOf(ds, state) : state;
+  const summary = 'count' in state ? state : summaryOf(ds, state);
   const id = await insertVersion(tx, {
     dataSourceId: ds.id,
     action,

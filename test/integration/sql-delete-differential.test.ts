@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileWhere } from '../../src/server/data-sources/engine.js';
+import type { EntryRecord } from '../../src/server/data-sources/types.js';
+import { translateWhere } from '../../src/server/data-sources/sql/where.js';
+import { entryData, seededRandom, where } from '../helpers/query-generator.js';
+import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
+
+/**
+ * Query deletes found by the database (src/server/data-sources/sql-delete.ts): with the entry cache off
+ * (`limits.entryCacheEntries: 0`, as for a data source larger than the budget), every delete whose `where`
+ * translates runs in SQL. Each generated delete is checked against the reference JS matcher (compileWhere)
+ * over the entries as they were just before: same count, same entries left. Runs on SQLite, and on PostgreSQL
+ * with IAR_TEST_DB=postgres.
+ */
+const SEED = 20261124;
+const DELETES = testEngine === 'postgres' ? 150 : 300;
+
+describe(`query deletes in SQL, differential against the JS matcher (${testEngine})`, () => {
+  let b: TestBackend;
+  let now = Date.parse('2024-03-01T08:00:00.000Z');
+  beforeAll(async () => {
+    b = await startTestBackend({ clock: () => now, limits: { entryCacheEntries: 0 } });
+  });
+  afterAll(() => b?.close());
+
+  const list = async (ds: number): Promise<EntryRecord[]> => {
+    const res = await b.api('GET', `/v1/data-sources/${ds}/data`);
+    expect(res.status).toBe(200);
+    return res.body.entries as EntryRecord[];
+  };
+
+  it(`deletes what the JS matcher matches, for ${DELETES} generated wheres`, async () => {
+    const rng = seededRandom(SEED);
+    const ds = (await b.client.DataSources.create({ name: 'DeleteDifferential' })).id;
+    const refill = async () => {
+      now += 61_000;
+      const res = await b.api('POST', `/v1/data-sources/${ds}/data`, { json: { append: true, entries: Array.from({ length: 40 }, () => entryData(rng)) } });
+      expect(res.status).toBe(200);
+      for (let i = 0; i < 3; i++) {
+        now += 7_000;
+        expect((await b.api('PUT', `/v1/data-sources/${ds}/data`, { json: entryData(rng) })).status).toBe(201);
+      }
+    };
+    await refill();
+    let before = await list(ds);
+    let translated = 0;
+    let deleted = 0;
+    for (let i = 0; i < DELETES; i++) {
+      if (before.length < 25) {
+        await refill();
+        before = await list(ds);
+      }
+      const stamps = [...new Set(before.flatMap((e) => [e.createdAt, e.updatedAt]))].sort();
+      const body = { type: 'delete', where: where(rng, { maxId: Math.max(...before.map((e) => e.id)), times: [...stamps, '2024-03-01', '2030-01-01'] }) };
+      if (translateWhere(body.where) !== null) translated++;
+      const test = compileWhere(body.where);
+      const expected = before.filter((e) => !test(e)).map((e) => e.id);
+      const res = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: body });
+      const after = await list(ds);
+      expect({ i, body, status: res.status, answer: res.body, left: after.map((e) => e.id) }).toEqual({
+        i,
+        body,
+        status: 200,
+        answer: { deletedCount: before.length - expected.length },
+        left: expected,
+      });
+      deleted += before.length - expected.length;
+      before = after;
+    }
+    // Most deletes ran in SQL, and they deleted something.
+    expect(translated).toBeGreaterThan(DELETES * 0.5);
+    expect(deleted).toBeGreaterThan(DELETES);
+  }, 240_000);
+
+  it('a delete of a value the database cannot read (a NUL in a string) is decided by the JS matcher', async () => {
+    const ds = (await b.client.DataSources.create({ name: 'DeleteNul' })).id;
+    const res = await b.api('POST', `/v1/data-sources/${ds}/data`, {
+      json: {
+        entries: [
+          { s: 'a\u0000b', n: 1 },
+          { s: 'c', n: 2 },
+          { s: 'd', n: 1 },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    const gone = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { type: 'delete', where: { n: 1 } } });
+    expect(gone.body).toEqual({ deletedCount: 2 });
+    expect((await list(ds)).map((e) => e.data)).toEqual([{ s: 'c', n: 2 }]);
+  });
+});
