@@ -2,7 +2,7 @@ import { HttpError } from '../http/errors.js';
 import { assertCallerLiveIn, authorize, filterColumns, writtenData, type Caller } from './access.js';
 import { bumpDataVersion, emitLogs, resolveDataSource, toView, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
 import { checkFileName } from './files.js';
-import { advanceSummary } from './summary.js';
+import { advanceSummary, forEachEntryData } from './summary.js';
 import { setOwn } from './query/values.js';
 import { pendingWebHooks, runOperationHooks } from './hooks.js';
 import { deleteEntryRow, findEntry, insertEntryRow, updateEntryRow } from './store/entries.js';
@@ -157,23 +157,27 @@ function readPath(data: unknown, path: string): unknown {
 export async function getIndexes(core: Core, caller: Caller, ref: DataSourceRef, columns: readonly string[]): Promise<Record<string, unknown[]>> {
   const ds = await resolveDataSource(core.ctx.db, ref, caller);
   const grant = authorize(ds, 'select', caller);
-  const entries = await core.cache.entries(core.ctx.db, ds.id);
-  const out: Record<string, unknown[]> = {};
-  for (const column of columns) {
+  const shown = columns.map((column) => {
     const root = column.split('.')[0]!;
-    const hidden = (grant.include && !grant.include.includes(root)) || grant.exclude?.includes(root);
-    const seen = new Map<unknown, unknown>();
-    if (!hidden)
-      for (const entry of entries) {
-        const value = readPath(entry.data, column);
-        for (const v of Array.isArray(value) ? value : [value]) {
-          if (v === undefined) continue;
-          const key = v !== null && typeof v === 'object' ? `json:${JSON.stringify(v)}` : v;
-          if (!seen.has(key)) seen.set(key, v);
-        }
+    return !((grant.include && !grant.include.includes(root)) || grant.exclude?.includes(root));
+  });
+  const seen = columns.map(() => new Map<unknown, unknown>());
+  // Entries oldest first, from the entry cache or read in pages that are dropped at once (summary.ts).
+  await forEachEntryData(core, ds.id, (data) => {
+    columns.forEach((column, i) => {
+      if (!shown[i]) return;
+      const value = readPath(data, column);
+      for (const v of Array.isArray(value) ? value : [value]) {
+        if (v === undefined) continue;
+        const key = v !== null && typeof v === 'object' ? `json:${JSON.stringify(v)}` : v;
+        if (!seen[i]!.has(key)) seen[i]!.set(key, v);
       }
-    out[column] = [...seen.values()];
-  }
+    });
+  });
+  const out: Record<string, unknown[]> = {};
+  columns.forEach((column, i) => {
+    out[column] = [...seen[i]!.values()];
+  });
   return out;
 }
 

@@ -90,14 +90,34 @@ export async function summarizeDataSet(core: Core, tx: Queryable, ds: DataSource
   return { version, count: memo.count, columns: ds.columns ?? memo.seen!, nextOrder: memo.nextOrder };
 }
 
-async function scanColumns(tx: Queryable, dataSourceId: number): Promise<string[]> {
-  const seen = new Set<string>();
+/** Calls `fn` with the data of every entry, oldest id first, read in pages that are dropped at once. */
+async function scanEntryData(tx: Queryable, dataSourceId: number, fn: (data: Record<string, unknown>) => void): Promise<void> {
   for (let after = 0; ; ) {
     const page = await entryDataPage(tx, dataSourceId, after, SCAN_PAGE);
-    for (const row of page) for (const key of Object.keys(JSON.parse(row.data) as object)) seen.add(key);
-    if (page.length < SCAN_PAGE) return [...seen];
+    for (const row of page) fn(JSON.parse(row.data) as Record<string, unknown>);
+    if (page.length < SCAN_PAGE) return;
     after = page[page.length - 1]!.id;
   }
+}
+
+async function scanColumns(tx: Queryable, dataSourceId: number): Promise<string[]> {
+  const seen = new Set<string>();
+  await scanEntryData(tx, dataSourceId, (data) => {
+    for (const key of Object.keys(data)) seen.add(key);
+  });
+  return [...seen];
+}
+
+/**
+ * Calls `fn` with the data of every entry of the data source as it is now, oldest id first: from the entry cache
+ * when it holds the current version, else read in pages (in one transaction, so from one state).
+ */
+export async function forEachEntryData(core: Core, dataSourceId: number, fn: (data: Record<string, unknown>) => void): Promise<void> {
+  await core.ctx.db.transaction(async (tx) => {
+    const cached = core.cache.peek(dataSourceId, (await dataVersion(tx, dataSourceId)) ?? -1);
+    if (cached) for (const e of cached) fn(e.data);
+    else await scanEntryData(tx, dataSourceId, fn);
+  });
 }
 
 /**
