@@ -44,6 +44,28 @@ describe.each(ENTRY_CACHE_CASES)('data sources: the commit answer copied from th
     expect(asSelected(reordered.body.entries)).toEqual((await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: {} })).body.entries);
   });
 
+  it('answers entries, clientIds and errors in that order, and a replay the same', async () => {
+    const ds = (await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name: 'AnswerKeys' } })).body.dataSource.id;
+    await b.api('POST', `/v1/data-sources/${ds}/data`, { json: { entries: [{ n: 1 }, { n: 2 }] } });
+    // An insert takes order 0: a tie with the first entry, the newer id first.
+    expect((await b.api('PUT', `/v1/data-sources/${ds}/data`, { json: { n: 0 } })).status).toBe(201);
+    const body = {
+      append: true,
+      entries: [
+        { data: { n: 3 }, clientId: 'c3' },
+        { id: 999_999, data: { n: 4 } },
+      ],
+    };
+    const first = await b.api('POST', `/v1/data-sources/${ds}/commit`, { json: body, headers: { 'Idempotency-Key': 'keys-1' } });
+    expect(first.status).toBe(200);
+    expect(Object.keys(first.body)).toEqual(['entries', 'clientIds', 'errors']);
+    expect(first.body.entries.map((e: { data: { n: number } }) => e.data.n)).toEqual([0, 1, 2, 3]);
+    expect(first.body.errors).toMatchObject([{ index: 1, id: 999_999, code: 'ENTRY_NOT_FOUND' }]);
+    const again = await b.api('POST', `/v1/data-sources/${ds}/commit`, { json: body, headers: { 'Idempotency-Key': 'keys-1' } });
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+  });
+
   it('hides the columns a rule hides (the answer is built entry by entry then)', async () => {
     const x = b.server.bootstrap;
     const ds = (await b.api('POST', `/v1/data-sources?appId=${x.appId}`, { json: { name: 'AnswerHidden' } })).body.dataSource.id;
