@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { App, AppEnv, ServerContext } from './context.js';
+import type { ServerServices } from './services.js';
 import { authMiddleware, tokenKindGate } from './http/auth.js';
 import { errorBody, sendError } from './http/errors.js';
 import { registerActionRoutes } from './routes/actions.js';
@@ -21,8 +22,11 @@ export interface AppOptions {
   runtimeDir?: string;
 }
 
-/** Composes the Hono application: error convention, CORS, auth, every route module. */
-export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
+/**
+ * Composes the Hono application: error convention, CORS, auth, every route module, over the services startServer
+ * built (services.ts). Registering routes starts nothing.
+ */
+export function createApp(ctx: ServerContext, services: ServerServices, options: AppOptions = {}): App {
   const app = new Hono<AppEnv>();
   app.onError((error, c) => sendError(c, error));
   app.notFound((c) => c.json(errorBody('NOT_FOUND', `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
@@ -55,10 +59,10 @@ export function createApp(ctx: ServerContext, options: AppOptions = {}): App {
 
   registerAppRoutes(app, ctx);
   registerIdentityRoutes(app, ctx);
-  registerDataSourceRoutes(app, ctx);
-  registerMediaRoutes(app, ctx);
-  registerNotificationRoutes(app, ctx);
-  registerActionRoutes(app, ctx);
+  registerDataSourceRoutes(app, ctx, services.dataSources);
+  registerMediaRoutes(app, ctx, services.media);
+  registerNotificationRoutes(app, ctx, services.notifications);
+  registerActionRoutes(app, ctx, services.actions);
   registerFunctionRoutes(app, ctx);
   registerAnalyticsRoutes(app, ctx);
   registerOpenApiRoutes(app, ctx);

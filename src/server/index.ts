@@ -2,6 +2,8 @@ import { serve, type ServerType } from '@hono/node-server';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from './app.js';
+import { createServices } from './services.js';
+import type { NotificationService } from './notifications/service.js';
 import { errorBody } from './http/errors.js';
 import { createTenant, ensureBootstrap, type Bootstrap } from './bootstrap.js';
 import { checkServerStart } from './dependencies.js';
@@ -69,6 +71,11 @@ export interface RunningServer {
   publicUrl: string;
   port: number;
   bootstrap: Bootstrap;
+  /**
+   * The backend's notification service (the one its routes and server runs use): create, batch, update, list…
+   * notifications from server code, validated like the routes (docs/notifications.md).
+   */
+  notifications: NotificationService;
   /**
    * Creates another organization with one app and its tokens (same shape as `bootstrap`). For operators
    * and tests of isolation between organizations; no HTTP route creates organizations.
@@ -158,7 +165,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       console.log('[in-app-runtime server] API token:    %s', bootstrap.apiToken);
       console.log('[in-app-runtime server] studio token: %s', bootstrap.studioToken);
     }
-    const app = createApp(ctx, { static: options.static, runtimeDir: options.runtimeDir });
+    // Built, then started: routes and runs are given the services, and nothing runs before `start()`.
+    const services = createServices(ctx);
+    const app = createApp(ctx, services, { static: options.static, runtimeDir: options.runtimeDir });
+    services.start();
     const host = options.host ?? '127.0.0.1';
     const port = await new Promise<number>((resolvePort, reject) => {
       server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, (info) => resolvePort(info.port));
@@ -174,6 +184,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       publicUrl: ctx.publicUrl(),
       port,
       bootstrap,
+      notifications: services.notifications,
       createOrganization: async (name = 'Organization') => {
         const trimmed = String(name).trim();
         if (trimmed === '') throw new TypeError('createOrganization: name must be a non-empty string');

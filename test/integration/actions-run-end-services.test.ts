@@ -6,7 +6,9 @@ import { DEFAULT_SERVER_LIMITS, type ServerContext } from '../../src/server/cont
 import { migrate } from '../../src/server/db/migrate.js';
 import { migrations } from '../../src/server/db/migrations/index.js';
 import { openStore, type OpenedStore } from '../../src/server/db/open.js';
-import { dataSourceService } from '../../src/server/data-sources/service.js';
+import { createDataSourceService, type DataSourceService } from '../../src/server/data-sources/service.js';
+import { buildNotificationService } from '../../src/server/notifications/index.js';
+import type { RunHosts } from '../../src/server/actions/host-services.js';
 import { createRecordingPushSender } from '../../src/server/notifications/index.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { testEngine } from '../helpers/server.js';
@@ -22,6 +24,8 @@ describe('host services of a run that ends', () => {
   let store: OpenedStore;
   let ctx: ServerContext;
   let bootstrap: Bootstrap;
+  let dataSources: DataSourceService;
+  let hosts: RunHosts;
   const closers: (() => void | Promise<void>)[] = [];
 
   beforeAll(async () => {
@@ -43,6 +47,8 @@ describe('host services of a run that ends', () => {
       onTick: () => {},
     };
     ({ bootstrap } = await ensureBootstrap(store.db, ctx.nowIso()));
+    dataSources = createDataSourceService(ctx);
+    hosts = { dataSources, notifications: buildNotificationService(ctx).service };
   });
   afterAll(async () => {
     for (const fn of closers) await fn();
@@ -54,15 +60,14 @@ describe('host services of a run that ends', () => {
   const system = { kind: 'system' as const };
   const runServices = () => {
     const run = new AbortController();
-    return { run, services: serverHostServices(ctx, { appId: bootstrap.appId, organizationId: bootstrap.organizationId, signal: run.signal }) };
+    return { run, services: serverHostServices(ctx, hosts, { appId: bootstrap.appId, organizationId: bootstrap.organizationId, signal: run.signal }) };
   };
-  const entries = async (id: number) =>
-    (await dataSourceService(ctx).query(system, { id }, { type: 'select' })) as { entries: { id: number; data: unknown }[] };
+  const entries = async (id: number) => (await dataSources.query(system, { id }, { type: 'select' })) as { entries: { id: number; data: unknown }[] };
   const ended = { status: 409, code: 'RUN_ENDED' };
 
   it('a data source write going when its run ends is rolled back, on every write path', async () => {
-    const ds = await dataSourceService(ctx).create(system, { appId: bootstrap.appId }, { name: 'guarded' });
-    const seed = await dataSourceService(ctx).connect(system, ds.id).insert({ n: 1 });
+    const ds = await dataSources.create(system, { appId: bootstrap.appId }, { name: 'guarded' });
+    const seed = await dataSources.connect(system, ds.id).insert({ n: 1 });
     const id = (seed as { id: number }).id;
     const before = await entries(ds.id);
     const writes: [string, (conn: ReturnType<ReturnType<typeof runServices>['services']['dataSources']['connect']>) => Promise<unknown>][] = [
@@ -88,7 +93,7 @@ describe('host services of a run that ends', () => {
   });
 
   it("a write checks the run's queue row: once the run is recorded as finished, nothing more lands", async () => {
-    const ds = await dataSourceService(ctx).create(system, { appId: bootstrap.appId }, { name: 'row guarded' });
+    const ds = await dataSources.create(system, { appId: bootstrap.appId }, { name: 'row guarded' });
     const runId = await insertRun(store.db, {
       appId: bootstrap.appId,
       organizationId: bootstrap.organizationId,
@@ -104,11 +109,20 @@ describe('host services of a run that ends', () => {
     const claimed = await claimNextRun(store.db, 'worker-a', ctx.nowIso(), new Date(Date.now() + 60_000).toISOString());
     expect(claimed?.id).toBe(runId);
     const row = { id: runId, claimedBy: 'worker-a' };
-    const services = serverHostServices(ctx, { appId: bootstrap.appId, organizationId: bootstrap.organizationId, signal: new AbortController().signal, row });
+    const services = serverHostServices(ctx, hosts, {
+      appId: bootstrap.appId,
+      organizationId: bootstrap.organizationId,
+      signal: new AbortController().signal,
+      row,
+    });
     const conn = services.dataSources.connect(ds.id);
     await conn.insert({ n: 1 }); // the run is going: it lands
     // Another worker's claim of the same row (the lease ran out) is not this run.
-    const foreign = serverHostServices(ctx, { appId: bootstrap.appId, organizationId: bootstrap.organizationId, row: { id: runId, claimedBy: 'worker-b' } });
+    const foreign = serverHostServices(ctx, hosts, {
+      appId: bootstrap.appId,
+      organizationId: bootstrap.organizationId,
+      row: { id: runId, claimedBy: 'worker-b' },
+    });
     await expect(foreign.dataSources.connect(ds.id).insert({ n: 2 })).rejects.toMatchObject(ended);
     // The run's end is recorded (its log is written in that same transaction); its signal has not fired yet.
     expect(await finishRun(store.db, runId, 'worker-a', 'failed', { ok: false } as never, ctx.nowIso())).toBe(true);

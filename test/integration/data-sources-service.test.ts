@@ -8,13 +8,16 @@ import { migrate } from '../../src/server/db/migrate.js';
 import { migrations } from '../../src/server/db/migrations/index.js';
 import { openSqlite } from '../../src/server/db/sqlite.js';
 import { createEventBus, type LogEvent } from '../../src/server/events.js';
-import { dataSourceService, type Caller } from '../../src/server/data-sources/service.js';
+import { createDataSourceService, type Caller, type DataSourceService } from '../../src/server/data-sources/service.js';
 import { startTestBackend } from '../helpers/server.js';
 
 /** The service layer as server-side code (app action runs) uses it: no HTTP, real database and bus. */
 describe('data source service (server-side connection and bus events)', () => {
   let ctx: ServerContext;
   let bootstrap: Bootstrap;
+  let service: DataSourceService | undefined;
+  /** The one service of this context, as startServer builds it (server/services.ts). */
+  const dataSourceServiceOnce = () => (service ??= createDataSourceService(ctx));
   const closers: (() => void | Promise<void>)[] = [];
   const events: LogEvent[] = [];
   let now = Date.parse('2025-01-02T03:04:05.000Z');
@@ -50,7 +53,7 @@ describe('data source service (server-side connection and bus events)', () => {
   const appCaller = (): Caller => ({ kind: 'app', appId: bootstrap.appId, organizationId: bootstrap.organizationId });
 
   it('emits dataSource.entry.* events after the write, with the log record shape of log triggers', async () => {
-    const service = dataSourceService(ctx);
+    const service = dataSourceServiceOnce();
     const ds = await service.create(appCaller(), { appId: bootstrap.appId }, { name: 'Orders' });
     const conn = service.connect(appCaller(), 'Orders');
     const entry = (await conn.insert({ item: 'tea', qty: 2 })) as { id: number };
@@ -76,7 +79,7 @@ describe('data source service (server-side connection and bus events)', () => {
   });
 
   it('gives DataSourceConnectionLike results detached from the cache, and null for a missing entry', async () => {
-    const service = dataSourceService(ctx);
+    const service = dataSourceServiceOnce();
     await service.create(appCaller(), { appId: bootstrap.appId }, { name: 'Detached' });
     const conn = service.connect(appCaller(), 'Detached');
     await conn.commit({ entries: [{ data: { n: 1 } }, { data: { n: 2 } }] });
@@ -90,7 +93,7 @@ describe('data source service (server-side connection and bus events)', () => {
   });
 
   it('holds an app caller to the access rules', async () => {
-    const service = dataSourceService(ctx);
+    const service = dataSourceServiceOnce();
     const ds = await service.create({ kind: 'system' }, { organizationId: bootstrap.organizationId }, { name: 'Locked' });
     await service.update({ kind: 'system' }, { id: ds.id }, { accessRules: [{ type: ['insert'], allow: { tokens: [999] } }] });
     const conn = service.connect(appCaller(), ds.id);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/server/app.js';
+import { createServices } from '../../src/server/services.js';
 import { DEFAULT_SERVER_LIMITS, type ServerContext } from '../../src/server/context.js';
 import { migrate } from '../../src/server/db/migrate.js';
 import { migrations } from '../../src/server/db/migrations/index.js';
@@ -35,7 +36,7 @@ async function registeredRoutes(): Promise<{ routes: Set<string>; close: () => P
     onTick: () => undefined,
   };
   // Without static mounts: /dev/config and the file server are for the demo, not part of the REST interface.
-  const app = createApp(ctx);
+  const app = createApp(ctx, createServices(ctx));
   const routes = new Set(app.routes.filter((r) => METHODS.has(r.method) && !r.path.includes('*')).map((r) => `${r.method} ${r.path}`));
   return {
     routes,

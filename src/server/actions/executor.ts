@@ -4,13 +4,13 @@ import type { HostServices, RunOutcome } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
 import { listCustomFunctions } from '../store/functions.js';
 import { loadEngine, type Engine } from './engine.js';
-import { serverHostServices } from './host-services.js';
+import { serverHostServices, type RunHosts } from './host-services.js';
 import { runChain } from './log-triggers.js';
 import type { RunRow } from './run-store.js';
 import { loadScreenScript, screenFunction } from './screens.js';
 
 /** Runs on `engine`: the run thread pool (threads/pool.ts), or the engine on this thread (inline). */
-export async function executeRun(ctx: ServerContext, run: RunRow, signal: AbortSignal, engine?: Engine): Promise<RunOutcome> {
+export async function executeRun(ctx: ServerContext, hosts: RunHosts, run: RunRow, signal: AbortSignal, engine?: Engine): Promise<RunOutcome> {
   const { runPipeline } = engine ?? (await loadEngine());
   const { pageId } = run.definition;
   const screen = pageId ? screenFunction(pageId, await loadScreenScript(ctx.db, run.appId, pageId, run.environment)) : undefined;
@@ -24,7 +24,7 @@ export async function executeRun(ctx: ServerContext, run: RunRow, signal: AbortS
     chain: runChain(run),
   };
   try {
-    return await runOn(ctx, run, runPipeline, serverHostServices(ctx, scope), signal, screen);
+    return await runOn(ctx, run, runPipeline, serverHostServices(ctx, hosts, scope), signal, screen);
   } finally {
     ended.abort(new Error('The run has ended'));
   }

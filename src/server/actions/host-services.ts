@@ -1,8 +1,8 @@
 /** HostServices of server runs: the backend's own data sources, notifications and outbound HTTP. */
 import type { HostServices } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
-import { dataSourceService } from '../data-sources/service.js';
-import { getNotificationService } from '../notifications/index.js';
+import type { DataSourceService } from '../data-sources/service.js';
+import type { NotificationService } from '../notifications/service.js';
 import { assertRunLive } from '../store/run-liveness.js';
 import { DEFAULT_OUTBOUND, outboundRequest, type OutboundLimits } from './outbound-http.js';
 
@@ -17,16 +17,22 @@ export interface RunScope {
   chain?: number;
 }
 
+/** The backend's services a server run reaches (built by startServer, server/services.ts). */
+export interface RunHosts {
+  dataSources: Pick<DataSourceService, 'connect'>;
+  notifications: Pick<NotificationService, 'create'>;
+}
+
 /** A run acts with the rights of its app (the data source access rules apply). */
-export function serverHostServices(ctx: ServerContext, scope: RunScope): HostServices {
+export function serverHostServices(ctx: ServerContext, hosts: RunHosts, scope: RunScope): HostServices {
   const run = { signal: scope.signal, row: scope.row };
   const caller = { kind: 'app' as const, appId: scope.appId, organizationId: scope.organizationId, chain: scope.chain, run };
   return {
-    dataSources: { connect: (idOrName) => dataSourceService(ctx).connect(caller, idOrName) },
+    dataSources: { connect: (idOrName) => hosts.dataSources.connect(caller, idOrName) },
     notifications: {
       create: async (input) => {
         assertRunLive(run);
-        return getNotificationService(ctx).create(scope.appId, input, { run });
+        return hosts.notifications.create(scope.appId, input, { run });
       },
     },
     http: (request) => {

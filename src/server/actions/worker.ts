@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { RunOutcome } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
 import { executeRun } from './executor.js';
+import type { RunHosts } from './host-services.js';
 import type { RunPool } from './threads/pool.js';
 import { insertLog } from './log-store.js';
 import { capResult, failure, logResultOf, logTypeOf } from './outcome.js';
@@ -21,6 +22,8 @@ export interface FinishedRun {
 }
 
 export interface WorkerOptions {
+  /** The services runs reach (data sources, notifications). */
+  hosts: RunHosts;
   /** Runs at the same time (default: the pool's size, else 4). */
   concurrency?: number;
   /** Where runs execute: the thread pool (it enforces the time limit itself); absent, on this thread. */
@@ -61,7 +64,7 @@ export function guardRun(run: Promise<RunOutcome>, limitMs: number, controller: 
   return Promise.race([run, deadline]).finally(() => clearTimeout(timer));
 }
 
-export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): Worker {
+export function createWorker(ctx: ServerContext, options: WorkerOptions): Worker {
   const id = `${ctx.instanceId}:worker-${randomUUID()}`;
   const pool = options.pool;
   const concurrency = options.concurrency ?? pool?.size ?? 4;
@@ -115,8 +118,8 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions = {}): W
       if (run.attempts > maxAttempts)
         // Claimed again and again (its instance died each time, e.g. killed by this very run): not run again.
         outcome = failure('WorkerError', 'RUN_ABANDONED', `The run was claimed ${run.attempts - 1} times without finishing; it is not run again`);
-      else if (pool) outcome = await executeRun(ctx, run, controller.signal, pool);
-      else outcome = await guardRun(executeRun(ctx, run, controller.signal), ctx.limits.runTimeoutMs, controller);
+      else if (pool) outcome = await executeRun(ctx, options.hosts, run, controller.signal, pool);
+      else outcome = await guardRun(executeRun(ctx, options.hosts, run, controller.signal), ctx.limits.runTimeoutMs, controller);
     } catch (error) {
       outcome = failure((error as Error)?.name || 'Error', 'RUN_FAILED', (error as Error)?.message ?? String(error));
     }

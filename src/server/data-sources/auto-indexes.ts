@@ -10,35 +10,38 @@ import { createPathIndex, listIndexes } from './indexes.js';
  */
 const MAX_COUNTED = 10_000;
 
-interface State {
-  counts: Map<string, number>;
-  building: Map<string, Promise<void>>;
+/** The counts and builds of one backend's data source service (core.ts builds it with the service). */
+export interface AutoIndexes {
+  /** Counts a translated select's indexable paths, building a path's index once it was queried often. */
+  note(dataSourceId: number, paths: ReadonlySet<string>, indexed: ReadonlySet<string>): void;
+  /** Resolves when the automatic indexes being built now are done (tests, shutdown). */
+  settled(): Promise<void>;
 }
 
-const states = new WeakMap<ServerContext, State>();
-
-function stateOf(ctx: ServerContext): State {
-  let state = states.get(ctx);
-  if (!state) states.set(ctx, (state = { counts: new Map(), building: new Map() }));
-  return state;
-}
-
-export function noteIndexablePaths(ctx: ServerContext, dataSourceId: number, paths: ReadonlySet<string>, indexed: ReadonlySet<string>): void {
-  const after = ctx.limits.autoIndexAfter ?? 50;
-  if (after <= 0) return;
-  const state = stateOf(ctx);
-  for (const path of paths) {
-    if (indexed.has(path)) continue;
-    const key = `${dataSourceId}:${path}`;
-    if (state.building.has(key)) continue;
-    if (state.counts.size >= MAX_COUNTED && !state.counts.has(key)) state.counts.clear();
-    const count = (state.counts.get(key) ?? 0) + 1;
-    state.counts.set(key, count);
-    if (count < after) continue;
-    state.counts.delete(key);
-    const build = buildAuto(ctx, dataSourceId, path).finally(() => state.building.delete(key));
-    state.building.set(key, build);
-  }
+export function createAutoIndexes(ctx: ServerContext): AutoIndexes {
+  const counts = new Map<string, number>();
+  const building = new Map<string, Promise<void>>();
+  return {
+    note(dataSourceId, paths, indexed) {
+      const after = ctx.limits.autoIndexAfter ?? 50;
+      if (after <= 0) return;
+      for (const path of paths) {
+        if (indexed.has(path)) continue;
+        const key = `${dataSourceId}:${path}`;
+        if (building.has(key)) continue;
+        if (counts.size >= MAX_COUNTED && !counts.has(key)) counts.clear();
+        const count = (counts.get(key) ?? 0) + 1;
+        counts.set(key, count);
+        if (count < after) continue;
+        counts.delete(key);
+        const build = buildAuto(ctx, dataSourceId, path).finally(() => building.delete(key));
+        building.set(key, build);
+      }
+    },
+    settled: async () => {
+      await Promise.all([...building.values()]);
+    },
+  };
 }
 
 async function buildAuto(ctx: ServerContext, dataSourceId: number, path: string): Promise<void> {
@@ -51,9 +54,4 @@ async function buildAuto(ctx: ServerContext, dataSourceId: number, path: string)
     // The query path never depends on an index: a failed build is reported and tried again after more queries.
     console.warn(`automatic index of "${path}" on data source ${dataSourceId} failed: ${(error as Error).message}`);
   }
-}
-
-/** Resolves when the automatic indexes being built now are done (tests, shutdown). */
-export async function settleAutoIndexes(ctx: ServerContext): Promise<void> {
-  await Promise.all([...stateOf(ctx).building.values()]);
 }

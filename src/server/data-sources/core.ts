@@ -3,6 +3,7 @@ import type { ServerContext } from '../context.js';
 import type { Queryable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { canSee, type Caller } from './access.js';
+import { createAutoIndexes, type AutoIndexes } from './auto-indexes.js';
 import { createEntryCache, type EntryCache } from './cache.js';
 import { createFileStorage, type FileStorage } from './files.js';
 import { createWebHookRunner, type Matcher } from './hooks.js';
@@ -20,6 +21,8 @@ export interface Core {
   cache: EntryCache;
   /** Count, columns and next order of data sources the entry cache does not hold (summary.ts). */
   summaries: SummaryMemo;
+  /** Path indexes built for paths queried often (auto-indexes.ts). */
+  autoIndexes: AutoIndexes;
   files: FileStorage;
   webhooks: ReturnType<typeof createWebHookRunner>;
   matcher: Matcher;
@@ -31,6 +34,7 @@ export function createCore(ctx: ServerContext): Core {
     ctx,
     cache: createEntryCache({ maxEntries: ctx.limits.entryCacheEntries }),
     summaries: createSummaryMemo(),
+    autoIndexes: createAutoIndexes(ctx),
     // Created on first use so a server that never stores a file makes no folder.
     get files() {
       return (files ??= createFileStorage(ctx));

@@ -77,13 +77,14 @@ export function pendingWebHooks(
   return out;
 }
 
-/** Tracks in-flight web hook calls so the server can abort them when it closes. */
+/** Tracks in-flight web hook calls so the server can abort them when it closes (`stop`, registered by services.ts). */
 export function createWebHookRunner(ctx: ServerContext) {
   const inFlight = new Set<AbortController>();
-  ctx.onClose(() => {
-    for (const controller of inFlight) controller.abort();
-  });
   return {
+    /** Aborts the calls in flight (each is logged as failed). */
+    stop(): void {
+      for (const controller of inFlight) controller.abort();
+    },
     /** Fires the calls without waiting; failures become `dataSource.hook.failed` log records. */
     fire(ds: DataSourceRecord, calls: ReturnType<typeof pendingWebHooks>): void {
       for (const { hook, event, entry } of calls) {

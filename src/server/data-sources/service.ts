@@ -50,18 +50,6 @@ export function createDataSourceService(ctx: ServerContext) {
 
 export type DataSourceService = ReturnType<typeof createDataSourceService>;
 
-const services = new WeakMap<ServerContext, DataSourceService>();
-
-/** The one data source service of a server (created on first use). */
-export function dataSourceService(ctx: ServerContext): DataSourceService {
-  let s = services.get(ctx);
-  if (!s) {
-    s = createDataSourceService(ctx);
-    services.set(ctx, s);
-  }
-  return s;
-}
-
 /** `123` is an id; any other string (or a digit string given as `{ name }`) is a name. */
 export function toRef(idOrName: number | string | { name: string }): DataSourceRef {
   if (typeof idOrName === 'object') return { name: idOrName.name };

@@ -4,7 +4,6 @@ import { resolveDataSource, type Core, type DataSourceRef } from './core.js';
 import { compileQuery } from './query/compile.js';
 import { isPlainObject } from './query/errors.js';
 import type { EntryRecord, QueryResult } from './query/types.js';
-import { noteIndexablePaths } from './auto-indexes.js';
 import { indexedPaths } from './indexes.js';
 import { planSqlSelect, runSqlSelect } from './sql/select.js';
 
@@ -43,7 +42,7 @@ export async function querySelectWithSql(core: Core, caller: Caller, ref: DataSo
     // Data the SQL functions refuse (e.g. "\u0000" in a string is not valid jsonb): the JS evaluator answers.
     return null;
   }
-  noteIndexablePaths(ctx, ds.id, plan.indexable, indexed);
+  core.autoIndexes.note(ds.id, plan.indexable, indexed);
   // An order on a data column some matching value of which SQL does not order as JS does (sql/keys.ts).
   if (!result) return null;
   let entries: unknown[] = hasColumnFilter(grant) ? result.entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : result.entries;

@@ -12,28 +12,35 @@ export * from './types.js';
 const services = new WeakMap<ServerContext, NotificationService>();
 
 /**
- * The notification service of a server: created once per server (routes, the
- * app-actions `send-notification` function and the background loop share it).
- * Starts its timer loop, generates the VAPID keys on first start, and stops
+ * Builds the notification service of a backend: startServer does it once (server/services.ts), and routes, the
+ * `send-notification` function of server runs and the background loop share it. Building starts nothing:
+ * `startNotifications` creates the VAPID keys (first start of a database), starts the timer loop and stops it
  * with the server.
  */
-export function getNotificationService(ctx: ServerContext): NotificationService {
-  let service = services.get(ctx);
-  if (service) return service;
+export function buildNotificationService(ctx: ServerContext): { service: NotificationService; start(): void } {
   let keys: Promise<VapidKeys> | undefined;
   const vapid = () => (keys ??= ensureVapidKeys(ctx.db));
-  const ready = vapid().catch((error) => console.error('[in-app-runtime server] VAPID keys could not be created', error));
   const sender = ctx.pushSender ?? createWebPushSender(vapid);
-  service = createNotificationService(ctx, {
+  const service = createNotificationService(ctx, {
     sender,
     publicKey: async () => (await sender.publicKey?.()) ?? (await vapid()).publicKey,
   });
   services.set(ctx, service);
-  const s = service;
-  ctx.onTick(() => s.tick());
-  ctx.onClose(async () => {
-    await ready;
-    await s.stop();
-  });
+  const start = () => {
+    const ready = vapid().catch((error) => console.error('[in-app-runtime server] VAPID keys could not be created', error));
+    ctx.onTick(() => service.tick());
+    service.start();
+    ctx.onClose(async () => {
+      await ready;
+      await service.stop();
+    });
+  };
+  return { service, start };
+}
+
+/** The notification service startServer built for this server context (it is never created here). */
+export function getNotificationService(ctx: ServerContext): NotificationService {
+  const service = services.get(ctx);
+  if (!service) throw new Error('No notification service for this server context: startServer() builds it');
   return service;
 }

@@ -61,6 +61,8 @@ export interface NotificationService {
   publicKey(): Promise<string | undefined>;
   /** Publishes every scheduled notification due at `clock()` and delivers every due push; the timer loop calls it. */
   tick(): Promise<void>;
+  /** Starts the timer loop (every `intervalMs`; building the service starts nothing). */
+  start(): void;
   /** Stops the loop and waits for deliveries in flight. */
   stop(): Promise<void>;
 }
@@ -253,6 +255,14 @@ export function createNotificationService(ctx: ServerContext, options: Notificat
         if (failure !== undefined) throw failure;
       }),
 
+    start() {
+      if (timer || intervalMs <= 0) return;
+      timer = setInterval(() => {
+        if (!busy) service.tick().catch((error) => console.error('[in-app-runtime server] notification tick failed', error));
+      }, intervalMs);
+      timer.unref();
+    },
+
     async stop() {
       if (timer) clearInterval(timer);
       timer = undefined;
@@ -278,12 +288,6 @@ export function createNotificationService(ctx: ServerContext, options: Notificat
     return next;
   }
   const intervalMs = options.intervalMs ?? 1000;
-  let timer: ReturnType<typeof setInterval> | undefined =
-    intervalMs > 0
-      ? setInterval(() => {
-          if (!busy) service.tick().catch((error) => console.error('[in-app-runtime server] notification tick failed', error));
-        }, intervalMs)
-      : undefined;
-  timer?.unref();
+  let timer: ReturnType<typeof setInterval> | undefined;
   return service;
 }

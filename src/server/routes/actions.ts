@@ -9,7 +9,7 @@ import { compilePage } from '../actions/compile-page.js';
 import { parseLogQuery, readLogs, uploadDeviceLogs } from '../actions/logs.js';
 import { registerPageRoutes } from '../actions/pages-routes.js';
 import { definitionFor, outcomeOf, parseRunBody, queueManualRun } from '../actions/runs.js';
-import { startActionsRuntime } from '../actions/runtime.js';
+import type { ActionsRuntime } from '../actions/runtime.js';
 import { changeAction, createAction, publishAction, removeAction, requireAction } from '../actions/service.js';
 import { listActions, toAction } from '../actions/store.js';
 import { loadApp } from './apps.js';
@@ -31,9 +31,7 @@ function environmentOf(c: Context<AppEnv>, environment: string | undefined): str
 }
 
 /** Routes of app actions, runs, logs, function catalog, screens, debug compile page. */
-export function registerActionRoutes(app: App, ctx: ServerContext): void {
-  const runtime = startActionsRuntime(ctx);
-
+export function registerActionRoutes(app: App, ctx: ServerContext, runtime: ActionsRuntime): void {
   /**
    * The list answers a strong ETag (hash of the body) and 304 to a matching If-None-Match. `view=definitions`
    * leaves out the run state (lastRunAt, nextRunAt), so its ETag changes only when definitions do: devices

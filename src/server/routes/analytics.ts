@@ -56,8 +56,8 @@ function readEvents(body: Record<string, unknown>, now: string): AnalyticsRecord
  * event). A `batchId` (or `Idempotency-Key` header) already received is answered again without storing twice.
  * `GET v1/apps/:appId/analytics?type=&limit=&offset=`: the stored events, newest first.
  */
-export function registerAnalyticsRoutes(app: App, ctx: ServerContext): void {
-  // Received batch ids are kept `limits.analyticsBatchIdDays` (default 30 days), then forgotten (hourly).
+/** Forgets received batch ids after `limits.analyticsBatchIdDays` (default 30 days): at every `tick()` and hourly. */
+export function pruneAnalyticsBatchesRegularly(ctx: ServerContext): void {
   const prune = async () => {
     const days = ctx.limits.analyticsBatchIdDays ?? DEFAULT_BATCH_ID_DAYS;
     await pruneAnalyticsBatches(ctx.db, new Date(ctx.clock() - days * 86_400_000).toISOString());
@@ -66,7 +66,9 @@ export function registerAnalyticsRoutes(app: App, ctx: ServerContext): void {
   const timer = setInterval(() => prune().catch((error) => console.error('[in-app-runtime server] pruning analytics batch ids failed', error)), 3_600_000);
   timer.unref?.();
   ctx.onClose(() => clearInterval(timer));
+}
 
+export function registerAnalyticsRoutes(app: App, ctx: ServerContext): void {
   app.post('/v1/apps/:appId/analytics', async (c) => {
     const record = await loadApp(ctx, c);
     const body = await readJsonObject(c);

@@ -1,12 +1,11 @@
 import type { Context } from 'hono';
 import type { App, AppEnv, ServerContext } from '../context.js';
-import { dataSourceService } from '../data-sources/service.js';
 import { idParam } from '../data-sources/routes/http.js';
 import { requireAuth } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { HttpError } from '../http/errors.js';
 import { isMultipart, readMultipart } from '../http/multipart.js';
-import { createMediaService, type MediaContext } from '../media/service.js';
+import type { MediaContext, MediaService } from '../media/service.js';
 
 /** The context of a request from the query, completed by the body's (multipart fields or JSON); the same key in both must agree. */
 function contextOf(c: Context<AppEnv>, fields: Record<string, unknown> = {}): MediaContext {
@@ -27,10 +26,7 @@ function contextOf(c: Context<AppEnv>, fields: Record<string, unknown> = {}): Me
  * `POST v1/media/files` (multipart) → `{ files }`, `GET v1/media/files/:fileId/contents` (the bytes), and
  * `DELETE` of a file or a folder. Token kinds: http/token-kinds.ts (client tokens: download only).
  */
-export function registerMediaRoutes(app: App, ctx: ServerContext): void {
-  // The data source service's file storage: one folder root and one encryption key scheme for every upload.
-  const media = createMediaService(ctx, () => dataSourceService(ctx).core.files);
-
+export function registerMediaRoutes(app: App, _ctx: ServerContext, media: MediaService): void {
   app.get('/v1/media', async (c) => c.json(await media.list(requireAuth(c), contextOf(c))));
 
   app.post('/v1/media/folders', async (c) => {

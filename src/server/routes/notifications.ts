@@ -4,7 +4,7 @@ import type { App, AppEnv, ServerContext } from '../context.js';
 import { intParam, requireAuth, requireStudio } from '../http/auth.js';
 import { readJson, readJsonObject } from '../http/body.js';
 import { checkFilterFields } from '../http/nesting.js';
-import { getNotificationService } from '../notifications/index.js';
+import type { NotificationService } from '../notifications/service.js';
 import { parseMarkAsRead } from '../notifications/validate.js';
 import { loadApp } from './apps.js';
 
@@ -17,8 +17,7 @@ const remoteAddress = (c: Context<AppEnv>): string => {
 };
 
 /** Routes of notifications, read receipts, push subscriptions (docs/notifications.md). */
-export function registerNotificationRoutes(app: App, ctx: ServerContext): void {
-  const service = getNotificationService(ctx);
+export function registerNotificationRoutes(app: App, ctx: ServerContext, service: NotificationService): void {
   const base = '/v1/apps/:appId/notifications';
 
   /** A notification's `scope` (matched like a `where`) nests at most `limits.filterDepth` levels. */
