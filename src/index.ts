@@ -3,7 +3,7 @@ export type { ClientConfig, ClientUser, Environment, ResolvedConfig, RuntimeLimi
 export { DEFAULT_LIMITS } from './core/config.js';
 export type { Logger } from './core/logger.js';
 export type { AppInfo } from './core/app-info.js';
-export { DEFAULT_REGION_URLS, type Region } from './http/regions.js';
+export type { Region } from './http/regions.js';
 export type { RequestOptions, Transport, QueryValue } from './http/transport.js';
 export {
   ApiError,

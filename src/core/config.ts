@@ -1,4 +1,5 @@
 import type { Region } from '../http/regions.js';
+import { ClientError } from '../http/errors.js';
 import type { Logger } from './logger.js';
 
 /** The signed-in end user, when the screen knows one. */
@@ -71,32 +72,35 @@ export interface ResolvedConfig extends Omit<ClientConfig, 'limits' | 'clock' | 
 const ENVIRONMENTS: readonly Environment[] = ['live', 'viewer'];
 const REGIONS: readonly Region[] = ['eu', 'us', 'ca'];
 
+/** Bad configuration: a ClientError `INVALID_CONFIG` naming the field. */
+const invalid = (message: string) => new ClientError('INVALID_CONFIG', message);
+
 function checkId(name: string, value: unknown): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0)
-    throw new TypeError(`config.${name} must be a positive integer, got ${JSON.stringify(value)}`);
+    throw invalid(`config.${name} must be a positive integer, got ${JSON.stringify(value)}`);
 }
 
-/** Validates and fills in defaults. Throws a TypeError naming the bad field. */
+/** Validates and fills in defaults. Throws a ClientError `INVALID_CONFIG` naming the bad field. */
 export function resolveConfig(config: ClientConfig): ResolvedConfig {
   checkId('appId', config.appId);
   checkId('organizationId', config.organizationId);
   checkId('pageId', config.pageId);
   if (config.region !== undefined && !REGIONS.includes(config.region))
-    throw new TypeError(`config.region must be one of ${REGIONS.join(', ')}, got ${JSON.stringify(config.region)}`);
+    throw invalid(`config.region must be one of ${REGIONS.join(', ')}, got ${JSON.stringify(config.region)}`);
   if (config.environment !== undefined && !ENVIRONMENTS.includes(config.environment))
-    throw new TypeError(`config.environment must be live or viewer, got ${JSON.stringify(config.environment)}`);
-  if (config.authToken !== undefined && typeof config.authToken !== 'string') throw new TypeError('config.authToken must be a string');
+    throw invalid(`config.environment must be live or viewer, got ${JSON.stringify(config.environment)}`);
+  if (config.authToken !== undefined && typeof config.authToken !== 'string') throw invalid('config.authToken must be a string');
   if (config.baseUrl !== undefined) {
     try {
       new URL(config.baseUrl);
     } catch {
-      throw new TypeError(`config.baseUrl is not an absolute URL: ${JSON.stringify(config.baseUrl)}`);
+      throw invalid(`config.baseUrl is not an absolute URL: ${JSON.stringify(config.baseUrl)}`);
     }
   }
   const limits = { ...DEFAULT_LIMITS, ...(config.limits ?? {}) };
   for (const [key, value] of Object.entries(limits))
-    if (typeof value !== 'number' || !(value > 0)) throw new TypeError(`config.limits.${key} must be a positive number`);
+    if (typeof value !== 'number' || !(value > 0)) throw invalid(`config.limits.${key} must be a positive number`);
   return {
     ...config,
     environment: config.environment ?? 'live',

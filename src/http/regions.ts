@@ -1,20 +1,22 @@
-/** Regional base addresses (spec: {base_url}, {base_url_us}, {base_url_ca}). Each can be overridden. */
-export type Region = 'eu' | 'us' | 'ca';
+import { ClientError } from './errors.js';
 
-export const DEFAULT_REGION_URLS: Readonly<Record<Region, string>> = Object.freeze({
-  eu: 'https://api.eu.in-app-runtime.dev',
-  us: 'https://api.us.in-app-runtime.dev',
-  ca: 'https://api.ca.in-app-runtime.dev',
-});
+/**
+ * Regional base addresses (spec: {base_url}, {base_url_us}, {base_url_ca}): the deployment gives them in
+ * `regionUrls`, or one `baseUrl`. There is no default host: a client without either fails each call with a
+ * ClientError `NOT_CONFIGURED` before anything is sent.
+ */
+export type Region = 'eu' | 'us' | 'ca';
 
 export function resolveBaseUrl(options: {
   baseUrl?: string | undefined;
   region?: Region | undefined;
   regionUrls?: Partial<Record<Region, string>> | undefined;
 }): string {
-  if (options.baseUrl) return options.baseUrl.replace(/\/+$/, '');
-  const region = options.region ?? 'eu';
-  const url = options.regionUrls?.[region] ?? DEFAULT_REGION_URLS[region];
-  if (!url) throw new TypeError(`Unknown region "${String(region)}": use eu, us or ca`);
+  const url = options.baseUrl || options.regionUrls?.[options.region ?? 'eu'];
+  if (!url)
+    throw new ClientError(
+      'NOT_CONFIGURED',
+      'No backend URL configured: pass baseUrl (or regionUrls) to createClient() or Client.configure(), or data-base-url',
+    );
   return url.replace(/\/+$/, '');
 }

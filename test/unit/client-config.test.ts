@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createClient, DEFAULT_REGION_URLS, isClientError, isTimeoutError } from '../../src/index.js';
+import { createClient, isClientError, isTimeoutError } from '../../src/index.js';
 
 describe('createClient configuration', () => {
-  it('defaults to the eu region, live environment and the spec limits', () => {
-    const client = createClient({ appId: 1 });
-    expect(client.baseUrl).toBe(DEFAULT_REGION_URLS.eu);
+  it('defaults to the live environment and the spec limits', () => {
+    const client = createClient({ appId: 1, baseUrl: 'https://api.example' });
     expect(client.config.environment).toBe('live');
     expect(client.config.limits).toEqual({
       runTimeoutMs: 120_000,
@@ -15,13 +14,44 @@ describe('createClient configuration', () => {
     });
   });
 
-  it('maps regions to configurable base URLs, and baseUrl overrides them', () => {
-    expect(createClient({ region: 'us' }).baseUrl).toBe(DEFAULT_REGION_URLS.us);
-    expect(createClient({ region: 'ca', regionUrls: { ca: 'https://ca.example/' } }).baseUrl).toBe('https://ca.example');
-    expect(createClient({ region: 'us', baseUrl: 'http://localhost:9/' }).baseUrl).toBe('http://localhost:9');
+  it('maps regions to the configured base URLs (eu by default), and baseUrl overrides them', () => {
+    const regionUrls = { eu: 'https://eu.example', us: 'https://us.example', ca: 'https://ca.example/' };
+    expect(createClient({ regionUrls }).baseUrl).toBe('https://eu.example');
+    expect(createClient({ region: 'us', regionUrls }).baseUrl).toBe('https://us.example');
+    expect(createClient({ region: 'ca', regionUrls }).baseUrl).toBe('https://ca.example');
+    expect(createClient({ region: 'us', baseUrl: 'http://localhost:9/', regionUrls }).baseUrl).toBe('http://localhost:9');
   });
 
-  it('refuses bad configuration with a TypeError naming the field', () => {
+  it('without a base URL (or a URL for its region) a call fails with ClientError NOT_CONFIGURED, nothing sent', async () => {
+    let fetched = false;
+    const fetch = async () => {
+      fetched = true;
+      return new Response('{}');
+    };
+    for (const config of [{}, { region: 'us' as const, regionUrls: { eu: 'https://eu.example' } }]) {
+      const client = createClient({ appId: 1, ...config, fetch });
+      const error = await client.App.info().catch((e: unknown) => e);
+      expect(isClientError(error)).toBe(true);
+      expect(error).toMatchObject({ code: 'NOT_CONFIGURED', message: expect.stringMatching(/baseUrl/) });
+      expect(() => client.baseUrl).toThrow(/No backend URL configured/);
+    }
+    expect(fetched).toBe(false);
+  });
+
+  it('refuses bad configuration with a ClientError INVALID_CONFIG naming the field', () => {
+    const refused = (config: Parameters<typeof createClient>[0]) => {
+      try {
+        createClient(config);
+      } catch (error) {
+        expect(isClientError(error)).toBe(true);
+        expect(error).toMatchObject({ code: 'INVALID_CONFIG' });
+        return (error as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(refused({ appId: -1 })).toMatch(/config\.appId/);
+    expect(refused({ region: 'mars' as 'eu' })).toMatch(/config\.region/);
+    expect(refused({ authToken: 5 as unknown as string })).toMatch(/config\.authToken/);
     expect(() => createClient({ appId: -1 })).toThrow(/config\.appId/);
     expect(() => createClient({ region: 'mars' as 'eu' })).toThrow(/config\.region/);
     expect(() => createClient({ environment: 'prod' as 'live' })).toThrow(/config\.environment/);
