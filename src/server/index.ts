@@ -75,7 +75,7 @@ export interface RunningServer {
    * The backend's notification service (the one its routes and server runs use): create, batch, update, list…
    * notifications from server code, validated like the routes (docs/notifications.md).
    */
-  notifications: NotificationService;
+  notifications: Omit<NotificationService, 'start' | 'stop' | 'tick'>;
   /**
    * Creates another organization with one app and its tokens (same shape as `bootstrap`). For operators
    * and tests of isolation between organizations; no HTTP route creates organizations.

@@ -9,9 +9,9 @@ import { pruneAnalyticsBatchesRegularly } from './routes/analytics.js';
 
 /**
  * The services of one backend, built once by startServer and passed to the routes and to server runs. Building
- * them starts nothing (no timer, no thread, no listener, no database write): `startServices` starts the run
- * worker, the scheduler, the log-trigger listener, the notification loop and the hourly prunes, each of which
- * stops with the server's close.
+ * them starts nothing (no timer, no thread, no listener, no database write): `start()` starts the run worker,
+ * the scheduler, the log-trigger listener, the notification loop and the hourly prunes, each of which stops with
+ * the server's close.
  */
 export interface ServerServices {
   dataSources: DataSourceService;
@@ -37,10 +37,12 @@ export function createServices(ctx: ServerContext): ServerServices {
     start() {
       if (started) return;
       started = true;
-      actions.start();
-      notifications.start();
+      // Close hooks run in reverse: the actions runtime stops first (runs in flight may still write, fire web
+      // hooks and create notifications), then notifications, then web hooks in flight are aborted.
       ctx.onClose(() => dataSources.core.webhooks.stop());
       pruneCommitReceiptsRegularly(ctx);
+      notifications.start();
+      actions.start();
       pruneAnalyticsBatchesRegularly(ctx);
     },
   };

@@ -2,7 +2,7 @@ import { HttpError } from '../http/errors.js';
 import { assertCallerLiveIn, authorize, filterColumns, writtenData, type Caller } from './access.js';
 import { bumpDataVersion, emitLogs, resolveDataSource, toView, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
 import { checkFileName } from './files.js';
-import { advanceSummary, forEachEntryData } from './summary.js';
+import { advanceSummary, readEntryData } from './summary.js';
 import { setOwn } from './query/values.js';
 import { pendingWebHooks, runOperationHooks } from './hooks.js';
 import { deleteEntryRow, findEntry, insertEntryRow, updateEntryRow } from './store/entries.js';
@@ -161,18 +161,20 @@ export async function getIndexes(core: Core, caller: Caller, ref: DataSourceRef,
     const root = column.split('.')[0]!;
     return !((grant.include && !grant.include.includes(root)) || grant.exclude?.includes(root));
   });
-  const seen = columns.map(() => new Map<unknown, unknown>());
   // Entries oldest first, from the entry cache or read in pages that are dropped at once (summary.ts).
-  await forEachEntryData(core, ds.id, (data) => {
-    columns.forEach((column, i) => {
-      if (!shown[i]) return;
-      const value = readPath(data, column);
-      for (const v of Array.isArray(value) ? value : [value]) {
-        if (v === undefined) continue;
-        const key = v !== null && typeof v === 'object' ? `json:${JSON.stringify(v)}` : v;
-        if (!seen[i]!.has(key)) seen[i]!.set(key, v);
-      }
-    });
+  const seen = await readEntryData(core, ds.id, () => {
+    const maps = columns.map(() => new Map<unknown, unknown>());
+    const add = (data: Record<string, unknown>) =>
+      columns.forEach((column, i) => {
+        if (!shown[i]) return;
+        const value = readPath(data, column);
+        for (const v of Array.isArray(value) ? value : [value]) {
+          if (v === undefined) continue;
+          const key = v !== null && typeof v === 'object' ? `json:${JSON.stringify(v)}` : v;
+          if (!maps[i]!.has(key)) maps[i]!.set(key, v);
+        }
+      });
+    return { add, result: maps };
   });
   const out: Record<string, unknown[]> = {};
   columns.forEach((column, i) => {

@@ -9,11 +9,18 @@ import { translateWhere } from './sql/where.js';
  * statement inside the delete's transaction, so a data source is never loaded whole to delete a few entries.
  */
 
-/** A statement the database refused (e.g. "\u0000" in a string is not valid jsonb): the JS evaluator decides. */
+/** A statement the database refused for the data (e.g. "\u0000" in a string is not valid jsonb): the JS evaluator decides. */
 export class SqlMatchFailed extends Error {
   constructor(cause: unknown) {
     super('The database could not evaluate the where', { cause });
   }
+}
+
+/** PostgreSQL's data exceptions (SQLSTATE class 22, e.g. 22P05 for "\u0000" in jsonb); SQLite's JSON errors. */
+function isDataError(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return true;
+  return code === 'SQLITE_ERROR' && typeof message === 'string' && /json/i.test(message);
 }
 
 /** Whether the database can match `where` with exactly the JS evaluator's answer (sql/where.ts). */
@@ -29,12 +36,14 @@ export async function entriesMatching(
   const cond = translateWhere(where);
   if (!cond) return null;
   const dialect = dialectOf(engine);
-  const statement = sql`SELECT e.id, e.data FROM ${dialect.entries(dataSourceId, null)} WHERE ${renderCond(dialect, cond)}`;
+  // Oldest id first, as the JS path matches them: the delete log records (and the triggers they fire) keep that order.
+  const statement = sql`SELECT e.id, e.data FROM ${dialect.entries(dataSourceId, null)} WHERE ${renderCond(dialect, cond)} ORDER BY e.id`;
   let rows: { id: number; data: string }[];
   try {
     rows = await tx.all<{ id: number; data: string }>(statement.text, statement.params);
   } catch (error) {
-    throw new SqlMatchFailed(error);
+    // Only what the data caused; a serialization failure, a timeout or a lost connection stays what it is.
+    throw isDataError(error) ? new SqlMatchFailed(error) : error;
   }
   return rows.map((row) => ({ id: Number(row.id), data: JSON.parse(row.data) as Record<string, unknown> }));
 }

@@ -109,14 +109,21 @@ async function scanColumns(tx: Queryable, dataSourceId: number): Promise<string[
 }
 
 /**
- * Calls `fn` with the data of every entry of the data source as it is now, oldest id first: from the entry cache
- * when it holds the current version, else read in pages (in one transaction, so from one state).
+ * Reads the data of every entry of the data source as it is now, oldest id first, into what `begin()` returns:
+ * from the entry cache when it holds the current version, else in pages in one transaction (so from one state).
+ * `begin` runs again when the database retries the transaction, so nothing of a failed attempt is kept.
  */
-export async function forEachEntryData(core: Core, dataSourceId: number, fn: (data: Record<string, unknown>) => void): Promise<void> {
-  await core.ctx.db.transaction(async (tx) => {
-    const cached = core.cache.peek(dataSourceId, (await dataVersion(tx, dataSourceId)) ?? -1);
-    if (cached) for (const e of cached) fn(e.data);
-    else await scanEntryData(tx, dataSourceId, fn);
+export async function readEntryData<T>(core: Core, dataSourceId: number, begin: () => { add(data: Record<string, unknown>): void; result: T }): Promise<T> {
+  const cached = core.cache.peek(dataSourceId, (await dataVersion(core.ctx.db, dataSourceId)) ?? -1);
+  if (cached) {
+    const reader = begin();
+    for (const e of cached) reader.add(e.data);
+    return reader.result;
+  }
+  return core.ctx.db.transaction(async (tx) => {
+    const reader = begin();
+    await scanEntryData(tx, dataSourceId, (data) => reader.add(data));
+    return reader.result;
   });
 }
 

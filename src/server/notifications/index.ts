@@ -14,8 +14,8 @@ const services = new WeakMap<ServerContext, NotificationService>();
 /**
  * Builds the notification service of a backend: startServer does it once (server/services.ts), and routes, the
  * `send-notification` function of server runs and the background loop share it. Building starts nothing:
- * `startNotifications` creates the VAPID keys (first start of a database), starts the timer loop and stops it
- * with the server.
+ * `start()` creates the VAPID keys (first start of a database), starts the timer loop and stops it with the
+ * server.
  */
 export function buildNotificationService(ctx: ServerContext): { service: NotificationService; start(): void } {
   let keys: Promise<VapidKeys> | undefined;
