@@ -44,6 +44,28 @@ describe.each(ENTRY_CACHE_CASES)('data sources: query over HTTP (entry cache $ca
     expect(await people.findOne({ where: { name: 'Nobody' } })).toBeNull();
   });
 
+  it('reads data.<column> in where as the column, as order does, on the SQL and the JS path', async () => {
+    const byName = [['data.name', 'ASC']];
+    // Translated to SQL, and (with $regex) left to the JS evaluator: the same answers.
+    expect(names(await q({ where: { 'data.name': 'Ann' } }))).toEqual(['Ann']);
+    expect(names(await q({ where: { 'data.profile.level': 2 } }))).toEqual(['Ann']);
+    expect(names(await q({ where: { 'data.name': { $regex: '^A' } } }))).toEqual(['Ann']);
+    expect(names(await q({ where: { $or: [{ 'data.city': 'Cork' }, { 'data.age': { $lt: 26 } }] }, order: byName }))).toEqual(['Ann', 'Bob']);
+    // A bare and a prefixed name of the same column: both conditions hold.
+    expect(names(await q({ where: { name: 'Ann', 'data.name': 'Bob' } }))).toEqual([]);
+    expect(names(await q({ where: { age: { $gte: 25 }, 'data.age': { $lt: 31 } }, order: byName }))).toEqual(['Ann', 'Bob']);
+    // A column named `data` itself: data.data.<key>.
+    const nested = await b.client.DataSources.create({ name: `Nested-${entryCacheEntries}` });
+    const conn = await b.client.DataSources.connect(nested.id);
+    await conn.import([{ data: { k: 1 } }, { data: { k: 2 } }]);
+    expect((await conn.find({ where: { 'data.data.k': 2 } })).map((e) => e.data)).toEqual([{ data: { k: 2 } }]);
+    // Deletes and version data read it the same way.
+    await conn.query({ type: 'delete', where: { 'data.data.k': 1 } });
+    expect((await conn.find()).map((e) => e.data)).toEqual([{ data: { k: 2 } }]);
+    const [version] = await conn.versions();
+    expect((await conn.versionEntries(version!.id, { where: { 'data.data.k': 1 } })).map((e) => e.data)).toEqual([{ data: { k: 1 } }]);
+  });
+
   it('refuses $where and other code-running or unknown operators (400) and runs no code', async () => {
     (globalThis as any).__pwned = false;
     for (const where of [

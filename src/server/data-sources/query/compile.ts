@@ -5,6 +5,7 @@ import { compileJoins, type CompiledJoin } from './joins.js';
 import { checkPair, compileOrder, type OrderKey } from './order.js';
 import type { Direction, EntryRecord, QueryBody } from './types.js';
 import { compileWhere } from './where.js';
+import { withoutDataPrefix } from './data-prefix.js';
 
 /** A checked query body with everything compiled once. */
 export interface CompiledQuery {
@@ -34,8 +35,10 @@ export function compileQuery(raw: unknown): CompiledQuery {
   const type = raw.type === undefined || raw.type === null ? 'select' : raw.type;
   if (type !== 'select' && type !== 'delete') throw invalidQuery('type must be select or delete');
   const body: QueryBody = { type };
-  const where = compileWhere(raw.where, 'where');
-  if (raw.where !== undefined && raw.where !== null) body.where = raw.where as object;
+  // `data.<column>` names the column, as in `order` (data-prefix.ts); both the JS and the SQL path read body.where.
+  const rawWhere = withoutDataPrefix(raw.where);
+  const where = compileWhere(rawWhere, 'where');
+  if (rawWhere !== undefined && rawWhere !== null) body.where = rawWhere as object;
 
   const limit = nonNegativeInteger(raw.limit, 'limit');
   const offset = nonNegativeInteger(raw.offset, 'offset');
