@@ -29,7 +29,13 @@ export interface AppOptions {
 export function createApp(ctx: ServerContext, services: ServerServices, options: AppOptions = {}): App {
   const app = new Hono<AppEnv>();
   app.onError((error, c) => sendError(c, error));
-  app.notFound((c) => c.json(errorBody('NOT_FOUND', `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    // Browsers ask every page's origin for /favicon.ico (the debug page, the demo): no icon, no 404 in their console.
+    // A static mount that has one serves it first.
+    if (path === '/favicon.ico' && c.req.method === 'GET') return c.body(null, 204);
+    return c.json(errorBody('NOT_FOUND', `No route for ${c.req.method} ${path}`), 404);
+  });
 
   app.use('/v1/*', async (c, next) => {
     c.set('limits', ctx.limits);

@@ -47,6 +47,8 @@ describe('debug compile page in Chromium', () => {
     });
     const page = await browser.newPage();
     await recordCspViolations(page);
+    const failedRequests: string[] = [];
+    page.on('response', (r) => r.status() >= 400 && failedRequests.push(`${r.status()} ${new URL(r.url()).pathname}`));
     try {
       const payload = encodeURIComponent(JSON.stringify({ a: 2, b: 3 }));
       const token = b.server.bootstrap.apiToken;
@@ -74,6 +76,8 @@ describe('debug compile page in Chromium', () => {
       const fromConsole = await page.evaluate(() => (window as any).Client.App.Actions.Pipeline.run());
       expect(JSON.stringify(fromConsole)).toContain('50');
       expect(await cspViolations(page)).toEqual([]);
+      // No request failed, the favicon Chromium asks for included (204).
+      expect(failedRequests).toEqual([]);
     } catch (error) {
       await screenshot(page, 'debug-page');
       throw error;
