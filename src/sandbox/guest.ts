@@ -13,7 +13,9 @@
  * context and of the expression sources)
  * returning the helper object the host calls by name. It compiles every
  * expression into `fns` (same index; `api.bad` lists the ones that did not
- * compile). `_` on it is the private state the extensions (functions of
+ * compile); each is named `$$e<index>`, so an error thrown while one runs names
+ * its source (`describe`: "'event' is not defined (expression: event ? 1 : 2)")
+ * at no cost when nothing fails. `_` on it is the private state the extensions (functions of
  * `(api, _, host, note)`) build on. The program embedded in it sees the base's
  * names: `J`, `ctx`, `scope`, `fns`, `st`, `_`, `api`.
  *
@@ -31,7 +33,7 @@ export function baseSource(program = ''): string {
 var J=JSON,Obj=Object,ctx=J.parse(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,J:J,def:Obj.defineProperty,keys:Obj.keys,isArr:Array.isArray,String:String},
 api={_:_,finish:function(max){var v=st.ended?st.result:st.last,t=v===undefined?'':J.stringify(v);return t===undefined?'':t.length>max?'!':t}},bad=[];
 scope.context=ctx;
-for(var src=J.parse(exprs),ix=0;ix<src.length;ix++){try{fns.push(new Function('$$c','$$s','with($$c)with($$s)return('+src[ix]+'\\n)'))}catch(e){fns.push(null);bad.push(ix)}}
+for(var src=_.src=J.parse(exprs),ix=0;ix<src.length;ix++){try{fns.push(Function('return function $$e'+ix+'($$c,$$s){with($$c)with($$s)return('+src[ix]+'\\n)}')())}catch(e){fns.push(null);bad.push(ix)}}
 api.bad=bad.join(',');
 ${program}
 return api})`;
@@ -53,7 +55,7 @@ export const LIB = {
 
 /** Describes a thrown value as JSON `{n: name, m: message}` (installed on the first error). */
 export const ERRORS = `(function(api,_){${LIB.text}
-api.describe=function(e){try{return _.J.stringify(e instanceof Error?{n:_.String(e.name),m:_.String(e.message)}:{n:'Error',m:text(e)})}catch(x){return'{"n":"Error","m":"(an error that cannot be described)"}'}};
+api.describe=function(e){try{if(!(e instanceof Error))return _.J.stringify({n:'Error',m:text(e)});var m=_.String(e.message),k=/\\$\\$e(\\d+) /.exec(_.String(e.stack)),x=k&&_.src[k[1]];if(typeof x==='string')m+=' (expression: '+x.trim()+')';return _.J.stringify({n:_.String(e.name),m:m})}catch(x){return'{"n":"Error","m":"(an error that cannot be described)"}'}};
 })`;
 
 /**
@@ -62,7 +64,7 @@ api.describe=function(e){try{return _.J.stringify(e instanceof Error?{n:_.String
  */
 export const WALK = `(function(api,_){${LIB.put}${LIB.merge}${LIB.text}${LIB.out}
 var J=_.J,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st,specs=[];
-api.fn=function(src){fns.push(new Function('$$c','$$s','with($$c)with($$s)return('+src+'\\n)'));return fns.length-1};
+api.fn=function(src){var i=fns.length;_.src[i]=src;fns.push(Function('return function $$e'+i+'($$c,$$s){with($$c)with($$s)return('+src+'\\n)}')());return i};
 function ev(s){var k=s.k,i,o;
 if(k==='x')return fns[s.i](ctx,scope);
 if(k==='t'){o='';for(i=0;i<s.p.length;i++)o+=typeof s.p[i]==='number'?text(fns[s.p[i]](ctx,scope)):s.p[i];return o}

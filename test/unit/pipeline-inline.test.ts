@@ -138,6 +138,8 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
     if (o.ok) return;
     expect(o.error.code).toBe('FUNCTION_FAILED');
     expect(o.error.errorType).toBe('ReferenceError');
+    // The message names the variable and the expression.
+    expect(o.error.errorMessage).toBe("'missing' is not defined (expression: currentItem === 2 && currentIndex === 2 ? missing.name : 1)");
     expect(o.trace.filter((t) => t.outcome === 'failed').map((t) => [t.path, t.iteration])).toEqual([
       ['functions[0].functions[0].functions[0]', 2],
       ['functions[0].functions[0]', 0],

@@ -411,8 +411,21 @@ export const cases = [
     options: { functions: [set({ a: '{{ nope.x }}' })] },
     check: (o) => {
       failed(o, 'FUNCTION_FAILED', 'ReferenceError');
-      if (!o.error.errorMessage.includes('nope')) fail(o.error.errorMessage);
+      eq(o.error.errorMessage, "'nope' is not defined (expression: nope.x)", 'message');
     },
+  },
+  {
+    name: 'an expression error through the host walker names the variable and the expression too',
+    options: { functions: [{ functionPackage: F('return'), settings: { value: "{{ event ? event.type : 'manual' }}" }, timeout: 5000 }] },
+    check: (o) => {
+      failed(o, 'FUNCTION_FAILED', 'ReferenceError');
+      eq(o.error.errorMessage, "'event' is not defined (expression: event ? event.type : 'manual')", 'message');
+    },
+  },
+  {
+    name: 'an optional context field is tested through `context` (a manual run has no event)',
+    options: { payload: { x: 1 }, functions: [ret("{{ [context.event ? context.event.type : 'manual', typeof event, Math.max(x, 2)] }}")] },
+    check: (o) => ok(o, ['manual', 'undefined', 2]),
   },
   {
     name: 'a syntax error in an expression is reported as such',
