@@ -63,8 +63,8 @@ export function createClient(config: ClientConfig = {}): Client {
   const client: Client = {
     configure(next: ClientConfig) {
       current = resolveConfig({ ...current, ...next, limits: { ...current.limits, ...(next.limits ?? {}) } });
-      // An app set (or changed) now: what an earlier visit left queued for it is sent as at start-up.
-      if (next.appId !== undefined) resumeQueuedWork(ctx);
+      // An app or a backend URL set (or changed) now: what is queued for it is sent as at start-up.
+      if (next.appId !== undefined || next.baseUrl !== undefined || next.regionUrls !== undefined || next.region !== undefined) resumeQueuedWork(ctx);
       return client;
     },
     get config() {

@@ -14,7 +14,7 @@
  * returning the helper object the host calls by name. It compiles every
  * expression into `fns` (same index; `api.bad` lists the ones that did not
  * compile); each is named `$$e<index>`, so an error thrown while one runs names
- * its source (`describe`: "'event' is not defined (expression: event ? 1 : 2)")
+ * its source (`describe` gives it apart; the host appends "(expression: event ? 1 : 2)")
  * at no cost when nothing fails. `_` on it is the private state the extensions (functions of
  * `(api, _, host, note)`) build on. The program embedded in it sees the base's
  * names: `J`, `ctx`, `scope`, `fns`, `st`, `_`, `api`.
@@ -55,7 +55,8 @@ export const LIB = {
 
 /** Describes a thrown value as JSON `{n: name, m: message}` (installed on the first error). */
 export const ERRORS = `(function(api,_){${LIB.text}
-api.describe=function(e){try{if(!(e instanceof Error))return _.J.stringify({n:'Error',m:text(e)});var m=_.String(e.message),k=/\\$\\$e(\\d+) /.exec(_.String(e.stack)),x=k&&_.src[k[1]];if(typeof x==='string')m+=' (expression: '+x.trim()+')';return _.J.stringify({n:_.String(e.name),m:m})}catch(x){return'{"n":"Error","m":"(an error that cannot be described)"}'}};
+var xre=/\\$\\$e(\\d+) /;
+api.describe=function(e){try{if(!(e instanceof Error))return _.J.stringify({n:'Error',m:text(e)});var k=xre.exec(_.String(e.stack)),x=k&&_.src[k[1]];return _.J.stringify({n:_.String(e.name),m:_.String(e.message),x:typeof x==='string'?x:undefined})}catch(x){return'{"n":"Error","m":"(an error that cannot be described)"}'}};
 })`;
 
 /**

@@ -181,10 +181,13 @@ export function openSession(options: SessionOptions): Session {
     if (interrupted || (aborted() && !described)) return timeoutError();
     let name = 'Error';
     let message = '';
+    let expression: string | undefined;
     try {
-      const parsed = JSON.parse(described) as { n: string; m: string };
+      const parsed = JSON.parse(described) as { n: string; m: string; x?: unknown };
       name = /^[A-Za-z_$][\w$]{0,60}$/.test(parsed.n) ? parsed.n : 'Error';
       message = parsed.m.slice(0, MAX_ERROR_TEXT);
+      // The expression that was running (guest.ts names each `$$e<index>`), appended once the checks below are done.
+      if (typeof parsed.x === 'string') expression = parsed.x.trim().slice(0, 500);
     } catch {
       /* not described */
     }
@@ -195,7 +198,7 @@ export function openSession(options: SessionOptions): Session {
     if (!described) return new SandboxError('GUEST_ERROR', 'Error', 'An error without a description was thrown', false);
     if (name === 'InternalError' && /stack overflow/i.test(message))
       return new SandboxError('STACK_OVERFLOW', 'RangeError', 'Maximum call stack size exceeded (recursion too deep)', false);
-    return new SandboxError('GUEST_ERROR', name, message, false);
+    return new SandboxError('GUEST_ERROR', name, expression === undefined ? message : `${message} (expression: ${expression})`, false);
   };
 
   /** The guest's `describe` helper, installed on the first error (undefined when that fails, e.g. out of memory). */

@@ -33,7 +33,7 @@ export function createApp(ctx: ServerContext, services: ServerServices, options:
     const path = new URL(c.req.url).pathname;
     // Browsers ask every page's origin for /favicon.ico (the debug page, the demo): no icon, no 404 in their console.
     // A static mount that has one serves it first.
-    if (path === '/favicon.ico' && c.req.method === 'GET') return c.body(null, 204);
+    if (path === '/favicon.ico' && (c.req.method === 'GET' || c.req.method === 'HEAD')) return c.body(null, 204);
     return c.json(errorBody('NOT_FOUND', `No route for ${c.req.method} ${path}`), 404);
   });
 
