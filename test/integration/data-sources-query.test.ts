@@ -51,6 +51,13 @@ describe.each(ENTRY_CACHE_CASES)('data sources: query over HTTP (entry cache $ca
     expect(names(await q({ where: { 'data.profile.level': 2 } }))).toEqual(['Ann']);
     expect(names(await q({ where: { 'data.name': { $regex: '^A' } } }))).toEqual(['Ann']);
     expect(names(await q({ where: { $or: [{ 'data.city': 'Cork' }, { 'data.age': { $lt: 26 } }] }, order: byName }))).toEqual(['Ann', 'Bob']);
+    // $filters columns and a join's where read it the same way.
+    expect(names(await q({ where: { $filters: [{ column: 'data.city', condition: '==', value: 'cork' }] } }))).toEqual(['Ann']);
+    const joined = await q({
+      where: { name: 'Ann' },
+      join: { Orders: { dataSourceName: 'Orders', on: { 'data.name': 'data.person' }, where: { 'data.total': { $gt: 6 } } } },
+    });
+    expect(joined.body.entries[0].joins.Orders.map((o: { data: { total: number } }) => o.data.total)).toEqual([7]);
     // A bare and a prefixed name of the same column: both conditions hold.
     expect(names(await q({ where: { name: 'Ann', 'data.name': 'Bob' } }))).toEqual([]);
     expect(names(await q({ where: { age: { $gte: 25 }, 'data.age': { $lt: 31 } }, order: byName }))).toEqual(['Ann', 'Bob']);

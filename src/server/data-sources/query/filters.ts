@@ -226,7 +226,9 @@ export function compileFilters(filters: unknown, field = 'where.$filters'): ((da
     if (!isPlainObject(filter)) throw invalidQuery(`${at} must be an object { column, condition, value }`);
     if (typeof filter.column !== 'string' || filter.column === '') throw invalidQuery(`${at}.column must be a non-empty string`);
     if (typeof filter.condition !== 'string') throw invalidQuery(`${at}.condition must be a string`);
-    const get = compileDataPath(filter.column);
+    // `data.<column>` is the column, as in `where`, `order` and `attributes`.
+    const column = filter.column.startsWith('data.') && filter.column.length > 5 ? filter.column.slice(5) : filter.column;
+    const get = compileDataPath(column);
     const test = compileCondition(filter, at);
     return (data: Data) => test(get(data));
   });
