@@ -132,7 +132,8 @@ describe.each(ENTRY_CACHE_CASES)('data sources: commit, hooks, log events, concu
         hooks: [
           { type: 'operations', runOn: ['beforeSave'], payload: { email: 'lower', name: 'trim', code: 'upper' } },
           { type: 'operations', runOn: ['insert'], payload: { full: '{{first}} {{last}}' } },
-          { type: 'operations', runOn: ['update'], conditions: [{ status: 'vip' }], payload: { badge: { template: 'VIP {{first}}' } } },
+          // `data.status` is the column `status`, as in a query's where.
+          { type: 'operations', runOn: ['update'], conditions: [{ 'data.status': 'vip' }], payload: { badge: { template: 'VIP {{first}}' } } },
         ],
       });
       const entry = await conn.insert({ email: 'Ann@Example.COM', name: '  Ann ', code: 'ab1', first: 'Ann', last: 'Lee' });
