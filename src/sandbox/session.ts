@@ -1,5 +1,5 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
-import { SandboxError } from './errors.js';
+import { PipelineFailure } from './errors.js';
 import { baseSource, EXTENSIONS, type Extension } from './guest.js';
 import type { SandboxModule } from './pool.js';
 
@@ -142,26 +142,26 @@ export function openSession(options: SessionOptions): Session {
     for (const fn of list) fn();
   };
 
-  const crash = (error: unknown): SandboxError => {
+  const crash = (error: unknown): PipelineFailure => {
     module.broken = true;
-    if (error instanceof SandboxError) return error;
-    if (error instanceof RangeError) return new SandboxError('STACK_OVERFLOW', 'RangeError', 'Maximum call stack size exceeded (nesting too deep)', true);
+    if (error instanceof PipelineFailure) return error;
+    if (error instanceof RangeError) return new PipelineFailure('STACK_OVERFLOW', 'RangeError', 'Maximum call stack size exceeded (nesting too deep)', true);
     const message = String((error as Error)?.message ?? error);
     if (/out of memory|Cannot enlarge memory|memory access out of bounds/i.test(message) || atMemoryCap())
-      return new SandboxError('OUT_OF_MEMORY', 'OutOfMemoryError', `The run used more than the memory limit (${mb(module.maxBytes)} MB)`, true);
-    return new SandboxError('SANDBOX_CRASHED', 'InternalError', 'The sandbox stopped unexpectedly', true);
+      return new PipelineFailure('OUT_OF_MEMORY', 'OutOfMemoryError', `The run used more than the memory limit (${mb(module.maxBytes)} MB)`, true);
+    return new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox stopped unexpectedly', true);
   };
   /** The heap grew to (nearly) QuickJS's allocation limit: an error without a description is then an out-of-memory. */
   const atMemoryCap = () => module.memory.buffer.byteLength >= Math.min(module.maxBytes, options.memoryBytes) * 0.85;
 
-  const timeoutError = (): SandboxError => {
-    if (aborted()) return new SandboxError('ABORTED', 'AbortError', 'The run was cancelled', true);
+  const timeoutError = (): PipelineFailure => {
+    if (aborted()) return new PipelineFailure('ABORTED', 'AbortError', 'The run was cancelled', true);
     const runLevel = now() >= options.runDeadline - 0.5;
-    return new SandboxError('TIMEOUT', 'TimeoutError', runLevel ? 'The run exceeded its time limit' : 'The function exceeded its timeout', runLevel);
+    return new PipelineFailure('TIMEOUT', 'TimeoutError', runLevel ? 'The run exceeded its time limit' : 'The function exceeded its timeout', runLevel);
   };
 
-  /** Turns a guest exception (consumed) into a SandboxError. */
-  const guestError = (errorHandle: QuickJSHandle): SandboxError => {
+  /** Turns a guest exception (consumed) into a PipelineFailure. */
+  const guestError = (errorHandle: QuickJSHandle): PipelineFailure => {
     let described = '';
     if (!interrupted) {
       try {
@@ -193,12 +193,12 @@ export function openSession(options: SessionOptions): Session {
     }
     if (/^out of memory$/i.test(message) || (!message && atMemoryCap())) {
       module.broken = true;
-      return new SandboxError('OUT_OF_MEMORY', 'OutOfMemoryError', `The run used more than the memory limit (${mb(module.maxBytes)} MB)`, true);
+      return new PipelineFailure('OUT_OF_MEMORY', 'OutOfMemoryError', `The run used more than the memory limit (${mb(module.maxBytes)} MB)`, true);
     }
-    if (!described) return new SandboxError('GUEST_ERROR', 'Error', 'An error without a description was thrown', false);
+    if (!described) return new PipelineFailure('GUEST_ERROR', 'Error', 'An error without a description was thrown', false);
     if (name === 'InternalError' && /stack overflow/i.test(message))
-      return new SandboxError('STACK_OVERFLOW', 'RangeError', 'Maximum call stack size exceeded (recursion too deep)', false);
-    return new SandboxError('GUEST_ERROR', name, expression === undefined ? message : `${message} (expression: ${expression})`, false);
+      return new PipelineFailure('STACK_OVERFLOW', 'RangeError', 'Maximum call stack size exceeded (recursion too deep)', false);
+    return new PipelineFailure('GUEST_ERROR', name, expression === undefined ? message : `${message} (expression: ${expression})`, false);
   };
 
   /** The guest's `describe` helper, installed on the first error (undefined when that fails, e.g. out of memory). */
@@ -226,7 +226,7 @@ export function openSession(options: SessionOptions): Session {
   };
 
   const check = () => {
-    if (closed) throw new SandboxError('ABORTED', 'AbortError', 'The run has ended', true);
+    if (closed) throw new PipelineFailure('ABORTED', 'AbortError', 'The run has ended', true);
     if (aborted() || now() > deadline) throw timeoutError();
   };
 
@@ -261,7 +261,7 @@ export function openSession(options: SessionOptions): Session {
       if (r.error) throw guestError(r.error);
       return r.value;
     } catch (error) {
-      if (error instanceof SandboxError) throw error;
+      if (error instanceof PipelineFailure) throw error;
       throw crash(error);
     } finally {
       if (!module.broken) for (const h of handles) if (h.alive) h.dispose();
@@ -402,7 +402,7 @@ export function openSession(options: SessionOptions): Session {
       r.value.dispose();
       installed.add(key);
     } catch (error) {
-      if (error instanceof SandboxError) throw error;
+      if (error instanceof PipelineFailure) throw error;
       throw interrupted ? timeoutError() : crash(error);
     } finally {
       if (factory?.alive && !module.broken) factory.dispose();
@@ -468,9 +468,9 @@ export function openSession(options: SessionOptions): Session {
             return;
           }
           if (state.type === 'rejected') throw guestError(state.error);
-          if (pending.size === 0) throw new SandboxError('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
+          if (pending.size === 0) throw new PipelineFailure('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
           await waitForHost();
-          if (closed) throw new SandboxError('ABORTED', 'AbortError', 'The run has ended', true);
+          if (closed) throw new PipelineFailure('ABORTED', 'AbortError', 'The run has ended', true);
         }
       } catch (error) {
         // The node is over (timed out or failed): host calls it started and still awaits are dropped, so their
@@ -484,7 +484,7 @@ export function openSession(options: SessionOptions): Session {
               /* already gone */
             }
           }
-        if (error instanceof SandboxError) throw error;
+        if (error instanceof PipelineFailure) throw error;
         throw crash(error);
       } finally {
         if (promise.alive && !disposed && !module.broken) promise.dispose();

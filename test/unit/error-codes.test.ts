@@ -23,13 +23,13 @@ function files(dir: string): string[] {
 /**
  * Error codes in the source: every UPPER_SNAKE string literal with an underscore (outside the SQL dialect
  * layer, src/server/db, whose literals are SQL), plus any literal in a code position
- * (`HttpError(status, '…'`, `errorBody('…'`, `ClientError('…'`, `PipelineFailure('…'`, `SandboxError('…'`, `code: '…'`).
+ * (`HttpError(status, '…'`, `errorBody('…'`, `ClientError('…'`, `PipelineFailure('…'`, `code: '…'`).
  */
 function codesInSource(): Set<string> {
   const codes = new Set<string>();
   for (const file of files('src')) {
     const text = readFileSync(file, 'utf8');
-    const positional = /(?:HttpError\(\s*[^,()]+,\s*|errorBody\(\s*|(?:ClientError|PipelineFailure|SandboxError)\(\s*|\bcode:\s*)'([A-Za-z][\w.]*)'/g;
+    const positional = /(?:HttpError\(\s*[^,()]+,\s*|errorBody\(\s*|(?:ClientError|PipelineFailure)\(\s*|\bcode:\s*)'([A-Za-z][\w.]*)'/g;
     for (const m of text.matchAll(positional)) codes.add(m[1]!);
     if (file.startsWith(join('src', 'server', 'db'))) continue;
     for (const m of text.matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)) codes.add(m[1]!);
