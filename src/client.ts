@@ -63,8 +63,10 @@ export function createClient(config: ClientConfig = {}): Client {
   const client: Client = {
     configure(next: ClientConfig) {
       current = resolveConfig({ ...current, ...next, limits: { ...current.limits, ...(next.limits ?? {}) } });
-      // An app or a backend URL set (or changed) now: what is queued for it is sent as at start-up.
-      if (next.appId !== undefined || next.baseUrl !== undefined || next.regionUrls !== undefined || next.region !== undefined) resumeQueuedWork(ctx);
+      // An app set (or changed) now: what an earlier visit left queued for it is sent as at start-up; a backend URL
+      // set now: what waited for one (NOT_CONFIGURED) is sent.
+      if (next.appId !== undefined) resumeQueuedWork(ctx);
+      else if (next.baseUrl !== undefined || next.regionUrls !== undefined || next.region !== undefined) resumeQueuedWork(ctx, true);
       return client;
     },
     get config() {

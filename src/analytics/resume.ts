@@ -10,7 +10,7 @@ const resumed = new WeakMap<ClientContext, Set<number>>();
  * delivered, device run logs not uploaded) is picked up when the client starts: sent at once when online, else when the network is back.
  * Only where a persistent local store exists (IndexedDB) and an app is configured; nothing happens otherwise.
  */
-export function resumeQueuedWork(ctx: ClientContext): void {
+export function resumeQueuedWork(ctx: ClientContext, again = false): void {
   if (!(globalThis as { indexedDB?: unknown }).indexedDB) return;
   setTimeout(() => {
     const appId = ctx.config().appId;
@@ -18,7 +18,7 @@ export function resumeQueuedWork(ctx: ClientContext): void {
     // Once per client and app: called again by configure() when the app is set or changed later.
     let done = resumed.get(ctx);
     if (!done) resumed.set(ctx, (done = new Set()));
-    if (done.has(appId)) return;
+    if (done.has(appId) && !again) return;
     done.add(appId);
     const warn = (what: string) => (error: unknown) => ctx.logger.warn(`${what} could not be resumed: ${(error as Error)?.message ?? error}`);
     // Creating the queues registers their "back online" listeners; flushing sends what is there (when online).

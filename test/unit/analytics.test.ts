@@ -62,22 +62,6 @@ describe('Client.App.Analytics', () => {
     expect(overridden.data._analyticsSessionId).toBe(event.data._analyticsSessionId);
   });
 
-  it('keeps events recorded before a backend URL is configured, and sends them once it is', async () => {
-    const client = make({ baseUrl: undefined, appId });
-    const label = `before-url-${Date.now()}`;
-    client.App.Analytics.pageView(label);
-    // No URL: nothing can be sent, and nothing is dropped (NOT_CONFIGURED is not a refusal of the backend).
-    await client.App.Analytics.flush().catch(() => undefined);
-    const stored = async () =>
-      ((await backend.api('GET', `/v1/apps/${appId}/analytics?type=pageView&limit=100`)).body.events as { data: { label?: string } }[]).filter(
-        (e) => e.data.label === label,
-      );
-    expect(await stored()).toHaveLength(0);
-    client.configure({ baseUrl: backend.url });
-    await client.App.Analytics.flush();
-    expect(await stored()).toHaveLength(1);
-  });
-
   it('leaves out page and user fields that are not known', () => {
     const event = make({ user: { id: 1 } }).App.Analytics.pageView()!;
     expect(Object.keys(event.data).sort()).toEqual(['_analyticsSessionId', '_os', '_platform']);
