@@ -7,7 +7,6 @@ import { advanceSummary, summarizeDataSet } from './summary.js';
 import { deleteTranslates, entriesMatching, SqlMatchFailed } from './sql-delete.js';
 import { dataVersion } from './store/data-sources.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
-import { withoutDataPrefix } from './query/data-prefix.js';
 import { deleteAllEntries, deleteEntriesByIds, insertEntryRow, insertEntryRows } from './store/entries.js';
 import { changesAfter } from './store/changes.js';
 import { findVersion, listVersions, readSnapshot } from './store/versions.js';
@@ -180,8 +179,7 @@ export async function versionEntries(
     if (!Number.isInteger(limit) || limit < 0) throw new HttpError(400, 'INVALID_FIELD', 'Field "limit" must be a non-negative integer');
   }
   checkFilterFields(options, core.ctx.limits.filterDepth, ['where']);
-  const where = withoutDataPrefix(options.where);
-  const test = where === undefined || where === null ? undefined : compileWhere(where);
+  const test = options.where === undefined || options.where === null ? undefined : compileWhere(options.where);
   const { entries } = await snapshotEntries(core, ds.id, versionId);
   // Hidden columns are removed before `where` runs, so they cannot be probed through it.
   let out = hasColumnFilter(grant) ? entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : entries;

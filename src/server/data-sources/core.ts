@@ -8,7 +8,6 @@ import { createEntryCache, type EntryCache } from './cache.js';
 import { createFileStorage, type FileStorage } from './files.js';
 import { createWebHookRunner, type Matcher } from './hooks.js';
 import { compileWhere } from './engine.js';
-import { withoutDataPrefix } from './query/data-prefix.js';
 import { findDataSourceById, findDataSourcesByName, bumpDataVersion } from './store/data-sources.js';
 import { createSummaryMemo, summaryOf, type DataSetSummary, type SummaryMemo } from './summary.js';
 import { insertLogs, type LogInit } from './store/logs.js';
@@ -41,7 +40,7 @@ export function createCore(ctx: ServerContext): Core {
       return (files ??= createFileStorage(ctx));
     },
     webhooks: createWebHookRunner(ctx),
-    matcher: (where) => compileWhere(withoutDataPrefix(where)),
+    matcher: (where) => compileWhere(where),
   };
 }
 

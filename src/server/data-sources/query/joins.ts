@@ -4,7 +4,6 @@ import { checkPair, compileOrder, sortEntries, type OrderKey } from './order.js'
 import type { Direction, EntryRecord, JoinLoader, JoinRef, JoinSpec } from './types.js';
 import { compileEntryColumn, numericValue } from './values.js';
 import { compileWhere } from './where.js';
-import { withoutDataPrefix } from './data-prefix.js';
 
 /**
  * `join.<Name>`: entries of another data source (`dataSourceId` or `dataSourceName`) matched by
@@ -90,7 +89,7 @@ function compileJoin(name: string, raw: unknown, field: string): CompiledJoin {
     name,
     ref,
     on,
-    where: compileWhere(withoutDataPrefix(spec.where), `${field}.where`),
+    where: compileWhere(spec.where, `${field}.where`),
     order: compileOrder(orderPairs, `${field}.order`),
     limit,
     required: spec.required === true,

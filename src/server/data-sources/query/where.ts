@@ -5,6 +5,7 @@ import { compileFilter } from '../../../filter/tester.js';
 import { invalidQuery, isPlainObject } from './errors.js';
 import { compileFilters } from './filters.js';
 import { compileFastWhere } from './where-fast.js';
+import { withoutDataPrefix } from './data-prefix.js';
 import type { EntryRecord } from './types.js';
 
 /**
@@ -47,7 +48,9 @@ function siftTester(query: Record<string, unknown>, field: string): (value: unkn
 }
 
 /** Compiles `where` once into a predicate over entries; throws HttpError 400 INVALID_QUERY on bad input. */
-export function compileWhere(where: unknown, field = 'where'): (entry: EntryRecord) => boolean {
+export function compileWhere(raw: unknown, field = 'where'): (entry: EntryRecord) => boolean {
+  // `data.<column>` is the column, wherever a data source where comes from (data-prefix.ts; a no-op when done).
+  const where = withoutDataPrefix(raw);
   if (where === undefined || where === null) return () => true;
   if (!isPlainObject(where)) throw invalidQuery(`${field} must be an object`);
   const rest: Record<string, unknown> = {};
