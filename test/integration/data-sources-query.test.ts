@@ -58,6 +58,12 @@ describe.each(ENTRY_CACHE_CASES)('data sources: query over HTTP (entry cache $ca
       join: { Orders: { dataSourceName: 'Orders', on: { 'data.name': 'data.person' }, where: { 'data.total': { $gt: 6 } } } },
     });
     expect(joined.body.entries[0].joins.Orders.map((o: { data: { total: number } }) => o.data.total)).toEqual([7]);
+    // Bad input stays bad: a `$and` that is not a list is a 400 (never widened by the rewrite), and `data.$id` is
+    // not the entry-field operator `$id`.
+    const badAnd = await q({ type: 'delete', where: { name: 'Ann', 'data.name': 'Bob', $and: 5 } });
+    expect([badAnd.status, badAnd.body.error.code]).toEqual([400, 'INVALID_QUERY']);
+    expect(names(await q({ where: { 'data.$id': 1 } }))).toEqual([]);
+    expect(names(await q({ order: byName }))).toEqual(['Ann', 'Bob', 'Cid', 'Dee']);
     // A bare and a prefixed name of the same column: both conditions hold.
     expect(names(await q({ where: { name: 'Ann', 'data.name': 'Bob' } }))).toEqual([]);
     expect(names(await q({ where: { age: { $gte: 25 }, 'data.age': { $lt: 31 } }, order: byName }))).toEqual(['Ann', 'Bob']);
