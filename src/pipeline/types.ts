@@ -109,6 +109,23 @@ export interface TraceEntry {
   message?: string;
   /** Index of the loop iteration (innermost loop) the node ran in. */
   iteration?: number;
+  /** When the node started, in ms since the run began. */
+  startMs?: number;
+  /** Attempts after the first (a `retry` policy). */
+  retries?: number;
+  /** The node's evaluated settings: JSON, or a {@link TruncatedValue} past `limits.traceValueBytes`. */
+  input?: unknown;
+  /** What the node returned: JSON, or a {@link TruncatedValue} past `limits.traceValueBytes`. */
+  output?: unknown;
+}
+
+/** A trace value whose JSON is longer than `limits.traceValueBytes` (4,096): its length and its first characters. */
+export interface TruncatedValue {
+  $truncated: true;
+  /** Characters of the whole value's JSON. */
+  length: number;
+  /** The first `traceValueBytes` characters of that JSON. */
+  preview: string;
 }
 
 export interface RunError {
