@@ -76,9 +76,9 @@ const isEntry = (f) => f.type === 'chunk' && f.isEntry;
 
 /**
  * client.js: the hashed names of the lazy files (from dist/runtime.json) replace src/pipeline/asset-names.ts,
- * one `<KEY>_FILE` constant per key (ENGINE_FILE, WASM_FILE, QUERY_FILE, VALIDATE_FILE, PIPELINE_FILE, PUSH_FILE, CATALOG_FILE).
+ * one `<KEY>_FILE` constant per key (ENGINE_FILE, WASM_FILE, QUERY_FILE, VALIDATE_FILE, PIPELINE_FILE, PUSH_FILE, CATALOG_FILE, RUNS_FILE, NOTIFY_FILE).
  */
-const RUNTIME_KEYS = ['engine', 'wasm', 'query', 'validate', 'pipeline', 'push', 'catalog'];
+const RUNTIME_KEYS = ['engine', 'wasm', 'query', 'validate', 'pipeline', 'push', 'catalog', 'runs', 'notify'];
 const runtimeAssetNames = () => ({
   name: 'runtime-asset-names',
   resolveId(source, importer) {
@@ -157,12 +157,14 @@ export default [
   // Lazy chunks of client.js for what few screens need (src/core/lazy.ts): sift matching of analytics
   // trigger `where` and getLogs `where` (query), action validation for create/update (validate), the debug
   // page's Pipeline.run (pipeline), the Push API side of Notifications.subscribe (push), the built-ins'
-  // descriptions of Tasks.Functions.get (catalog).
+  // descriptions of Tasks.Functions.get (catalog), run handles, run logs and the offline status (runs), notification writes (notify).
   lazyChunk('query', 'src/core/query-entry.ts'),
   lazyChunk('validate', 'src/actions/validate.ts'),
   lazyChunk('pipeline', 'src/actions/pipeline-run.ts'),
   lazyChunk('push', 'src/notifications/push-subscribe.ts'),
   lazyChunk('catalog', 'src/functions/catalog.ts'),
+  lazyChunk('runs', 'src/core/runs-entry.ts'),
+  lazyChunk('notify', 'src/notifications/writes.ts'),
   // <script src="client.js">: one IIFE defining window.Client; dependencies bundled.
   {
     input: 'src/global.ts',

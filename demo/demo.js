@@ -40,6 +40,22 @@
   const user = () => ({ email: $('user-email').value.trim().toLowerCase() });
   const recipientId = () => Client.Notifications.recipientId();
 
+  // ---- connection: online or offline, and the work waiting on this device (Client.onStatusChange) --------
+  const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+  /** The header line: "Connected", "Connected · sending …" while queued work drains, "Offline · … waiting". */
+  function showConnection({ online, queuedRuns, analyticsBatches, logUploads }) {
+    const node = $('status');
+    const waiting = [
+      queuedRuns && count(queuedRuns, 'queued run', 'queued runs'),
+      analyticsBatches && count(analyticsBatches, 'analytics batch', 'analytics batches'),
+      logUploads && count(logUploads, 'run log', 'run logs'),
+    ].filter(Boolean);
+    Object.assign(node.dataset, { online: String(online), queuedRuns, analyticsBatches, logUploads });
+    if (!online) setStatus(node, `Offline${waiting.length ? ` · ${waiting.join(', ')} waiting` : ''}`, 'offline');
+    else if (waiting.length) setStatus(node, `Connected · sending ${waiting.join(', ')}`, 'pending');
+    else setStatus(node, 'Connected', 'ok');
+  }
+
   // ---- bookings list: query with order and pagination ---------------------------------------------------
   async function loadBookings() {
     const bookings = await Client.DataSources.connect(BOOKINGS);
@@ -350,7 +366,8 @@
       await Promise.all([loadBookings(), loadInbox(), refreshActions()]);
       poll(loadInbox, 1500);
       poll(refreshActions, 5000);
-      setStatus(status, 'Connected', 'ok');
+      // Not a plain "Connected": what the client reports, live (offline, and what waits to be sent).
+      Client.onStatusChange(showConnection);
     } catch (error) {
       setStatus(status, `Failed: ${describeError(error)}`, 'error');
     }

@@ -1,4 +1,6 @@
 import { createActionsApi, createTasksApi, type ActionsApi, type TasksApi } from './actions/api.js';
+import { runsChunk, runsHost } from './actions/runs-host.js';
+import type { ClientStatus } from './storage/status.js';
 import { createAnalyticsApi, type AnalyticsApi } from './analytics/api.js';
 import { resumeQueuedWork } from './analytics/resume.js';
 import { getAppInfo, type AppInfo } from './core/app-info.js';
@@ -38,6 +40,10 @@ export interface Client {
   readonly Notifications: NotificationsApi;
   readonly Functions: FunctionsApi;
   readonly Page: PageApi;
+  /** Online or offline, and the work waiting on this device for the backend (docs/analytics.md "Offline status"). */
+  status(): Promise<ClientStatus>;
+  /** Calls `listener` with the status now, then at every change; returns the function that stops it. */
+  onStatusChange(listener: (status: ClientStatus) => void): () => void;
 }
 
 /** Creates a client. Nothing is sent over the network until a method is called. */
@@ -88,6 +94,19 @@ export function createClient(config: ClientConfig = {}): Client {
     Notifications: createNotificationsApi(ctx),
     Functions: createFunctionsApi(ctx),
     Page: createPageApi(ctx),
+    status: async () => (await runsChunk(ctx)).status(runsHost(ctx)),
+    onStatusChange(listener) {
+      let stop: (() => void) | undefined;
+      let stopped = false;
+      runsChunk(ctx).then(
+        (m) => stopped || (stop = m.watchStatus(runsHost(ctx), listener)),
+        (error) => logger.warn(`Client.onStatusChange: ${(error as Error)?.message ?? error}`),
+      );
+      return () => {
+        stopped = true;
+        stop?.();
+      };
+    },
   };
   return client;
 }

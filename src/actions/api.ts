@@ -1,10 +1,10 @@
 import type { ClientContext } from '../core/context.js';
 import { createCrud } from './crud.js';
-import { getLogs } from './logs.js';
 import { createRunner, type RunOptions } from './run.js';
 import { createPipelineApi, type PipelineApi } from './pipeline-api.js';
 import { createTasksFunctionsApi, type TasksFunctionsApi } from '../functions/tasks-functions.js';
-import type { Action, ActionInput, ActionUpdate, GetLogsOptions, LogsPage } from './types.js';
+import { runsChunk, runsHost } from './runs-host.js';
+import type { Action, ActionInput, ActionUpdate, GetLogsOptions, LogsPage, RunHandle, RunId, RunInfo } from './types.js';
 
 /** Client.App.Actions (design §5, §9). */
 export interface ActionsApi {
@@ -18,8 +18,16 @@ export interface ActionsApi {
   publish(actionId: number, isPublish: boolean): Promise<Action>;
   /** Server and device records, newest first (default: the last 50 completed and failed). */
   getLogs(options?: GetLogsOptions): Promise<LogsPage>;
-  /** Queues a run; resolves once queued, without a result. */
-  run(name: string, payload?: Record<string, unknown>, options?: RunOptions): Promise<void>;
+  /**
+   * Queues a run; resolves once queued (on the backend, on this device while offline, or started on this device)
+   * with its handle `{ runId, status }`, without a result: `getRun(handle.runId)` follows it.
+   */
+  run(name: string, payload?: Record<string, unknown>, options?: RunOptions): Promise<RunHandle>;
+  /**
+   * Where a run stands: status, timings, result or error, trace. ClientError RUN_NOT_FOUND for a run this app
+   * does not have (or, with a client token, one this client did not queue).
+   */
+  getRun(runId: RunId): Promise<RunInfo>;
   /** Runs and resolves with the result. */
   runWithResult<T = unknown>(name: string, payload?: Record<string, unknown>, options?: RunOptions): Promise<T>;
   /** Runs the debug compile page's pipeline on this device (`ENV.taskPipeline`, `?payload=`). */
@@ -36,7 +44,8 @@ export function createActionsApi(ctx: ClientContext): ActionsApi {
   return {
     ...createCrud(ctx),
     ...createRunner(ctx),
-    getLogs: (options) => getLogs(ctx, options),
+    getLogs: async (options) => (await runsChunk(ctx)).getLogs(runsHost(ctx), options),
+    getRun: async (runId) => (await runsChunk(ctx)).getRun(runsHost(ctx), runId),
     Pipeline: createPipelineApi(ctx),
   };
 }

@@ -1,11 +1,13 @@
 /** Runs on the device: the pipeline engine with the client's host services, a local log record, upload. */
 import type { ClientContext } from '../core/context.js';
+import { randomId } from '../storage/connectivity.js';
 import { customFunctionsCache } from '../functions/custom-cache.js';
 import { customFunctionsForRun, customPackageUses } from '../functions/custom-packages.js';
 import { registeredFunctions } from '../functions/registry.js';
 import { remoteHandlerOf } from '../page/remote-execution.js';
 import type { RunOutcome } from '../pipeline/types.js';
 import { saveRunLog } from '../storage/run-logs.js';
+import { runState } from '../storage/run-state.js';
 import { deviceHostServices } from './device-services.js';
 import { loadEngine } from './engine.js';
 import { scheduleLogUpload } from './logs.js';
@@ -18,8 +20,8 @@ const failure = (errorType: string, code: string, errorMessage: string): RunOutc
   durationMs: 0,
 });
 
-const randomKey = () =>
-  typeof crypto !== 'undefined' && 'randomUUID' in crypto ? crypto.randomUUID() : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
+/** A new device run id: `dev-` and a random key (the run's log record keeps it as its `deviceKey`). */
+export const deviceRunId = () => `dev-${randomId()}`;
 
 async function execute(ctx: ClientContext, action: Action, payload: Record<string, unknown>, context: Record<string, unknown>): Promise<RunOutcome> {
   const limits = ctx.config().limits;
@@ -99,16 +101,22 @@ async function deviceCustomFunctions(ctx: ClientContext, functions: unknown) {
   return customFunctionsForRun(functions, 'client', stored, registered);
 }
 
-/** Runs an action here and records exactly one log record (IndexedDB, then uploaded). */
+/**
+ * Runs an action here and records exactly one log record (IndexedDB, then uploaded). `runId` (`dev-…`, the
+ * record's `deviceKey`) names the run for `getRun`: in progress until its record is stored.
+ */
 export async function runOnDevice(
   ctx: ClientContext,
   action: Action,
   payload: Record<string, unknown>,
-  init: { mode?: LogMode; context?: Record<string, unknown> } = {},
+  init: { mode?: LogMode; context?: Record<string, unknown>; runId?: string } = {},
 ): Promise<RunOutcome> {
   const mode = init.mode ?? 'on-demand';
   const context = init.context ?? { trigger: 'manual' };
   const started = ctx.now();
+  const runId = init.runId ?? deviceRunId();
+  const running = runState(ctx).device;
+  running.set(runId, { actionId: action.id, actionName: action.name, startedAt: new Date(started).toISOString() });
   const t0 = typeof performance !== 'undefined' ? performance.now() : Date.now();
   let outcome: RunOutcome;
   try {
@@ -150,13 +158,15 @@ export async function runOnDevice(
       trigger: context.trigger,
       trace: outcome.trace,
     },
-    deviceKey: `dev-${randomKey()}`,
+    deviceKey: runId,
   };
   try {
     await saveRunLog(ctx, log);
     scheduleLogUpload(ctx);
   } catch (error) {
     ctx.logger.warn('Could not store the log of a device run', error);
+  } finally {
+    running.delete(runId);
   }
   return outcome;
 }

@@ -1,14 +1,8 @@
-/** Client.App.Actions.getLogs and the upload of device run logs. */
+/** The upload of device run logs (Client.App.Actions.getLogs, which reads them, is in the lazy `runs` chunk: src/actions/read-logs.ts). */
 import type { ClientContext } from '../core/context.js';
-import { loadChunk } from '../core/lazy.js';
-import { ClientError } from '../http/errors.js';
 import { perClient } from '../storage/client-store.js';
 import { onOnline } from '../storage/connectivity.js';
-import { pendingRunLogs, uploadRunLogs } from '../storage/run-logs.js';
-import { tasksPath } from './crud.js';
-import { DEFAULT_LOG_LIMIT, LOG_TYPES, MAX_LOG_LIMIT, type ActionLog, type GetLogsOptions, type LogsPage } from './types.js';
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { uploadRunLogs } from '../storage/run-logs.js';
 
 /** Sends the device's pending run logs (`POST tasks/logs { logs }`); kept for later when offline. */
 export async function uploadDeviceLogs(ctx: ClientContext): Promise<{ uploaded: number; remaining: number }> {
@@ -57,36 +51,4 @@ export function scheduleLogUpload(ctx: ClientContext, delayMs = LOG_UPLOAD_DELAY
       }
     }
   }, delayMs);
-}
-
-function checkOptions(options: GetLogsOptions | undefined): GetLogsOptions {
-  if (options === undefined) return {};
-  if (!isObject(options)) throw new ClientError('INVALID_ARGUMENT', 'getLogs options must be an object { id, limit, where }');
-  const { id, limit, where } = options as { id?: unknown; limit?: unknown; where?: unknown };
-  if (id !== undefined && !(typeof id === 'number' && Number.isInteger(id) && id > 0))
-    throw new ClientError('INVALID_ARGUMENT', 'options.id must be a positive integer (an action id)');
-  if (limit !== undefined && !(typeof limit === 'number' && Number.isInteger(limit) && limit > 0 && limit <= MAX_LOG_LIMIT))
-    throw new ClientError('INVALID_ARGUMENT', `options.limit must be an integer from 1 to ${MAX_LOG_LIMIT}`);
-  if (where !== undefined && !isObject(where)) throw new ClientError('INVALID_ARGUMENT', 'options.where must be an object (a sift query on the record)');
-  return options;
-}
-
-/** Server and device records together, newest first; device records not uploaded yet have `id: null`. */
-export async function getLogs(ctx: ClientContext, options?: GetLogsOptions): Promise<LogsPage> {
-  const { id, limit = DEFAULT_LOG_LIMIT, where } = checkOptions(options);
-  await uploadDeviceLogs(ctx).catch(() => undefined);
-  const remote = await ctx.http.request<LogsPage>('POST', tasksPath(ctx, '/logs'), { json: { id, limit, where } });
-  const seen = new Set(remote.logs.map((l) => l.deviceKey).filter(Boolean));
-  let local = (await pendingRunLogs(ctx))
-    .map((p) => p.log)
-    .filter((log) => !seen.has(log.deviceKey) && (LOG_TYPES as readonly string[]).includes(log.type) && (id === undefined || log.data.actionId === id));
-  // sift (the lazy query chunk) only when device records wait for the `where`.
-  if (where && local.length > 0) {
-    const test = (await loadChunk('query', ctx.config().assetsUrl)).compileFilter(where, 'options.where');
-    local = local.filter((log) => test(log));
-  }
-  const logs = [...remote.logs, ...local]
-    .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : (b.id ?? Infinity) - (a.id ?? Infinity)))
-    .slice(0, limit);
-  return { count: remote.count + local.length, logs };
 }

@@ -6,18 +6,16 @@ import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
 import { isNetworkError, isTimeoutError } from '../http/errors.js';
 import { findCachedAction, peekCachedAction } from '../storage/actions-cache.js';
-import { isOnline } from '../storage/connectivity.js';
+import { isOnline, randomId } from '../storage/connectivity.js';
+import { remember, runState } from '../storage/run-state.js';
 import { sendOrQueue } from '../storage/run-queue.js';
 import { checkIdOrName, tasksPath } from './crud.js';
-import { runOnDevice } from './device-run.js';
+import { deviceRunId, runOnDevice } from './device-run.js';
 import { loadEngine } from './engine.js';
 import { takeRunSlot } from './rate-limit.js';
-import type { Action } from './types.js';
+import { QUEUED_RUN_PREFIX, type Action, type RunHandle } from './types.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-const randomKey = () =>
-  typeof crypto !== 'undefined' && 'randomUUID' in crypto ? crypto.randomUUID() : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
 
 export interface RunOptions {
   /** Sent as `Idempotency-Key`: a retried request with the same key queues no second run. */
@@ -70,7 +68,7 @@ const offlineUnknown = (target: string): Action => ({ name: decodeURIComponent(t
 async function runOnServer(ctx: ClientContext, target: string, payload: Record<string, unknown>, wait: boolean, options: RunOptions) {
   return ctx.http.request<{ runId: number; status: string; result?: unknown }>('POST', tasksPath(ctx, `/${target}/run`), {
     json: { payload, wait, environment: ctx.config().environment },
-    headers: { 'Idempotency-Key': options.idempotencyKey ?? randomKey() },
+    headers: { 'Idempotency-Key': options.idempotencyKey ?? randomId() },
     timeout: wait ? ctx.config().limits.runTimeoutMs + 15_000 : undefined,
   });
 }
@@ -86,22 +84,31 @@ export function createRunner(ctx: ClientContext) {
   }
 
   return {
-    /** Queues the run and resolves once it is queued (on the backend, or started on this device); no result. */
-    async run(name: string, payload?: Record<string, unknown>, options: RunOptions = {}): Promise<void> {
+    /**
+     * Queues the run and resolves once it is queued (on the backend, on this device while offline, or started on
+     * this device) with its handle, without a result: `getRun(handle.runId)` follows it.
+     */
+    async run(name: string, payload?: Record<string, unknown>, options: RunOptions = {}): Promise<RunHandle> {
       const { target, body, action, onDevice } = await prepare(name, payload);
       if (!onDevice) {
         // Sent now when online, else stored and sent once back online, in order, exactly once (storage/run-queue).
-        await sendOrQueue(ctx, {
+        const sent = await sendOrQueue<{ runId: number }>(ctx, {
           method: 'POST',
           path: tasksPath(ctx, `/${target}/run`),
           json: { payload: body, wait: false, environment: ctx.config().environment },
           idempotencyKey: options.idempotencyKey,
           label: `run of "${action.name}"`,
         });
-        return;
+        const idempotencyKey = sent.idempotencyKey;
+        if (sent.queued) return { runId: QUEUED_RUN_PREFIX + idempotencyKey, status: 'queued-offline', idempotencyKey };
+        const runId = sent.response!.runId;
+        remember(runState(ctx).keys, runId, idempotencyKey);
+        return { runId, status: 'queued', idempotencyKey };
       }
       takeRunSlot(ctx);
-      void runOnDevice(ctx, action, body).catch((error) => ctx.logger.error(`Run of action "${action.name}" failed`, error));
+      const runId = deviceRunId();
+      void runOnDevice(ctx, action, body, { runId }).catch((error) => ctx.logger.error(`Run of action "${action.name}" failed`, error));
+      return { runId, status: 'running' };
     },
 
     /** Runs and resolves with the result; rejects with the run's error code (e.g. TIMEOUT) and trace. */

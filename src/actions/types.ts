@@ -91,6 +91,8 @@ export interface ActionLog {
 export interface GetLogsOptions {
   /** Only records of this action. */
   id?: number;
+  /** Only the record of this run: a server run id (the `runId` of `run()`), or a device run id (`dev-…`). */
+  runId?: RunId;
   /** Most records returned (default 50, at most 1000). */
   limit?: number;
   /** A sift query on the record, e.g. `{ type: 'app.task.failed' }` or `{ 'data.mode': 'scheduled' }`. */
@@ -102,6 +104,64 @@ export interface LogsPage {
   count: number;
   logs: ActionLog[];
 }
+
+/**
+ * The id of a run: a positive integer for a server run (the backend's `runId`), `dev-<uuid>` for a run on a
+ * device (the `deviceKey` of its log record), `queued:<Idempotency-Key>` for a server run queued on a device
+ * while offline and not yet sent (docs/actions.md "Run handles").
+ */
+export type RunId = number | string;
+
+/**
+ * Where a run stands: `queued-offline` (stored on this device, sent when back online), `queued` (on the
+ * backend's queue), `running`, `completed`, `failed`.
+ */
+export type RunStatus = 'queued-offline' | 'queued' | 'running' | 'completed' | 'failed';
+
+/** What `run()` resolves with: enough to follow the run with `getRun(runId)`. */
+export interface RunHandle {
+  runId: RunId;
+  status: RunStatus;
+  /** The `Idempotency-Key` the run was (or will be) sent with (server runs). */
+  idempotencyKey?: string;
+}
+
+/** A run's error (failed runs). */
+export interface RunError {
+  code: string;
+  errorType: string;
+  errorMessage: string;
+}
+
+/** One run as `getRun` and `GET tasks/runs/:runId` answer it. */
+export interface RunInfo {
+  runId: RunId;
+  actionId: number | null;
+  /** The action's name, when it still exists. */
+  actionName?: string;
+  source: 'server' | 'device';
+  status: RunStatus;
+  /** When it was queued (server), made (offline queue) or started (device). */
+  queuedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  /** Times a server worker took it (more than 1 after a worker vanished mid-run). */
+  attempts?: number;
+  /** The result of a completed run. */
+  result?: unknown;
+  /** The error of a failed run. */
+  error?: RunError;
+  /** One entry per node that ran (empty until the run ends). */
+  trace: TraceEntry[];
+  /** The id of its log record, once written on the backend. */
+  logId: number | null;
+}
+
+/** Device run ids: `dev-` then a random UUID (the `deviceKey` of the run's log record). */
+export const DEVICE_RUN_PREFIX = 'dev-';
+/** Ids of server runs queued offline: `queued:` then their Idempotency-Key. */
+export const QUEUED_RUN_PREFIX = 'queued:';
 
 /** Words that follow `tasks/` in routes and so cannot be action names. */
 export const RESERVED_ACTION_NAMES = ['logs', 'functions'] as const;

@@ -6,8 +6,10 @@
 import * as pipeline from '../actions/pipeline-run.js';
 import * as catalog from '../functions/catalog.js';
 import * as push from '../notifications/push-subscribe.js';
+import * as notify from '../notifications/writes.js';
 import * as validate from '../actions/validate.js';
 import * as query from './query-entry.js';
+import * as runs from './runs-entry.js';
 
 export interface EngineModule {
   runPipeline: typeof import('../pipeline/index.js').runPipeline;
@@ -22,11 +24,13 @@ export interface Chunks {
   pipeline: typeof pipeline;
   push: typeof push;
   catalog: typeof catalog;
+  runs: typeof runs;
+  notify: typeof notify;
 }
 
 export const CHUNKS_BUNDLED = true;
 
-const BUNDLED: Omit<Chunks, 'engine'> = { query, validate, pipeline, push, catalog };
+const BUNDLED: Omit<Chunks, 'engine'> = { query, validate, pipeline, push, catalog, runs, notify };
 
 /** A chunk that is already there without an import (npm build): all but the engine. */
 export function bundledChunk<K extends keyof Chunks>(key: K): Chunks[K] | undefined {

@@ -1,10 +1,10 @@
 /**
  * Lazy chunks of client.js (docs/pipeline.md "Lazy chunks"): code few screens need sits in content-hashed files
- * next to client.js (`engine`, `query`, `validate`, `pipeline`, `push`, `catalog`: the names come from dist/runtime.json as the constants of
+ * next to client.js (`engine`, `query`, `validate`, `pipeline`, `push`, `catalog`, `runs`, `notify`: the names come from dist/runtime.json as the constants of
  * src/pipeline/asset-names.ts) and is imported on first use from `config.assetsUrl`, else the folder client.js
  * was loaded from (a CDN copy too). The npm build bundles them (src/core/lazy-import.ts).
  */
-import { CATALOG_FILE, ENGINE_FILE, PIPELINE_FILE, PUSH_FILE, QUERY_FILE, VALIDATE_FILE } from '../pipeline/asset-names.js';
+import { CATALOG_FILE, ENGINE_FILE, NOTIFY_FILE, PIPELINE_FILE, PUSH_FILE, QUERY_FILE, RUNS_FILE, VALIDATE_FILE } from '../pipeline/asset-names.js';
 import { ClientError } from '../http/errors.js';
 import { bundledChunk, importChunk, type Chunks } from './lazy-import.js';
 
@@ -17,6 +17,8 @@ const FILES: Record<keyof Chunks, string> = {
   pipeline: PIPELINE_FILE,
   push: PUSH_FILE,
   catalog: CATALOG_FILE,
+  runs: RUNS_FILE,
+  notify: NOTIFY_FILE,
 };
 
 /** The folder of the client.js script, captured while it is evaluated (document.currentScript is only set then). */

@@ -2,16 +2,7 @@ import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
 import { loadChunk } from '../core/lazy.js';
 import { deviceRecipientId } from './push.js';
-import type {
-  ListOptions,
-  Notification,
-  NotificationChanges,
-  NotificationFilter,
-  NotificationInput,
-  PushSubscription,
-  SubscribeOptions,
-  TimeInput,
-} from './types.js';
+import type { ListOptions, Notification, NotificationChanges, NotificationFilter, NotificationInput, PushSubscription, SubscribeOptions } from './types.js';
 
 /** Client.Notifications: the notification REST API, typed (docs/notifications.md). */
 export interface NotificationsApi {
@@ -39,7 +30,6 @@ export interface NotificationsApi {
 }
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const STATUSES = ['draft', 'published', 'scheduled'];
 
 const bad = (message: string) => new ClientError('INVALID_ARGUMENT', message);
 const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -54,28 +44,10 @@ function checkGuid(value: unknown, name: string): string {
   return value;
 }
 
-function time(value: TimeInput | undefined, name: string): number | string | undefined {
-  if (value === undefined) return undefined;
-  if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) throw bad(`${name} is an invalid Date`);
-    return value.toISOString();
-  }
-  if (typeof value !== 'number' && typeof value !== 'string') throw bad(`${name} must be Unix seconds, an ISO string or a Date`);
-  return value;
-}
-
-function checkInput(n: NotificationInput, name: string): Record<string, unknown> {
-  if (!isObject(n)) throw bad(`${name} must be an object`);
-  if (!isObject(n.data)) throw bad(`${name}.data must be an object`);
-  if (n.status !== undefined && !STATUSES.includes(n.status)) throw bad(`${name}.status must be one of ${STATUSES.join(', ')}`);
-  if (n.status === 'scheduled' && n.orderAt === undefined) throw bad(`${name}.orderAt is required when status is scheduled`);
-  const body: Record<string, unknown> = { ...n };
-  if (n.orderAt !== undefined) body.orderAt = time(n.orderAt, `${name}.orderAt`);
-  return body;
-}
-
 export function createNotificationsApi(ctx: ClientContext): NotificationsApi {
   const path = (suffix = '') => `v1/apps/${ctx.appId()}/notifications${suffix}`;
+  const host = { ctx, ClientError };
+  const writes = () => loadChunk('notify', ctx.config().assetsUrl);
 
   function filterBody(options: NotificationFilter): Record<string, unknown> {
     if (!isObject(options)) throw bad('options must be an object');
@@ -102,30 +74,11 @@ export function createNotificationsApi(ctx: ClientContext): NotificationsApi {
       return count;
     },
 
-    async create(notification) {
-      const res = await ctx.http.request<{ notification: Notification }>('PUT', path(), { json: checkInput(notification, 'notification') });
-      return res.notification;
-    },
-
-    async batch(notifications) {
-      if (!Array.isArray(notifications) || notifications.length === 0) throw bad('notifications must be a non-empty array');
-      const json = { notifications: notifications.map((n, i) => checkInput(n, `notifications[${i}]`)) };
-      return (await ctx.http.request<{ notifications: Notification[] }>('POST', path('/batch'), { json })).notifications;
-    },
-
-    async update(id, changes) {
-      checkId(id, 'id');
-      if (!isObject(changes)) throw bad('changes must be an object');
-      if (changes.status !== undefined && !STATUSES.includes(changes.status)) throw bad(`changes.status must be one of ${STATUSES.join(', ')}`);
-      const json: Record<string, unknown> = { ...changes };
-      if (changes.orderAt !== undefined) json.orderAt = time(changes.orderAt, 'changes.orderAt');
-      return (await ctx.http.request<{ notification: Notification }>('PUT', path(`/${id}`), { json })).notification;
-    },
-
-    async remove(id) {
-      checkId(id, 'id');
-      await ctx.http.request('DELETE', path(`/${id}`));
-    },
+    // Writes (API and studio tokens only, never a page's client token) are the lazy `notify` chunk: src/notifications/writes.ts.
+    create: (notification) => writes().then((w) => w.create(host, notification)),
+    batch: (notifications) => writes().then((w) => w.batch(host, notifications)),
+    update: (id, changes) => writes().then((w) => w.update(host, id, changes)),
+    remove: (id) => writes().then((w) => w.remove(host, id)),
 
     async markAsRead(recipientId, ids) {
       checkGuid(recipientId, 'recipientId');

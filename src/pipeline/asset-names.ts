@@ -1,7 +1,7 @@
 /**
  * File names of the runtime assets that sit next to client.js (src/core/lazy.ts). The script-tag build replaces
  * this module with the content-hashed names of its own build (`engine-<hash>.mjs`, `quickjs-<hash>.wasm`,
- * `query-<hash>.mjs`, `validate-<hash>.mjs`, `pipeline-<hash>.mjs`, `push-<hash>.mjs`, `catalog-<hash>.mjs`: one `<KEY>_FILE` per key of `dist/runtime.json`, see
+ * `query-<hash>.mjs`, `validate-<hash>.mjs`, `pipeline-<hash>.mjs`, `push-<hash>.mjs`, `catalog-<hash>.mjs`, `runs-<hash>.mjs`, `notify-<hash>.mjs`: one `<KEY>_FILE` per key of `dist/runtime.json`, see
  * rollup.config.mjs), so they can be cached forever. These defaults are the names tests and the npm build
  * (which bundles the chunks) never fetch.
  */
@@ -12,3 +12,5 @@ export const VALIDATE_FILE = 'validate.mjs';
 export const PIPELINE_FILE = 'pipeline.mjs';
 export const PUSH_FILE = 'push.mjs';
 export const CATALOG_FILE = 'catalog.mjs';
+export const RUNS_FILE = 'runs.mjs';
+export const NOTIFY_FILE = 'notify.mjs';

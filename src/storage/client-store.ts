@@ -66,3 +66,8 @@ export function perClient<T>(ctx: ClientContext, name: string, create: () => T):
 export function existingPerClient<T>(ctx: ClientContext, name: string): T | undefined {
   return singletons.get(ctx)?.get(name) as T | undefined;
 }
+
+/** Tells the status watchers of a client (`Client.onStatusChange`, src/storage/status.ts) that queued work changed. */
+export function statusChanged(ctx: ClientContext): void {
+  existingPerClient<() => void>(ctx, 'status')?.();
+}

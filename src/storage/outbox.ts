@@ -1,6 +1,6 @@
 import type { ClientContext } from '../core/context.js';
 import { isApiError, isClientError } from '../http/errors.js';
-import { clientStore } from './client-store.js';
+import { clientStore, statusChanged } from './client-store.js';
 import { isOnline, onOnline } from './connectivity.js';
 import type { StoreName } from './local-store.js';
 
@@ -108,6 +108,7 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
         options.onDrop?.(value, error);
       }
       await store.delete(options.store, key);
+      statusChanged(ctx);
     }
     return { sent, dropped, remaining: 0 };
   }
@@ -142,6 +143,7 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
         ctx.logger.warn(`${options.name}: more than ${maxItems} items queued, dropping the oldest (${options.describe(entries[i]!.value)})`);
       }
       await store.append(options.store, item, ctx.now());
+      statusChanged(ctx);
       if (isOnline()) void flushSafely();
     },
     flush() {

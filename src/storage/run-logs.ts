@@ -1,7 +1,7 @@
 import type { ActionLog } from '../actions/types.js';
 import type { ClientContext } from '../core/context.js';
 import { isApiError } from '../http/errors.js';
-import { clientStore, perClient } from './client-store.js';
+import { clientStore, perClient, statusChanged } from './client-store.js';
 import { randomId } from './connectivity.js';
 import { isRetryable } from './outbox.js';
 
@@ -35,6 +35,7 @@ export async function saveRunLog(ctx: ClientContext, log: ActionLog, appId: numb
       );
     }
   }
+  statusChanged(ctx);
   return key;
 }
 
@@ -49,6 +50,7 @@ export async function pendingRunLogs(ctx: ClientContext, limit = Infinity, appId
 export async function removeRunLogs(ctx: ClientContext, keys: readonly string[], appId: number = ctx.appId()): Promise<void> {
   const store = await clientStore(ctx, appId);
   for (const key of keys) await store.delete('runLogs', key);
+  statusChanged(ctx);
 }
 
 /**

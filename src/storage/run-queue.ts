@@ -1,6 +1,7 @@
 import type { ClientContext } from '../core/context.js';
 import { isNetworkError, isTimeoutError } from '../http/errors.js';
 import { perClient } from './client-store.js';
+import { remember, runState } from './run-state.js';
 import { isOnline, randomId } from './connectivity.js';
 import { createOutbox, type FlushResult, type Outbox } from './outbox.js';
 
@@ -39,8 +40,16 @@ function queueOf(ctx: ClientContext): Outbox<QueuedRequest> {
       name: 'Queued server runs',
       describe: (r) => `${r.label} queued at ${r.queuedAt}`,
       send: async (r) => {
-        await ctx.http.request(r.method, r.path, { json: r.json, headers: { 'Idempotency-Key': r.idempotencyKey } });
+        const answer = await ctx.http.request<{ runId?: number }>(r.method, r.path, { json: r.json, headers: { 'Idempotency-Key': r.idempotencyKey } });
+        if (answer?.runId) remember(runState(ctx).sent, r.idempotencyKey, answer.runId);
       },
+      // What getRun answers for the handle of a run the backend refused for good.
+      onDrop: (r, error) =>
+        remember(runState(ctx).sent, r.idempotencyKey, {
+          code: (error as { code?: string })?.code || 'RUN_FAILED',
+          message: (error as Error)?.message ?? String(error),
+          queuedAt: r.queuedAt,
+        }),
     }),
   );
 }

@@ -27,7 +27,8 @@ describe('demo page in Chromium', () => {
     page = await browser.newPage();
     const errors = collectPageErrors(page);
     await page.goto(demo.server.url + '/');
-    await page.waitForSelector('#status[data-state]');
+    // "Connected" once nothing waits to be sent (the automatic page view may be on its way first).
+    await page.waitForSelector('#status[data-state="ok"]');
     expect(await page.textContent('#status')).toBe('Connected');
     expect(await page.textContent('#app-id')).toBe(String(demo.server.bootstrap.appId));
     expect(await page.textContent('#app-name')).toBe('Demo app');
@@ -39,6 +40,39 @@ describe('demo page in Chromium', () => {
     expect(config).toEqual({ appId: demo.server.bootstrap.appId, token: demo.server.bootstrap.clientToken, env: 'live', baseUrl: demo.server.url });
     expect(config.token).toMatch(/^iar_client_/);
     expect(errors).toEqual([]);
+  });
+
+  it('shows offline and the work queued on the device instead of "Connected", and drains it when back online', async () => {
+    page = await browser.newPage();
+    const errors = collectPageErrors(page);
+    await page.goto(`${demo.server.url}/`);
+    // The automatic page view is sent first, so that only what this test queues offline is counted.
+    await page.evaluate(() => (window as unknown as { Client: any }).Client.App.Analytics.flush());
+    await page.waitForSelector('#status[data-state="ok"]');
+    expect(await page.textContent('#status')).toBe('Connected');
+
+    await page.context().setOffline(true);
+    await page.waitForSelector('#status[data-state="offline"]');
+    expect(await page.textContent('#status')).toBe('Offline');
+    // A server run and an analytics event made offline wait on the device; the header counts them.
+    const handle = await page.evaluate(async () => {
+      const c = (window as unknown as { Client: any }).Client;
+      const run = await c.App.Actions.run('bookings-summary');
+      c.App.Analytics.event({ category: 'demo', action: 'offline' });
+      await c.App.Analytics.flush();
+      return run;
+    });
+    expect(handle).toEqual({ runId: `queued:${handle.idempotencyKey}`, status: 'queued-offline', idempotencyKey: expect.any(String) });
+    await page.waitForFunction(() => document.getElementById('status')!.textContent === 'Offline · 1 queued run, 1 analytics batch waiting');
+    expect(await page.getAttribute('#status', 'data-queued-runs')).toBe('1');
+
+    // Back online: the queues drain and the header says so; the handle now names the backend's run.
+    await page.context().setOffline(false);
+    await page.waitForSelector('#status[data-state="ok"]', { timeout: 15_000 });
+    expect(await page.textContent('#status')).toBe('Connected');
+    const run = await page.evaluate((runId) => (window as unknown as { Client: any }).Client.App.Actions.getRun(runId), handle.runId);
+    expect(run).toMatchObject({ runId: expect.any(Number), source: 'server', actionName: 'bookings-summary' });
+    expect(errors.filter((e) => !/Failed to fetch|ERR_INTERNET_DISCONNECTED|NetworkError/.test(e))).toEqual([]);
   });
 
   it('reads data-* attributes of its own script tag', async () => {

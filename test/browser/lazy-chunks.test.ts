@@ -19,7 +19,7 @@ describe('lazy chunks of client.js in Chromium', () => {
   let screenOrigin: string;
   const pages = new Map<string, string>();
   const files = runtimeFiles();
-  const lazy = ['engine', 'wasm', 'query', 'validate', 'pipeline', 'push', 'catalog'].map((key) => files[key]!);
+  const lazy = ['engine', 'wasm', 'query', 'validate', 'pipeline', 'push', 'catalog', 'runs', 'notify'].map((key) => files[key]!);
 
   async function open(path: string, extra = ''): Promise<{ page: Page; errors: string[]; requested: { method: string; url: string }[] }> {
     const { appId, apiToken } = backend.bootstrap;

@@ -23,7 +23,7 @@ describe('server runs', () => {
   it('runWithResult waits for the result; run resolves once queued; one log record each', async () => {
     const action = await published({ name: 'hello', functions: [fn('return', { value: 'Hello {{ name }}' })] });
     expect(await b.client.App.Actions.runWithResult('hello', { name: 'Ann' })).toBe('Hello Ann');
-    expect(await b.client.App.Actions.run('hello', { name: 'Bob' })).toBeUndefined();
+    expect(await b.client.App.Actions.run('hello', { name: 'Bob' })).toMatchObject({ runId: expect.any(Number), status: 'queued' });
     const logs = await eventually(async () => {
       const page = await b.client.App.Actions.getLogs({ id: action.id });
       return page.count === 2 && page;
@@ -162,7 +162,7 @@ describe('rate limit of manual runs', () => {
       expect(error.code).toBe('RATE_LIMITED');
       expect(error.details.retryAt).toBe('2025-06-01T10:01:00.000Z');
       now = Date.parse('2025-06-01T10:01:00.500Z');
-      await expect(rb.client.App.Actions.run('limited')).resolves.toBeUndefined();
+      await expect(rb.client.App.Actions.run('limited')).resolves.toMatchObject({ status: 'queued' });
     } finally {
       await rb.close();
     }

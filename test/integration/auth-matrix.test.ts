@@ -23,6 +23,7 @@ type Outcome = '2xx' | '401' | '403' | '404' | 'denied';
 
 const KINDS: readonly Kind[] = ['none', 'unknown', 'foreign', 'client', 'api', 'studio'];
 const GUID = '3f8e1c2a-8b4d-4c6e-9f10-2a3b4c5d6e7f';
+const RUN_KEY = 'matrix-run-key-0001';
 
 interface Row {
   /** The route, as in the OpenAPI document (`METHOD /path` with `:params`). */
@@ -41,6 +42,8 @@ interface Row {
   json?: (id: number, kind: Kind) => unknown;
   /** A multipart body instead of JSON. */
   form?: (id: number, kind: Kind) => FormData;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
 }
 
 let b: TestBackend;
@@ -56,6 +59,7 @@ const ids = {} as {
   action: number;
   page: number;
   mediaFile: number;
+  run: number;
 };
 
 async function ok(res: Promise<{ status: number; body: any }>): Promise<any> {
@@ -93,7 +97,7 @@ const newMediaFile = async () => {
 const newMediaFolder = async () => (await ok(b.api('POST', '/v1/media/folders', { json: { name: 'fresh' } }))).id as number;
 /** One request of a row: JSON through `b.api`, or a multipart body. */
 async function send(row: Row, method: string, id: number, kind: Kind): Promise<{ status: number; body: any }> {
-  if (!row.form) return b.api(method, row.path(id, kind), { token: tokenOf(kind), json: row.json?.(id, kind) });
+  if (!row.form) return b.api(method, row.path(id, kind), { token: tokenOf(kind), json: row.json?.(id, kind), headers: row.headers });
   const token = tokenOf(kind);
   const res = await fetch(b.url + row.path(id, kind), { method, headers: token ? { 'Auth-token': token } : {}, body: row.form(id, kind) });
   return { status: res.status, body: await res.json() };
@@ -243,6 +247,10 @@ const ROWS: Row[] = [
   { route: 'POST /v1/apps/:appId/tasks/logs', path: () => `${tasks()}/logs`, json: (_, kind) => deviceLog(kind), client: true },
   { route: 'POST /v1/apps/:appId/tasks/logs', variant: 'reading', path: () => `${tasks()}/logs`, json: () => ({ limit: 5 }) },
   { route: 'GET /v1/apps/:appId/tasks/functions', path: () => `${tasks()}/functions`, client: true },
+  // A run: a client token reads a server run only with the Idempotency-Key it was queued with (else 404, like a missing run).
+  { route: 'GET /v1/apps/:appId/tasks/runs', path: () => `${tasks()}/runs`, headers: { 'Idempotency-Key': RUN_KEY }, client: true },
+  { route: 'GET /v1/apps/:appId/tasks/runs/:runId', path: () => `${tasks()}/runs/${ids.run}`, headers: { 'Idempotency-Key': RUN_KEY }, client: true },
+  { route: 'GET /v1/apps/:appId/tasks/runs/:runId', variant: 'without key', path: () => `${tasks()}/runs/${ids.run}`, client: true, expect: { client: '404' } },
   {
     route: 'POST /v1/apps/:appId/tasks/functions',
     path: () => `${tasks()}/functions`,
@@ -404,6 +412,12 @@ beforeAll(async () => {
   ids.notification = (await ok(b.api('PUT', `${a()}/notifications`, { json: { data: { title: 'Hello' }, status: 'published' } }))).notification.id;
   ids.action = (await ok(b.api('POST', tasks(), { json: { name: 'matrix-action', environment: 'server', functions: returnFn(42) } }))).action.id;
   await ok(b.api('POST', `${tasks()}/${ids.action}/publish`, { json: { publish: true } }));
+  ids.run = (await ok(b.api('POST', `${tasks()}/${ids.action}/run`, { json: {}, headers: { 'Idempotency-Key': RUN_KEY } }))).runId;
+  // Finished before the rows compare states (its log and the action's lastRunAt would change them meanwhile).
+  for (let i = 0; (await ok(b.api('GET', `${tasks()}/runs/${ids.run}`))).run.status !== 'completed'; i++) {
+    if (i > 400) throw new Error('setup run did not finish');
+    await new Promise((r) => setTimeout(r, 25));
+  }
   ids.page = (await ok(b.api('POST', `${a()}/pages`, { json: { name: 'Screen' } }))).page.id;
   ids.mediaFile = await newMediaFile();
 }, 60_000);
@@ -458,7 +472,7 @@ describe('authorization matrix', () => {
         expect(matches(res.status, outcome), `${name} as ${kind}: expected ${outcome}, got ${res.status} ${JSON.stringify(res.body)}`).toBe(true);
         expect(res.body, `${name} as ${kind}`).toEqual({ error: { code: expect.any(String), message: expect.any(String) }, message: expect.any(String) });
         expect(res.body.message, `${name} as ${kind}: the top-level message repeats error.message`).toBe(res.body.error.message);
-        if (kind === 'client') expect(res.body.error.code, `${name} as client`).toBe('CLIENT_TOKEN_FORBIDDEN');
+        if (kind === 'client' && outcome === '403') expect(res.body.error.code, `${name} as client`).toBe('CLIENT_TOKEN_FORBIDDEN');
         if (kind === 'api' && outcome === '403') expect(res.body.error.code, `${name} as api`).toBe('STUDIO_ONLY');
         if (kind === 'none') expect(res.body.error.code).toBe('MISSING_TOKEN');
         if (kind === 'unknown') expect(res.body.error.code).toBe('INVALID_TOKEN');

@@ -43,15 +43,45 @@ const toLog = (r: RawLog): ActionLog => {
   return log;
 };
 
+/** Which action log records of an app: of one action, of one run (its log id, or a device run's key), of these types. */
+export interface LogSelection {
+  actionId?: number;
+  /** Only this record (the log of a server run). */
+  logId?: number;
+  /** Only the record a device uploaded under this key (a device run). */
+  deviceKey?: string;
+  types?: readonly string[];
+}
+
+/** The SQL conditions of a selection past app and types; pushes their parameters. */
+function narrow(options: LogSelection, params: (string | number)[]): string {
+  let sql = '';
+  for (const [column, value] of [
+    ['action_id', options.actionId],
+    ['id', options.logId],
+    ['device_key', options.deviceKey],
+  ] as const)
+    if (value !== undefined) {
+      sql += ` AND ${column} = ?`;
+      params.push(value);
+    }
+  return sql;
+}
+
+/** The record a device uploaded under `deviceKey` (its run id), any type. */
+export async function getDeviceLog(db: Queryable, appId: number, deviceKey: string): Promise<ActionLog | undefined> {
+  const row = await db.get<RawLog>(
+    'SELECT id, type, data, created_at AS createdAt, device_key AS deviceKey FROM logs WHERE app_id = ? AND device_key = ? AND action_id IS NOT NULL',
+    [appId, deviceKey],
+  );
+  return row && toLog(row);
+}
+
 /**
  * Action log records of an app, newest first, in pages (callers filter with
  * sift in JS and keep paging until they have enough).
  */
-export async function* iterateLogs(
-  db: Queryable,
-  appId: number,
-  options: { actionId?: number; types?: readonly string[]; pageSize?: number },
-): AsyncGenerator<ActionLog> {
+export async function* iterateLogs(db: Queryable, appId: number, options: LogSelection & { pageSize?: number }): AsyncGenerator<ActionLog> {
   const types = options.types ?? LOG_TYPES;
   const pageSize = options.pageSize ?? 500;
   const typeList = types.map(() => '?').join(', ');
@@ -60,10 +90,7 @@ export async function* iterateLogs(
     const params: (string | number)[] = [appId, ...types];
     let sql = `SELECT id, type, data, created_at AS createdAt, device_key AS deviceKey FROM logs
       WHERE app_id = ? AND type IN (${typeList}) AND action_id IS NOT NULL`;
-    if (options.actionId !== undefined) {
-      sql += ' AND action_id = ?';
-      params.push(options.actionId);
-    }
+    sql += narrow(options, params);
     if (cursor) {
       sql += ' AND (created_at < ? OR (created_at = ? AND id < ?))';
       params.push(cursor.createdAt, cursor.createdAt, cursor.id);
@@ -78,13 +105,9 @@ export async function* iterateLogs(
   }
 }
 
-export async function countLogs(db: Queryable, appId: number, options: { actionId?: number; types?: readonly string[] }): Promise<number> {
+export async function countLogs(db: Queryable, appId: number, options: LogSelection): Promise<number> {
   const types = options.types ?? LOG_TYPES;
   const params: (string | number)[] = [appId, ...types];
-  let sql = `SELECT COUNT(*) AS n FROM logs WHERE app_id = ? AND type IN (${types.map(() => '?').join(', ')}) AND action_id IS NOT NULL`;
-  if (options.actionId !== undefined) {
-    sql += ' AND action_id = ?';
-    params.push(options.actionId);
-  }
+  const sql = `SELECT COUNT(*) AS n FROM logs WHERE app_id = ? AND type IN (${types.map(() => '?').join(', ')}) AND action_id IS NOT NULL${narrow(options, params)}`;
   return Number((await db.get<{ n: number }>(sql, params))?.n ?? 0);
 }

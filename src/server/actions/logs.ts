@@ -5,11 +5,15 @@ import type { ServerContext } from '../context.js';
 import { DEFAULT_SERVER_LIMITS } from '../context.js';
 import { HttpError } from '../http/errors.js';
 import { checkNesting } from '../http/nesting.js';
-import { countLogs, insertDeviceLog, iterateLogs } from './log-store.js';
+import { countLogs, insertDeviceLog, iterateLogs, type LogSelection } from './log-store.js';
+import { getAppRun } from './run-store.js';
+import { parseRunId, type ParsedRunId } from './run-view.js';
 import { getActionById, touchLastRun } from './store.js';
 
 export interface LogQuery {
   id?: number;
+  /** Only the record of this run (a server run id, or a device run's key). */
+  runId?: ParsedRunId;
   limit?: number;
   where?: Record<string, unknown>;
 }
@@ -19,7 +23,7 @@ const SKIPPED = 'app.task.skipped';
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Reads `{ id, limit, where }` from a query string or a JSON body; 400 naming the bad field. `where` (also
+ * Reads `{ id, runId, limit, where }` from a query string or a JSON body; 400 naming the bad field. `where` (also
  * as JSON in a query string) nests at most `filterDepth` levels (400 NESTING_TOO_DEEP).
  */
 export function parseLogQuery(raw: Record<string, unknown>, filterDepth = DEFAULT_SERVER_LIMITS.filterDepth): LogQuery {
@@ -31,6 +35,7 @@ export function parseLogQuery(raw: Record<string, unknown>, filterDepth = DEFAUL
     return n;
   };
   if (raw.id !== undefined && raw.id !== null) query.id = int('id', raw.id);
+  if (raw.runId !== undefined && raw.runId !== null) query.runId = parseRunId(raw.runId, 'Field "runId"');
   if (raw.limit !== undefined && raw.limit !== null) query.limit = int('limit', raw.limit, MAX_LOG_LIMIT);
   let where = raw.where;
   if (typeof where === 'string') {
@@ -53,25 +58,34 @@ export function parseLogQuery(raw: Record<string, unknown>, filterDepth = DEFAUL
   return query;
 }
 
+/** The records a query selects before `where`: of an action, of a run (a server run's log id: -1, none, before it is logged). */
+async function selectionOf(ctx: ServerContext, appId: number, query: LogQuery): Promise<LogSelection> {
+  const selection: LogSelection = { actionId: query.id };
+  if (query.runId && 'deviceKey' in query.runId) selection.deviceKey = query.runId.deviceKey;
+  else if (query.runId) selection.logId = (await getAppRun(ctx.db, appId, query.runId.runId))?.logId ?? -1;
+  return selection;
+}
+
 /** Newest first; `count` is the number of matching records before `limit`. */
 export async function readLogs(ctx: ServerContext, appId: number, query: LogQuery): Promise<LogsPage> {
   const limit = query.limit ?? DEFAULT_LOG_LIMIT;
+  const selection = await selectionOf(ctx, appId, query);
   if (!query.where)
     // One transaction: the count and the page see the same records, even while runs are logging.
     return ctx.db.transaction(async (tx) => {
       const logs: ActionLog[] = [];
-      for await (const log of iterateLogs(tx, appId, { actionId: query.id, pageSize: Math.min(limit, 500) })) {
+      for await (const log of iterateLogs(tx, appId, { ...selection, pageSize: Math.min(limit, 500) })) {
         logs.push(log);
         if (logs.length >= limit) break;
       }
-      return { count: await countLogs(tx, appId, { actionId: query.id }), logs };
+      return { count: await countLogs(tx, appId, selection), logs };
     });
   const test = compileFilter(query.where) as (log: ActionLog) => boolean;
   const logs: ActionLog[] = [];
   let count = 0;
   // Skipped occurrences (overlap, missed under `skip`) are shown only to a `where` that names their type.
   const types = JSON.stringify(query.where.type ?? null).includes(SKIPPED) ? [...LOG_TYPES, SKIPPED] : LOG_TYPES;
-  for await (const log of iterateLogs(ctx.db, appId, { actionId: query.id, types })) {
+  for await (const log of iterateLogs(ctx.db, appId, { ...selection, types })) {
     if (!test(log)) continue;
     count++;
     if (logs.length < limit) logs.push(log);

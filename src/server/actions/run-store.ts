@@ -24,6 +24,8 @@ export interface RunRow {
   scheduledFor: string | null;
   queuedAt: string;
   claimedBy: string | null;
+  /** When a worker last took it (null while queued). */
+  startedAt: string | null;
   attempts: number;
   finishedAt: string | null;
   outcome: StoredOutcome | null;
@@ -35,7 +37,7 @@ export type StoredOutcome = Omit<RunOutcome, 'trace'> & { trace?: RunOutcome['tr
 
 const COLUMNS = `id, app_id AS appId, organization_id AS organizationId, action_id AS actionId, mode, trigger_kind AS "trigger",
   environment, definition, payload, context, status, idempotency_key AS idempotencyKey, scheduled_for AS scheduledFor,
-  queued_at AS queuedAt, claimed_by AS claimedBy, attempts, finished_at AS finishedAt, outcome, log_id AS logId`;
+  queued_at AS queuedAt, claimed_by AS claimedBy, claimed_at AS startedAt, attempts, finished_at AS finishedAt, outcome, log_id AS logId`;
 
 type Raw = Omit<RunRow, 'definition' | 'payload' | 'context' | 'outcome'> & { definition: string; payload: string; context: string; outcome: string | null };
 
@@ -88,6 +90,11 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<number> {
 
 export async function getRun(db: Queryable, id: number): Promise<RunRow | undefined> {
   return toRun(await db.get<Raw>(`SELECT ${COLUMNS} FROM action_runs WHERE id = ?`, [id]));
+}
+
+/** The run `id` of the app (undefined for another app's run). */
+export async function getAppRun(db: Queryable, appId: number, id: number): Promise<RunRow | undefined> {
+  return toRun(await db.get<Raw>(`SELECT ${COLUMNS} FROM action_runs WHERE id = ? AND app_id = ?`, [id, appId]));
 }
 
 export async function findRunByKey(db: Queryable, appId: number, key: string): Promise<RunRow | undefined> {

@@ -41,6 +41,9 @@ export const CLIENT_ROUTES: ReadonlySet<string> = new Set([
   'GET /v1/apps/:appId/tasks/:idOrName',
   'POST /v1/apps/:appId/tasks/:idOrName/run',
   'POST /v1/apps/:appId/tasks/logs',
+  // A run by id: a server run only with the Idempotency-Key it was queued with (src/server/actions/run-view.ts).
+  'GET /v1/apps/:appId/tasks/runs',
+  'GET /v1/apps/:appId/tasks/runs/:runId',
   'GET /v1/apps/:appId/tasks/functions',
   'POST /v1/apps/:appId/analytics',
 ]);

@@ -9,6 +9,7 @@ import { compilePage } from '../actions/compile-page.js';
 import { parseLogQuery, readLogs, uploadDeviceLogs } from '../actions/logs.js';
 import { registerPageRoutes } from '../actions/pages-routes.js';
 import { definitionFor, outcomeOf, parseRunBody, queueManualRun } from '../actions/runs.js';
+import { readRun, readRunByKey } from '../actions/run-view.js';
 import type { ActionsRuntime } from '../actions/runtime.js';
 import { changeAction, createAction, publishAction, removeAction, requireAction } from '../actions/service.js';
 import { listActions, toAction } from '../actions/store.js';
@@ -74,6 +75,22 @@ export function registerActionRoutes(app: App, ctx: ServerContext, runtime: Acti
     // Run logs hold the results of every user's runs: a client token only uploads its device's records.
     requireKind(c, ['api', 'studio'], 'read run logs (a client token only uploads device logs)');
     return c.json(await readLogs(ctx, record.id, parseLogQuery(body, ctx.limits.filterDepth)));
+  });
+
+  /**
+   * One run: status, timings, result or error, trace (docs/actions.md "Run handles"). `:runId` is a server run id
+   * or a device run id (`dev-…`). A client token reads a server run only with the `Idempotency-Key` it was queued with.
+   */
+  /** The run queued with the `Idempotency-Key` header (a run a device queued offline, sent by another tab). */
+  app.get(`${base}/runs`, async (c) => {
+    const record = await loadApp(ctx, c);
+    return c.json({ run: await readRunByKey(ctx, record.id, c.req.header('Idempotency-Key')) });
+  });
+
+  app.get(`${base}/runs/:runId`, async (c) => {
+    const record = await loadApp(ctx, c);
+    const needsKey = c.get('auth')?.kind === 'client';
+    return c.json({ run: await readRun(ctx, record.id, c.req.param('runId'), { needsKey, key: c.req.header('Idempotency-Key') }) });
   });
 
   app.get(`${base}/:idOrName`, async (c: Context<AppEnv>, next: Next) => {

@@ -1,0 +1,38 @@
+/** A device run's log record as a run (`getRun`, `GET tasks/runs/:runId`): shared by the device and the backend. */
+import type { TraceEntry } from '../pipeline/types.js';
+import type { ActionLog, RunError, RunInfo } from './types.js';
+
+/** A logged result of a failed run (`{ errorType, errorMessage, code, trace }`) as error and trace. */
+function failureOf(result: unknown): { error: RunError; trace: TraceEntry[] } {
+  const r = (typeof result === 'object' && result !== null ? result : {}) as Record<string, unknown>;
+  return {
+    error: { code: String(r.code || 'RUN_FAILED'), errorType: String(r.errorType ?? 'Error'), errorMessage: String(r.errorMessage ?? '') },
+    trace: Array.isArray(r.trace) ? (r.trace as TraceEntry[]) : [],
+  };
+}
+
+/** The record of a device run (its `deviceKey` is the run id), kept on the device or uploaded. */
+export function deviceRunInfo(log: ActionLog, actionName?: string): RunInfo {
+  const failed = log.type === 'app.task.failed';
+  const duration = Number(log.data.duration) || 0;
+  const started = Date.parse(log.createdAt);
+  const info: RunInfo = {
+    runId: log.deviceKey!,
+    actionId: log.data.actionId ?? null,
+    ...(actionName !== undefined ? { actionName } : {}),
+    source: 'device',
+    status: failed ? 'failed' : 'completed',
+    queuedAt: log.createdAt,
+    startedAt: log.createdAt,
+    finishedAt: Number.isNaN(started) ? log.createdAt : new Date(started + duration).toISOString(),
+    durationMs: duration,
+    trace: [],
+    logId: log.id,
+  };
+  if (failed) Object.assign(info, failureOf(log.data.result));
+  else {
+    info.result = log.data.result ?? null;
+    if (Array.isArray(log.data.trace)) info.trace = log.data.trace as TraceEntry[];
+  }
+  return info;
+}

@@ -1,0 +1,50 @@
+/**
+ * What the lazy `runs` chunk (src/core/runs-entry.ts: getRun, getLogs, Client.status) uses of client.js: this
+ * client's queues, pending device logs, run memory and error class. The chunk bundles none of the client's state.
+ */
+import type { ClientContext } from '../core/context.js';
+import { loadChunk } from '../core/lazy.js';
+import { ClientError } from '../http/errors.js';
+import { clientStore, perClient } from '../storage/client-store.js';
+import { isOnline } from '../storage/connectivity.js';
+import { pendingRunLogs, type StoredRunLog } from '../storage/run-logs.js';
+import { queuedRequests, type QueuedRequest } from '../storage/run-queue.js';
+import { runState, type RunState } from '../storage/run-state.js';
+import { uploadDeviceLogs } from './logs.js';
+
+export interface RunsHost {
+  ctx: ClientContext;
+  ClientError: typeof ClientError;
+  /** Server runs queued on this device (offline), oldest first. */
+  queuedRuns(): Promise<QueuedRequest[]>;
+  /** Number of items in one of the app's local queues (0 without an app). */
+  count(store: 'runQueue' | 'analyticsQueue' | 'runLogs'): Promise<number>;
+  /** Device run logs not uploaded yet, oldest first. */
+  pendingRunLogs(): Promise<StoredRunLog[]>;
+  /** Uploads the pending device run logs now (getLogs reads them from the backend next). */
+  uploadDeviceLogs(): Promise<unknown>;
+  /** The query chunk's filter compiler (getLogs `where` over device records). */
+  compileFilter(where: Record<string, unknown>, what: string): Promise<(value: unknown) => boolean>;
+  runs: RunState;
+  isOnline(): boolean;
+  /** Sets the function called when queued work changes (one per client: src/storage/status.ts fans it out). */
+  onChange(fn: () => void): void;
+}
+
+export function runsHost(ctx: ClientContext): RunsHost {
+  return {
+    ctx,
+    ClientError,
+    queuedRuns: () => queuedRequests(ctx),
+    count: async (store) => (ctx.config().appId === undefined ? 0 : (await (await clientStore(ctx)).keys(store)).length),
+    pendingRunLogs: () => pendingRunLogs(ctx),
+    uploadDeviceLogs: () => uploadDeviceLogs(ctx),
+    compileFilter: async (where, what) => (await loadChunk('query', ctx.config().assetsUrl)).compileFilter(where, what) as (value: unknown) => boolean,
+    runs: runState(ctx),
+    isOnline,
+    onChange: (fn) => perClient(ctx, 'status', () => fn),
+  };
+}
+
+/** The `runs` chunk, loaded on first use. */
+export const runsChunk = (ctx: ClientContext) => loadChunk('runs', ctx.config().assetsUrl);

@@ -1,0 +1,8 @@
+/**
+ * The lazy `runs` chunk of client.js (`runs-<hash>.mjs`, see src/core/lazy.ts): run handles (`getRun`), run logs
+ * (`getLogs`) and the client's offline status (`Client.status`, `onStatusChange`). What it needs of client.js comes
+ * in a host (src/actions/runs-host.ts). The npm build bundles it.
+ */
+export { getRun } from '../actions/run-handles.js';
+export { getLogs } from '../actions/read-logs.js';
+export { status, watchStatus } from '../storage/status.js';
