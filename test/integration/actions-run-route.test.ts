@@ -155,6 +155,26 @@ describe('GET tasks/runs/:runId', () => {
     expect((await b.api('GET', `/v1/apps/${appId}/tasks/runs/${runId}`)).body.run.result).toBe(10);
   });
 
+  it("a client token sees a server run's trace without the nodes' inputs and outputs", async () => {
+    // The run reads with the app's access; a page gets what the action returns, not the values in between.
+    const key = `key-${Math.random().toString(36).slice(2)}`;
+    const runId = await queue('double', { n: 7 }, key);
+    const asClient = await finished(runId, { token: b.clientToken, headers: { 'Idempotency-Key': key } });
+    const asApi = await finished(runId);
+    expect(asApi.trace[0]).toMatchObject({ path: 'functions[0]', input: { n2: 14 } });
+    expect(asClient.trace.map((t: { path: string }) => t.path)).toEqual(asApi.trace.map((t: { path: string }) => t.path));
+    expect(asClient.trace.some((t: Record<string, unknown>) => 'input' in t || 'output' in t)).toBe(false);
+    const byKey = await b.api('GET', `/v1/apps/${appId}/tasks/runs`, { token: b.clientToken, headers: { 'Idempotency-Key': key } });
+    expect(byKey.body.run.trace.some((t: Record<string, unknown>) => 'input' in t || 'output' in t)).toBe(false);
+    // A failed run with wait: the 422 answer's trace, too.
+    const failed = await b.api('POST', `/v1/apps/${appId}/tasks/kaput/run`, { token: b.clientToken, json: { payload: {}, wait: true } });
+    expect(failed.status).toBe(422);
+    expect(failed.body.error.trace.length).toBeGreaterThan(0);
+    expect(failed.body.error.trace.some((t: Record<string, unknown>) => 'input' in t || 'output' in t)).toBe(false);
+    const failedApi = await b.api('POST', `/v1/apps/${appId}/tasks/kaput/run`, { json: { payload: {}, wait: true } });
+    expect(failedApi.body.error.trace[0]).toMatchObject({ input: { a: 1 } });
+  });
+
   it('answers a device run from the record the device uploaded; getLogs finds it by its run id', async () => {
     const [action] = (await b.client.App.Actions.get()).filter((a) => a.name === 'double');
     const deviceKey = `dev-${crypto.randomUUID()}`;

@@ -4,6 +4,7 @@
  */
 import { deviceRunInfo } from '../../actions/run-info.js';
 import { DEVICE_RUN_PREFIX, type RunInfo } from '../../actions/types.js';
+import type { TraceEntry } from '../../pipeline/types.js';
 import type { ServerContext } from '../context.js';
 import { HttpError } from '../http/errors.js';
 import { getDeviceLog } from './log-store.js';
@@ -24,6 +25,18 @@ export function parseRunId(raw: unknown, what: string, code = 'INVALID_FIELD'): 
   } else if (typeof raw === 'string' && raw.startsWith(DEVICE_RUN_PREFIX) && DEVICE_RUN_ID.test(raw)) return { deviceKey: raw };
   throw new HttpError(400, code, `${what} must be a run id: a positive integer (server run) or "dev-…" (device run)`);
 }
+
+/**
+ * A server run's trace as a client token sees it: the nodes' inputs and outputs are left out. A server run works
+ * with the app's access (private data sources, secrets in settings) and a page gets only what the action returns;
+ * the intermediate values stay with API and studio tokens.
+ */
+export function publicTrace(trace: readonly TraceEntry[]): TraceEntry[] {
+  return trace.map(({ input: _input, output: _output, ...rest }) => rest);
+}
+
+/** A server run as a client token sees it (see {@link publicTrace}). */
+export const publicRunInfo = (info: RunInfo): RunInfo => (info.source === 'server' ? { ...info, trace: publicTrace(info.trace) } : info);
 
 const notFound = (raw: string) => new HttpError(404, 'RUN_NOT_FOUND', `No run ${raw} in this app`);
 

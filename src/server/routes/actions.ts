@@ -9,7 +9,7 @@ import { compilePage } from '../actions/compile-page.js';
 import { parseLogQuery, readLogs, uploadDeviceLogs } from '../actions/logs.js';
 import { registerPageRoutes } from '../actions/pages-routes.js';
 import { definitionFor, outcomeOf, parseRunBody, queueManualRun } from '../actions/runs.js';
-import { readRun, readRunByKey } from '../actions/run-view.js';
+import { publicRunInfo, publicTrace, readRun, readRunByKey } from '../actions/run-view.js';
 import type { ActionsRuntime } from '../actions/runtime.js';
 import { changeAction, createAction, publishAction, removeAction, requireAction } from '../actions/service.js';
 import { listActions, toAction } from '../actions/store.js';
@@ -18,6 +18,9 @@ import { jsonWithETag } from '../http/etag.js';
 import type { Action } from '../../actions/types.js';
 
 const base = '/v1/apps/:appId/tasks';
+
+/** A client token: the page's public token (docs/security.md). */
+const isClient = (c: Context<AppEnv>) => c.get('auth')?.kind === 'client';
 
 /** Words after `tasks/` that belong to other routes (the function catalog of the engine). */
 const RESERVED = new Set(['functions']);
@@ -78,19 +81,25 @@ export function registerActionRoutes(app: App, ctx: ServerContext, runtime: Acti
   });
 
   /**
-   * One run: status, timings, result or error, trace (docs/actions.md "Run handles"). `:runId` is a server run id
-   * or a device run id (`dev-…`). A client token reads a server run only with the `Idempotency-Key` it was queued with.
+   * The run queued with the `Idempotency-Key` header (a run a device queued offline, sent by another tab). A client
+   * token gets a server run's trace without the nodes' inputs and outputs (publicTrace).
    */
-  /** The run queued with the `Idempotency-Key` header (a run a device queued offline, sent by another tab). */
   app.get(`${base}/runs`, async (c) => {
     const record = await loadApp(ctx, c);
-    return c.json({ run: await readRunByKey(ctx, record.id, c.req.header('Idempotency-Key')) });
+    const run = await readRunByKey(ctx, record.id, c.req.header('Idempotency-Key'));
+    return c.json({ run: isClient(c) ? publicRunInfo(run) : run });
   });
 
+  /**
+   * One run: status, timings, result or error, trace (docs/actions.md "Run handles"). `:runId` is a server run id
+   * or a device run id (`dev-…`). A client token reads a server run only with the `Idempotency-Key` it was queued
+   * with, and its trace without the nodes' inputs and outputs.
+   */
   app.get(`${base}/runs/:runId`, async (c) => {
     const record = await loadApp(ctx, c);
-    const needsKey = c.get('auth')?.kind === 'client';
-    return c.json({ run: await readRun(ctx, record.id, c.req.param('runId'), { needsKey, key: c.req.header('Idempotency-Key') }) });
+    const client = isClient(c);
+    const run = await readRun(ctx, record.id, c.req.param('runId'), { needsKey: client, key: c.req.header('Idempotency-Key') });
+    return c.json({ run: client ? publicRunInfo(run) : run });
   });
 
   app.get(`${base}/:idOrName`, async (c: Context<AppEnv>, next: Next) => {
@@ -142,7 +151,7 @@ export function registerActionRoutes(app: App, ctx: ServerContext, runtime: Acti
     const { code, errorType, errorMessage, trace } = outcome.error;
     throw new HttpError(code === 'RESULT_TOO_LARGE' ? 413 : 422, code || 'RUN_FAILED', errorMessage, {
       errorType,
-      trace: trace.length ? trace : outcome.trace,
+      trace: isClient(c) ? publicTrace(trace.length ? trace : outcome.trace) : trace.length ? trace : outcome.trace,
       runId,
       logId: run.logId,
     });
