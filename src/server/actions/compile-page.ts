@@ -217,11 +217,12 @@ async function compilePageHtml(
   const env = { taskPipeline: functions, taskId: action.id, taskName: action.name, appId: app.id, environment };
 
   // One named script per function (DevTools lists it under custom-functions/); registering it on the
-  // page's client makes Pipeline.run() use it. Package names are [A-Za-z0-9._-] only (PACKAGE_PATTERN).
+  // page's client makes Pipeline.run() use it (in the sandbox). Package names are [A-Za-z0-9._-] only (PACKAGE_PATTERN).
   const customScripts = custom
     .map(
       (f) => `<script nonce="${nonce}">
-// Custom function ${f.package}${f.environment ? ` (environment ${f.environment})` : ''}: set breakpoints here in DevTools.
+// Custom function ${f.package}${f.environment ? ` (environment ${f.environment})` : ''}: registered for sandboxed runs (QuickJS, where
+// DevTools breakpoints do not stop); "Debug in page" (studio tokens) runs it as pipeline/custom/${f.package}.js instead.
 Client.Functions.register(${scriptJson(f.package)}, (${scriptText(f.code)}
 ));
 //# sourceURL=custom-functions/${f.package}.js

@@ -192,7 +192,7 @@ export function debugView(config: DebugViewConfig): void {
     const total = runs.reduce((sum, e) => sum + e.durationMs, 0);
     const times = runs.length > 1 ? ` ×${runs.length}` : '';
     const ms = ` · ${Math.round(total * 10) / 10} ms`;
-    if (count('failed')) return { state: 'failed', text: `failed${times}${ms}` };
+    if (count('failed')) return { state: 'failed', text: `failed${runs.length > 1 ? ` (${count('failed')} of ${runs.length} runs)` : ''}${ms}` };
     if (count('ok')) return { state: 'ok', text: `ok${times}${ms}` };
     if (count('retried')) return { state: 'retried', text: `retried${times}${ms}` };
     return { state: 'skipped', text: `skipped${times}` };
