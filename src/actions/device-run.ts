@@ -148,6 +148,7 @@ export async function runOnDevice(
           },
       source: 'device',
       trigger: context.trigger,
+      trace: outcome.trace,
     },
     deviceKey: `dev-${randomKey()}`,
   };

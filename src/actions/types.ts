@@ -80,6 +80,8 @@ export interface ActionLog {
     /** Where the run happened. */
     source?: 'server' | 'device';
     runId?: number;
+    /** Every node's path, package, start, duration, outcome, retries, input and output (docs/pipeline.md "Trace"). */
+    trace?: TraceEntry[];
     [key: string]: unknown;
   };
   /** Set on records written by a device (dedupes uploads). */

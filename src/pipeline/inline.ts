@@ -23,6 +23,7 @@
  */
 import { builtinName } from '../functions/catalog.js';
 import { LIB } from '../sandbox/guest.js';
+import { TRACE_VALUE_JS } from './trace-values.js';
 import { expressionOf, itemsExpression, settingsSpec, type Spec } from './templates.js';
 import type { FunctionNode, IfNode, LoopNode, PipelineNode } from './types.js';
 
@@ -38,6 +39,8 @@ export interface InlineNode {
   parent: number;
   /** Id of the innermost enclosing inline loop (its index is this node's iteration), -1 when none. */
   loop: number;
+  /** Number of conditions of an `if` node. */
+  conditions?: number;
 }
 
 /** One step of a node list: an inline segment (nodes `start`..`end - 1`) or a host-run node. */
@@ -111,7 +114,12 @@ class NotInline extends Error {}
  * Plans the pipeline: which runs of nodes are inline segments, and their guest program.
  * `compiled(source)` is the guest index of a compiled expression, undefined when it did not compile.
  */
-export function planPipeline(functions: PipelineNode[], compiled: (source: string) => number | undefined, maxLoopIterations: number): Plan {
+export function planPipeline(
+  functions: PipelineNode[],
+  compiled: (source: string) => number | undefined,
+  maxLoopIterations: number,
+  traceValueBytes = 4096,
+): Plan {
   const nodes: InlineNode[] = [];
   const lists = new Map<string, Step[]>();
   const segments: string[] = [];
@@ -164,14 +172,15 @@ export function planPipeline(functions: PipelineNode[], compiled: (source: strin
     if (!noPolicies(node)) throw new NotInline();
     const id = nodes.length;
     if (node.type === 'if') {
-      nodes.push({ path, pkg: 'if', kind: 'if', parent, loop });
+      nodes.push({ path, pkg: 'if', kind: 'if', parent, loop, conditions: node.conditions.length });
       const tests = node.conditions.map((c) => expr(expressionOf(c.condition)));
-      let code = `${genList(node.elseFunctions, `${path}.elseFunctions`, id, loop)}${call('V', `${id},${node.elseFunctions ? EVENT.else : EVENT.none}`)}`;
+      // TS[id]: when the node started (only while the trace has room: its event may be listed).
+      let code = `${genList(node.elseFunctions, `${path}.elseFunctions`, id, loop)}${call('V', `${id},${node.elseFunctions ? EVENT.else : EVENT.none},0,0,TS[${id}]`)}`;
       for (let i = node.conditions.length - 1; i >= 0; i--) {
         const body = genList(node.conditions[i]!.functions, `${path}.conditions[${i}].functions`, id, loop);
-        code = `C=${i};if(${tests[i]}){${body}${call('V', `${id},${EVENT.matched},${i}`)}}else{${code}}`;
+        code = `C=${i};if(${tests[i]}){${body}${call('V', `${id},${EVENT.matched},${i},0,TS[${id}]`)}}else{${code}}`;
       }
-      return `N=${id};${code};`;
+      return `N=${id};if(EC<RM)TS[${id}]=Date.now();${code};`;
     }
     if (node.type === 'loop') return genLoop(node, path, parent, loop, id);
     const name = builtinName(node.functionPackage);
@@ -181,9 +190,10 @@ export function planPipeline(functions: PipelineNode[], compiled: (source: strin
     const children = genList(node.functions, `${path}.functions`, id, loop);
     // D: set, Q: return, L: log, V: if (the settings are evaluated, then the node is recorded as ok).
     const helper = name === 'set' ? 'D' : name === 'return' ? 'Q' : name === 'log' ? 'L' : 'V';
-    const action = (value: string) => call(helper, helper === 'V' ? `${id},${EVENT.ok},0,0,${value}` : `${id},${value}`);
+    // V(id, event, x, duration, start, input, output): the settings are the node's input.
+    const action = (value: string) => call(helper, helper === 'V' ? `${id},${EVENT.ok},0,0,0,${value}` : `${id},${value}`);
     if (!node.settings || !('condition' in node.settings)) return `N=${id};${action(settings)};${name === 'return' ? '' : children}`;
-    return `N=${id};S=${settings};if(!S.condition)${call('V', `${id},${EVENT.skipped}`)};else{${action('S')};${name === 'return' ? '' : children}}`;
+    return `N=${id};S=${settings};if(!S.condition)${call('V', `${id},${EVENT.skipped},0,0,0,S`)};else{${action('S')};${name === 'return' ? '' : children}}`;
   };
 
   const genLoop = (node: LoopNode, path: string, parent: number, loop: number, id: number): string => {
@@ -200,8 +210,9 @@ export function planPipeline(functions: PipelineNode[], compiled: (source: strin
       head = `${f}=${bound(node.range!.from, 'from')};${n}=${bound(node.range!.to, 'to')}-${f}+1;${a}=null;{`;
     }
     const body = genList(node.functions, `${path}.functions`, id, id);
-    // P: limit check and saved scope; Y: next item; Z: scope restored and the loop recorded.
-    return `N=${id};${head}${o}=P(${id},${n});for(${k}=0;${k}<${n}&&!E;${k}++){Y(${id},${k},${a},${f});${body}}Z(${id},${o},${n})}`;
+    const input = node.items !== undefined ? `{items:${a}}` : `{from:${f},to:${f}+${n}-1}`;
+    // P: limit check and saved scope; Y: next item; Z: scope restored and the loop recorded (with its input).
+    return `N=${id};${head}${o}=P(${id},${n});for(${k}=0;${k}<${n}&&!E;${k}++){Y(${id},${k},${a},${f});${body}}Z(${id},${o},${n},${input})}`;
   };
 
   /** Whether a node may end the run (a `return` anywhere inside it). */
@@ -259,35 +270,38 @@ export function planPipeline(functions: PipelineNode[], compiled: (source: strin
   const helpers: Record<string, string> = {
     x: 'function x(i){return fns[i](ctx,scope)}',
     T: LIB.text.replace('function text', 'function T'),
-    D: `${LIB.put}${LIB.merge}function D(id,S){merge(S);st.last=S;V(id,0)}`,
-    Q: 'function Q(id,S){st.result=S.value;st.ended=true;E=1;V(id,0)}',
-    L: `function L(id,S){MS.push(T(S.message));V(id,${EVENT.log},MS.length-1);V(id,0)}`,
+    D: `${LIB.put}${LIB.merge}function D(id,S){merge(S);st.last=S;V(id,0,0,0,0,S,S)}`,
+    Q: 'function Q(id,S){st.result=S.value;st.ended=true;E=1;V(id,0,0,0,0,S,S.value)}',
+    L: `function L(id,S){MS.push(T(S.message));V(id,${EVENT.log},MS.length-1);V(id,0,0,0,0,S)}`,
     B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v)){var s=J.stringify(v)||"null";X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(s.length>1000?"a value over 1000 characters of JSON":s))}return v}`,
   };
   if (used.has('L')) used.add('T');
   const source =
-    `var E=0,I=-1,N=-1,C=0,FL='',S,EV,MS,AG,EC,RM,RI,SC` +
+    `var E=0,I=-1,N=-1,C=0,FL='',S,EV,MS,AG,EC,RM,RI,SC,VA,T0,TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
     (usesLoops ? `,K=[],isArr=Array.isArray${loopVars.map((name) => `,${name}`).join('')}` : '') +
     ';' +
     Object.entries(helpers)
       .filter(([name]) => used.has(name))
       .map(([, code]) => code)
       .join('') +
-    // V records an event while the trace has room (logs have more), then counts per node.
-    `function V(id,k,q,d){if(EC<(k===7?RI:RM)){EV.push(id,I,k,q|0,d|0);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d|0}}` +
+    // V records an event while the trace has room (logs have more): node, iteration, event, its number, duration,
+    // start (ms since the segment began), index of its input and output in VA (encoded by TV; an output that is the
+    // input is 1) or -1; then counts per node.
+    TRACE_VALUE_JS +
+    `function V(id,k,q,d,s,i,o){if(EC<(k===7?RI:RM)){var t=Date.now(),v=-1;if(i!==undefined||o!==undefined){v=VA.length;var a=TV(i,MX);VA.push(a,o===i?1:TV(o,MX))}EV.push(id,I,k,q|0,d|0,(s||t)-T0,v);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d|0}}` +
     (usesLoops
       ? `function X(id,code,type,m){N=id;FL=J.stringify([code,type,m]);throw new Error(m)}` +
         `function P(id,n){if(n<0)n=0;if(n>${maxLoopIterations})X(id,"LOOP_LIMIT","LimitError","The loop has "+n+" iterations; the limit is ${maxLoopIterations}");return{d:Date.now(),o:I,h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex}}` +
         `function Y(id,k,a,f){N=id;K[id]=k;I=k;scope.currentIndex=k;scope.currentItem=a?a[k]:f+k}` +
         `function R(o){if(o.h){scope.currentItem=o.i;scope.currentIndex=o.x}else{delete scope.currentItem;delete scope.currentIndex}}` +
-        `function Z(id,o,n){R(o);I=o.o;V(id,${EVENT.iterations},n<0?0:n,Date.now()-o.d)}` +
+        `function Z(id,o,n,x){R(o);I=o.o;V(id,${EVENT.iterations},n<0?0:n,Date.now()-o.d,o.d,x)}` +
         `api.unwind=function(){R(SC)};`
       : '') +
     `var G=[${segments.map((code) => `function(){${code}}`).join(',')}];` +
     // run(k, …) runs segment k; run(-1) only reports (after a failure): [ended, events, log messages,
-    // counts per node, failing node, failing condition, engine failure, active loop indexes].
-    `api.run=function(k,it,rm,ri){if(k>=0){EV=[];MS=[];AG={};EC=0;RM=rm;RI=ri;FL='';N=-1;I=it;E=0;` +
+    // counts per node, failing node, failing condition, engine failure, active loop indexes (or 0), traced values].
+    `api.run=function(k,it,rm,ri){if(k>=0){EV=[];MS=[];AG={};VA=[];T0=Date.now();EC=0;RM=rm;RI=ri;FL='';N=-1;I=it;E=0;` +
     (usesLoops ? `SC={h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex};` : '') +
-    `G[k]()}return J.stringify([E,EV,MS,AG,N,C,FL${usesLoops ? ',K' : ''}])};`;
+    `G[k]()}return J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA])};`;
   return { source, nodes, lists };
 }

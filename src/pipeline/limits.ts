@@ -11,6 +11,7 @@ export const DEFAULT_PIPELINE_LIMITS: Readonly<ResolvedLimits> = Object.freeze({
   maxDepth: MAX_NODE_DEPTH,
   memoryBytes: 128 * 1024 * 1024,
   maxTraceEntries: 1000,
+  traceValueBytes: 4096,
 });
 
 /** Fills in defaults; a value that is not a positive number is refused (naming it). */

@@ -7,7 +7,8 @@ import { PipelineFailure, toFailure } from './failure.js';
 import { exceedsBytes, resolveLimits, type ResolvedLimits } from './limits.js';
 import { asExtension, collectExpressions, EVENT, planPipeline, type Plan } from './inline.js';
 import { expressionOf, itemsExpression, settingsSpec } from './templates.js';
-import { createTrace, ms, type TraceRecorder } from './trace.js';
+import { createTrace, type EntryValues, ms, type TraceRecorder } from './trace.js';
+import { type EncodedValue, encodeValue, isEncoded } from './trace-values.js';
 import { callInPage } from './in-page.js';
 import type {
   FunctionNode,
@@ -35,6 +36,12 @@ interface Run {
   options: RunPipelineOptions;
   limits: ResolvedLimits;
   trace: TraceRecorder;
+  /** When the run began (`performance.now()`): trace entries start at ms since then. */
+  started: number;
+  /** `limits.traceValueBytes`, a whole number. */
+  valueBytes: number;
+  /** Trace values the host computes, by what they describe (the same `if` outcome traced again and again). */
+  encoded: Map<string, EntryValues>;
   runDeadline: number;
   ended: boolean;
   expressions: Map<string, number>;
@@ -72,7 +79,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
   const custom = new Map<string, FunctionPackageSource>();
   try {
     limits = resolveLimits(options.limits);
-    trace = createTrace(limits.maxTraceEntries);
+    trace = createTrace(limits.maxTraceEntries, Math.max(16, Math.floor(limits.traceValueBytes)));
     const payload = options.payload ?? {};
     if (!isPlainObject(payload)) throw new PipelineFailure('INVALID_PAYLOAD', 'ValidationError', 'The payload must be a plain object');
     let payloadJson: string;
@@ -120,6 +127,9 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       options,
       limits,
       trace,
+      started,
+      valueBytes: Math.max(16, Math.floor(limits.traceValueBytes)),
+      encoded: new Map(),
       runDeadline,
       ended: false,
       expressions: new Map(),
@@ -133,7 +143,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
     // Planned as if every expression compiles (the usual case): the program is then part of the base script.
     const sources = collectExpressions(options.functions);
     const optimistic = new Map(sources.map((source, i) => [source, i]));
-    run.plan = planPipeline(options.functions, (source) => optimistic.get(source), limits.maxLoopIterations);
+    run.plan = planPipeline(options.functions, (source) => optimistic.get(source), limits.maxLoopIterations, run.valueBytes);
     session = openSession({
       module,
       runDeadline,
@@ -148,6 +158,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
         run.trace.add({
           path: run.at.path,
           package: run.at.pkg,
+          startMs: sinceStart(run),
           durationMs: 0,
           outcome: 'log',
           message: level === 'log' ? message : `[${level}] ${message}`,
@@ -161,7 +172,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
     });
     if (bad.size > 0) {
       // Nodes using an expression that does not compile run in the host walker, which reports the error where it is reached.
-      run.plan = planPipeline(options.functions, (source) => run.expressions.get(source), limits.maxLoopIterations);
+      run.plan = planPipeline(options.functions, (source) => run.expressions.get(source), limits.maxLoopIterations, run.valueBytes);
       if (run.plan.source) session.installProgram(asExtension(run.plan.source));
     }
     if (shape.usesUserCode) session.installCode();
@@ -181,6 +192,33 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
 }
 
 const iter = (iteration: number | undefined) => (iteration === undefined ? {} : { iteration });
+const sinceStart = (run: Run, at = now()) => ms(at - run.started);
+const encode = (run: Run, value: unknown) => encodeValue(value, run.valueBytes);
+/** A value encoded by the guest (`tv`, `tvLoop`): undefined for none or for malformed data. */
+function guestValue(text: string): EncodedValue | undefined {
+  if (text === '') return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return isEncoded(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The input and output of an `if` node: the conditions tested (true for the one that matched) and the branch taken. */
+function ifValues(run: Run, count: number, matched: number | 'else' | 'none'): EntryValues {
+  const key = `if ${count} ${matched}`;
+  let values = run.encoded.get(key);
+  if (!values) {
+    const tested = typeof matched === 'number' ? matched + 1 : count;
+    values = {
+      input: encode(run, { conditions: Array.from({ length: tested }, (_, i) => i === matched) }),
+      output: encode(run, { branch: typeof matched === 'number' ? `conditions[${matched}]` : matched === 'else' ? 'elseFunctions' : null }),
+    };
+    run.encoded.set(key, values);
+  }
+  return values;
+}
 
 async function runNodes(run: Run, nodes: PipelineNode[] | undefined, base: string, deadline: number, iteration: number | undefined): Promise<void> {
   if (!nodes) return;
@@ -212,21 +250,23 @@ const EVENT_OUTCOME: Record<number, (x: number) => Pick<TraceEntry, 'outcome' | 
 /** Runs an inline segment in one guest call and records its trace events (or its failure, node by node). */
 function runSegment(run: Run, segment: number, deadline: number, iteration: number | undefined): void {
   const room = run.trace.room();
+  const start = sinceStart(run);
   let text: string;
   try {
     text = run.session.string('run', segment, iteration ?? -1, room.ordinary, room.important);
   } catch (error) {
-    throw segmentFailure(run, error, deadline, iteration);
+    throw segmentFailure(run, error, deadline, iteration, start);
   }
-  if (recordEvents(run, text)) run.ended = true;
+  if (recordEvents(run, text, start)) run.ended = true;
 }
 
 /**
- * Adds a segment's events to the trace (the guest's `[ended, events, messages, aggregated]`);
+ * Adds a segment's events to the trace (the guest's `[ended, events, messages, aggregated, …, values]`);
  * returns whether a `return` ended the run. Malformed data (guest code can tamper with the
  * built-ins the guest serializes with) fails the run instead of reaching the trace.
+ * `segmentStart`: when the segment began, ms since the run began (events' starts are relative to it).
  */
-function recordEvents(run: Run, text: string): boolean {
+function recordEvents(run: Run, text: string, segmentStart: number): boolean {
   const bad = () => new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox returned malformed trace data', true);
   let data: unknown;
   try {
@@ -236,9 +276,11 @@ function recordEvents(run: Run, text: string): boolean {
   }
   if (!Array.isArray(data) || !Array.isArray(data[1]) || !Array.isArray(data[2]) || typeof data[3] !== 'object' || data[3] === null) throw bad();
   const [ended, events, messages, aggregated] = data as [unknown, unknown[], unknown[], Record<string, unknown>];
+  const encoded = Array.isArray(data[8]) ? (data[8] as unknown[]) : [];
   const nodes = run.plan.nodes;
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : NaN);
-  for (let i = 0; i + 4 < events.length; i += 5) {
+  const value = (v: unknown) => (isEncoded(v) ? v : undefined);
+  for (let i = 0; i + 6 < events.length; i += 7) {
     const node = nodes[num(events[i])];
     const it = num(events[i + 1]);
     const code = num(events[i + 2]);
@@ -246,9 +288,33 @@ function recordEvents(run: Run, text: string): boolean {
     const outcome = EVENT_OUTCOME[code];
     const message = code === EVENT.log ? messages[x] : undefined;
     if (!node || Number.isNaN(it) || Number.isNaN(x) || (code === EVENT.log ? typeof message !== 'string' : !outcome)) throw bad();
-    const entry = { path: node.path, package: node.pkg, durationMs: Math.max(0, num(events[i + 4]) || 0), ...(it < 0 ? {} : { iteration: it }) };
-    if (code === EVENT.log) run.trace.add({ ...entry, outcome: 'log', message: message as string });
-    else run.trace.add({ ...entry, ...outcome!(x) });
+    const entry: TraceEntry = {
+      path: node.path,
+      package: node.pkg,
+      startMs: ms(segmentStart + Math.max(0, num(events[i + 5]) || 0)),
+      durationMs: Math.max(0, num(events[i + 4]) || 0),
+      outcome: 'log',
+    };
+    if (it >= 0) entry.iteration = it;
+    if (code === EVENT.log) {
+      entry.message = message as string;
+      run.trace.add(entry);
+      continue;
+    }
+    const result = outcome!(x);
+    entry.outcome = result.outcome;
+    if (result.message !== undefined) entry.message = result.message;
+    const v = num(events[i + 6]);
+    let values: EntryValues | undefined;
+    if (node.kind === 'if') values = ifValues(run, node.conditions ?? 0, code === EVENT.matched ? x : code === EVENT.else ? 'else' : 'none');
+    else if (code === EVENT.noItems) values = { input: encode(run, { items: null }), output: encode(run, { iterations: 0 }) };
+    else if (node.kind === 'loop') values = { input: value(encoded[v]), output: encode(run, { iterations: x }) };
+    else if (v >= 0) {
+      // The guest sends 1 for an output that is the input itself (a `set`).
+      const input = value(encoded[v]);
+      values = { input, output: encoded[v + 1] === 1 ? input : value(encoded[v + 1]) };
+    }
+    run.trace.add(entry, values);
   }
   for (const [key, counts] of Object.entries(aggregated)) {
     const node = nodes[Number(key.slice(1))];
@@ -262,14 +328,14 @@ function recordEvents(run: Run, text: string): boolean {
 }
 
 /** The failure of an inline segment: what ran before it, then the failing node and its inline ancestors, traced as the host walker would. */
-function segmentFailure(run: Run, error: unknown, deadline: number, iteration: number | undefined): PipelineFailure {
+function segmentFailure(run: Run, error: unknown, deadline: number, iteration: number | undefined, segmentStart: number): PipelineFailure {
   const s = run.session;
   // The guest's report, collected under a short deadline of its own (also after an interrupt).
   let report: unknown[] = [];
   if (!s.closed) {
     try {
       const text = s.grace(20, () => s.string('run', -1));
-      recordEvents(run, text);
+      recordEvents(run, text, segmentStart);
       report = JSON.parse(text) as unknown[];
     } catch {
       /* a crashed, exhausted or cancelled sandbox: only the error is reported */
@@ -286,6 +352,7 @@ function segmentFailure(run: Run, error: unknown, deadline: number, iteration: n
     f = new PipelineFailure(f.code, f.errorType, `conditions[${Number(condition)}].condition: ${f.message}`);
   }
   let inLoop = false;
+  const failedAt = sinceStart(run);
   for (let at = id as number; at >= 0; at = run.plan.nodes[at]!.parent) {
     const n = run.plan.nodes[at]!;
     inLoop ||= n.kind === 'loop';
@@ -295,6 +362,7 @@ function segmentFailure(run: Run, error: unknown, deadline: number, iteration: n
     run.trace.add({
       path: n.path,
       package: n.pkg,
+      startMs: failedAt,
       durationMs: 0,
       outcome: 'failed',
       message: `${f.errorType}: ${f.message}`,
@@ -350,35 +418,39 @@ async function withPolicies(
   parentDeadline: number,
   iteration: number | undefined,
   guestCode: string,
-  body: (deadline: number) => Promise<'ok' | 'skipped' | { message: string }>,
+  body: (deadline: number, values: EntryValues) => Promise<'ok' | 'skipped' | { message: string }>,
 ): Promise<boolean> {
   const retry = node.type === undefined || node.type === 'function' ? node.retry : undefined;
   const attempts = retry?.attempts ?? 1;
   for (let attempt = 1; ; attempt++) {
     const start = now();
     const deadline = node.timeout ? Math.min(parentDeadline, start + node.timeout) : parentDeadline;
+    // What the body traced of this attempt's input and output (only while the trace lists entries).
+    const values: EntryValues = {};
     run.session.setDeadline(deadline);
     run.at = { path, pkg, iteration };
+    const head = () => ({ path, package: pkg, startMs: sinceStart(run, start), durationMs: ms(now() - start), ...iter(iteration) });
+    const retries = attempt > 1 ? { retries: attempt - 1 } : {};
     try {
       checkTime(run, deadline);
-      const outcome = await body(deadline);
-      const entry = { path, package: pkg, durationMs: ms(now() - start), ...iter(iteration) };
-      if (outcome === 'skipped') run.trace.add({ ...entry, outcome: 'skipped', message: 'condition is false' });
-      else if (outcome === 'ok') run.trace.add({ ...entry, outcome: 'ok' });
-      else run.trace.add({ ...entry, outcome: 'ok', message: outcome.message });
+      const outcome = await body(deadline, values);
+      const entry = { ...head(), ...retries };
+      if (outcome === 'skipped') run.trace.add({ ...entry, outcome: 'skipped', message: 'condition is false' }, values);
+      else if (outcome === 'ok') run.trace.add({ ...entry, outcome: 'ok' }, values);
+      else run.trace.add({ ...entry, outcome: 'ok', message: outcome.message }, values);
       return outcome !== 'skipped';
     } catch (error) {
       const f = toFailure(error, guestCode);
-      const entry = { path, package: pkg, durationMs: ms(now() - start), message: `${f.errorType}: ${f.message}`, ...iter(iteration) };
+      const entry = { ...head(), message: `${f.errorType}: ${f.message}` };
       if (!f.fatal && attempt < attempts) {
-        run.trace.add({ ...entry, outcome: 'retried' });
+        run.trace.add({ ...entry, outcome: 'retried' }, values);
         const base = retry?.delayMs ?? 0;
         const wait = retry?.backoff === 'exponential' ? base * 2 ** (attempt - 1) : base;
         await sleep(run, Math.min(wait, Math.max(0, parentDeadline - now())));
         checkTime(run, run.runDeadline);
         continue;
       }
-      run.trace.add({ ...entry, outcome: 'failed' });
+      run.trace.add({ ...entry, ...retries, outcome: 'failed' }, values);
       if (!f.fatal && node.continueOnError) {
         run.session.setDeadline(parentDeadline);
         run.session.void('put', 'lastError', JSON.stringify({ errorType: f.errorType, errorMessage: f.message, code: f.code, path, package: pkg }));
@@ -407,9 +479,12 @@ function sleep(run: Run, delay: number): Promise<void> {
 
 async function runFunction(run: Run, node: FunctionNode, path: string, parentDeadline: number, iteration: number | undefined): Promise<void> {
   const pkg = node.functionPackage;
-  const ran = await withPolicies(run, node, path, pkg, parentDeadline, iteration, 'FUNCTION_FAILED', async (deadline) => {
+  const ran = await withPolicies(run, node, path, pkg, parentDeadline, iteration, 'FUNCTION_FAILED', async (deadline, values) => {
     const s = run.session;
     const name = builtinName(pkg);
+    const traced = run.trace.listing();
+    /** Guest values of the trace: 0 the settings, 1 their `value`, 2 what user code returned. */
+    const tv = (which: 0 | 1 | 2) => (traced ? guestValue(s.string('tv', which, run.valueBytes)) : undefined);
     let spec = run.specs.get(node);
     if (spec === undefined) {
       const built = settingsSpec(node.settings, {
@@ -420,39 +495,51 @@ async function runFunction(run: Run, node: FunctionNode, path: string, parentDea
       spec = s.number('spec', JSON.stringify(built));
       run.specs.set(node, spec);
     }
-    if (name === 'set') return s.number('set', spec) === 1 ? 'ok' : 'skipped';
+    if (name === 'set') {
+      const set = s.number('set', spec) === 1;
+      values.input = tv(0);
+      if (set) values.output = values.input;
+      return set ? 'ok' : 'skipped';
+    }
     if (name === 'return') {
-      if (s.number('ret', spec) === 0) return 'skipped';
+      const returned = s.number('ret', spec) === 1;
+      values.input = tv(0);
+      if (!returned) return 'skipped';
+      values.output = tv(1);
       run.ended = true;
       return 'ok';
     }
-    if (s.number('prep', spec) === 0) return 'skipped';
+    const prepared = s.number('prep', spec) === 1;
+    values.input = tv(0);
+    if (!prepared) return 'skipped';
     switch (name) {
       case 'if':
         return 'ok';
       case 'log': {
         const message = s.string('message');
-        run.trace.add({ path, package: pkg, durationMs: 0, outcome: 'log', message, ...iter(iteration) });
+        run.trace.add({ path, package: pkg, startMs: sinceStart(run), durationMs: 0, outcome: 'log', message, ...iter(iteration) });
         return 'ok';
       }
       case 'script': {
-        if (run.options.inPage) return inPage(run, deadline, run.options.inPage.script(path, String(node.settings!.code)), `script node ${path}`);
+        if (run.options.inPage) return inPage(run, deadline, values, run.options.inPage.script(path, String(node.settings!.code)), `script node ${path}`);
         let index = run.scripts.get(node);
         if (index === undefined) {
           index = s.number('script', String(node.settings!.code));
           run.scripts.set(node, index);
         }
         await s.settle('call', index, 1);
+        values.output = tv(2);
         return 'ok';
       }
       case undefined: {
-        if (run.options.inPage) return inPage(run, deadline, run.options.inPage.custom(pkg, run.custom.get(pkg)!.code), `custom function ${pkg}`);
+        if (run.options.inPage) return inPage(run, deadline, values, run.options.inPage.custom(pkg, run.custom.get(pkg)!.code), `custom function ${pkg}`);
         let index = run.customs.get(pkg);
         if (index === undefined) {
           index = s.number('custom', run.custom.get(pkg)!.code);
           run.customs.set(pkg, index);
         }
         await s.settle('call', index, 0);
+        values.output = tv(2);
         return 'ok';
       }
       default: {
@@ -467,6 +554,7 @@ async function runFunction(run: Run, node: FunctionNode, path: string, parentDea
         if (json.length > run.limits.resultBytes)
           throw new PipelineFailure('FUNCTION_FAILED', 'ResultTooLargeError', `${pkg} returned more than ${run.limits.resultBytes} bytes`);
         s.void('absorb', json ?? '');
+        if (traced) values.output = encode(run, value);
         return 'ok';
       }
     }
@@ -475,15 +563,17 @@ async function runFunction(run: Run, node: FunctionNode, path: string, parentDea
 }
 
 /** Page mode (debug in page): the node's code runs as a function of the host page (src/pipeline/in-page.ts). */
-async function inPage(run: Run, deadline: number, fn: InPageFunction | undefined, what: string): Promise<'ok'> {
+async function inPage(run: Run, deadline: number, values: EntryValues, fn: InPageFunction | undefined, what: string): Promise<'ok'> {
   if (typeof fn !== 'function') throw new PipelineFailure('FUNCTION_FAILED', 'ReferenceError', `Debug in page: the ${what} is not loaded on this page`);
-  await callInPage({
+  const returned = await callInPage({
     session: run.session,
     fn,
     maxBytes: run.limits.resultBytes,
     services: run.options.services,
     wait: (start) => awaitHost(run, deadline, start),
   });
+  // The trace's output, as the sandbox's `tv(2)` would give it (the same encoding on both sides).
+  if (run.trace.listing()) values.output = encode(run, returned);
   return 'ok';
 }
 
@@ -510,14 +600,18 @@ async function awaitHost<T>(run: Run, deadline: number, start: (signal: AbortSig
 }
 
 async function runLoop(run: Run, node: LoopNode, path: string, parentDeadline: number, iteration: number | undefined): Promise<void> {
-  await withPolicies(run, node, path, 'loop', parentDeadline, iteration, 'EXPRESSION_FAILED', async (deadline) => {
+  await withPolicies(run, node, path, 'loop', parentDeadline, iteration, 'EXPRESSION_FAILED', async (deadline, values) => {
     const s = run.session;
     let count: number;
     let from = 0;
+    let to = 0;
     if (node.items !== undefined) {
       count = s.number('loop', expression(run, itemsExpression(node.items)));
       if (count === -2) throw new PipelineFailure('EXPRESSION_FAILED', 'TypeError', `loop items ${JSON.stringify(node.items)} is not an array`);
-      if (count === -1) return { message: '0 iterations (no items)' };
+      if (count === -1) {
+        if (run.trace.listing()) Object.assign(values, { input: encode(run, { items: null }), output: encode(run, { iterations: 0 }) });
+        return { message: '0 iterations (no items)' };
+      }
     } else {
       const bound = (v: number | string, key: string): number => {
         const raw = typeof v === 'number' ? undefined : s.string('value', expression(run, expressionOf(v)), 1000);
@@ -535,7 +629,7 @@ async function runLoop(run: Run, node: LoopNode, path: string, parentDeadline: n
         return value;
       };
       from = bound(node.range!.from, 'from');
-      const to = bound(node.range!.to, 'to');
+      to = bound(node.range!.to, 'to');
       count = Math.max(0, to - from + 1);
       s.void('range', from);
     }
@@ -546,6 +640,10 @@ async function runLoop(run: Run, node: LoopNode, path: string, parentDeadline: n
         checkTime(run, deadline);
         s.void('next');
         await runNodes(run, node.functions, `${path}.functions`, deadline, k);
+      }
+      if (run.trace.listing()) {
+        values.input = node.items !== undefined ? guestValue(s.string('tvLoop', run.valueBytes)) : encode(run, { from, to });
+        values.output = encode(run, { iterations: count });
       }
     } finally {
       if (!run.session.closed) {
@@ -563,7 +661,7 @@ async function runLoop(run: Run, node: LoopNode, path: string, parentDeadline: n
 }
 
 async function runIf(run: Run, node: IfNode, path: string, parentDeadline: number, iteration: number | undefined): Promise<void> {
-  await withPolicies(run, node, path, 'if', parentDeadline, iteration, 'EXPRESSION_FAILED', async (deadline) => {
+  await withPolicies(run, node, path, 'if', parentDeadline, iteration, 'EXPRESSION_FAILED', async (deadline, values) => {
     for (let i = 0; i < node.conditions.length; i++) {
       const c = node.conditions[i]!;
       let passed: boolean;
@@ -576,10 +674,12 @@ async function runIf(run: Run, node: IfNode, path: string, parentDeadline: numbe
       }
       if (passed) {
         await runNodes(run, c.functions, `${path}.conditions[${i}].functions`, deadline, iteration);
+        if (run.trace.listing()) Object.assign(values, ifValues(run, node.conditions.length, i));
         return { message: `conditions[${i}] matched` };
       }
     }
     await runNodes(run, node.elseFunctions, `${path}.elseFunctions`, deadline, iteration);
+    if (run.trace.listing()) Object.assign(values, ifValues(run, node.conditions.length, node.elseFunctions ? 'else' : 'none'));
     return { message: node.elseFunctions ? 'else' : 'no condition matched' };
   });
 }

@@ -97,6 +97,8 @@ export interface PipelineLimits {
   memoryBytes?: number;
   /** Trace entries kept per run; later ok/skipped entries are counted, failures always kept (default 1000). */
   maxTraceEntries?: number;
+  /** Characters of JSON kept of each traced `input`/`output`; a longer value becomes a {@link TruncatedValue} (default 4,096). */
+  traceValueBytes?: number;
 }
 
 export interface TraceEntry {

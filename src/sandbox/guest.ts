@@ -1,3 +1,5 @@
+import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
+
 /**
  * JavaScript evaluated inside every fresh QuickJS context. Parsing costs more
  * than anything else in a fresh run (QuickJS compiles every function eagerly,
@@ -83,15 +85,18 @@ api.ret=function(i){if(!prep(i))return 0;st.result=st.cur.value;st.ended=true;re
 api.message=function(){return text(st.cur.message)};
 api.settings=function(max){return out(st.cur,max)};
 api.absorb=function(t){t=t===''?undefined:J.parse(t);merge(t);if(t!==undefined)st.last=t};
+${TRACE_VALUE_JS}
+api.tv=function(w,max){var r=TV(w===0?st.cur:w===1?st.cur.value:st.out,max);return r===0?'':J.stringify(r)};
 })`;
 
 /** Loop helpers: a stack of loops; `next` advances the innermost one and sets currentItem/currentIndex. */
 export const LOOPS = `(function(api,_){
-var loops=[],scope=_.scope;
+var loops=[],scope=_.scope,J=_.J;${TRACE_VALUE_JS}
 function push(a,from){loops.push({a:a,f:from,k:-1,i:scope.currentItem,x:scope.currentIndex,h:'currentItem'in scope})}
 api.loop=function(i){var v=_.fns[i](_.ctx,scope);if(v==null)return-1;if(!Array.isArray(v))return-2;push(v,0);return v.length};
 api.range=function(from){push(null,from)};
 api.next=function(){var l=loops[loops.length-1],k=++l.k;scope.currentIndex=k;scope.currentItem=l.a?l.a[k]:l.f+k};
+api.tvLoop=function(max){var l=loops[loops.length-1],r=TV({items:l.a},max);return r===0?'':J.stringify(r)};
 api.end=function(){var l=loops.pop();if(l.h){scope.currentItem=l.i;scope.currentIndex=l.x}else{delete scope.currentItem;delete scope.currentIndex}};
 })`;
 
@@ -105,7 +110,7 @@ var J=JSON,O=Object,fr=O.freeze,sl=Array.prototype.slice,fns=_.fns,scope=_.scope
 AF=O.getPrototypeOf(async function(){}).constructor;
 api.script=function(src){fns.push(new AF('settings','context','Client','currentItem','currentIndex',src));return fns.length-1};
 api.custom=function(src){var f=new Function('return('+src+'\\n)')();if(typeof f!=='function')throw new TypeError('The code of a custom function must evaluate to a function');fns.push(f);return fns.length-1};
-api.call=function(i,isScript){var f=fns[i],c=_.st.cur;return Promise.resolve(isScript?f(c,_.ctx,G.Client,scope.currentItem,scope.currentIndex):f(c,_.ctx)).then(function(v){merge(v);if(v!==undefined)_.st.last=v})};
+api.call=function(i,isScript){var f=fns[i],c=_.st.cur;return Promise.resolve(isScript?f(c,_.ctx,G.Client,scope.currentItem,scope.currentIndex):f(c,_.ctx)).then(function(v){merge(v);_.st.out=v;if(v!==undefined)_.st.last=v})};
 function call(op,args){return host(op,J.stringify(args)).then(function(t){return t===undefined?undefined:J.parse(t)})}
 function connect(id){var c={};['find','findOne','findById','insert','update','removeById','query','commit'].forEach(function(n){c[n]=function(){return call('dataSources.'+n,[id].concat(sl.call(arguments)))}});return fr(c)}
 function say(level){return function(){var p=[];for(var i=0;i<arguments.length;i++){var a=arguments[i];try{p.push(typeof a==='string'?a:J.stringify(a))}catch(e){p.push(String(a))}}note(level,p.join(' '))}}

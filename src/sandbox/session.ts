@@ -44,6 +44,8 @@ export type Helper =
   | 'message'
   | 'settings'
   | 'absorb'
+  | 'tv'
+  | 'tvLoop'
   | 'loop'
   | 'range'
   | 'next'
@@ -70,6 +72,8 @@ const EXTENSION_OF: Partial<Record<Helper, Extension>> = {
   message: 'walk',
   settings: 'walk',
   absorb: 'walk',
+  tv: 'walk',
+  tvLoop: 'loops',
   loop: 'loops',
   range: 'loops',
   next: 'loops',

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
 import { runWith } from '../../src/pipeline/runner.js';
 import { collectExpressions, planPipeline } from '../../src/pipeline/inline.js';
-import type { HostServices, PipelineNode, RunOutcome, RunPipelineOptions } from '../../src/pipeline/types.js';
+import type { HostServices, PipelineNode, RunOutcome, RunPipelineOptions, TraceEntry } from '../../src/pipeline/types.js';
 
 /**
  * Runs of expression-only nodes (if/set/return/log, if and loop nodes) run inside the guest in
@@ -32,11 +32,16 @@ function hostOnly(nodes: PipelineNode[] | undefined): PipelineNode[] | undefined
   });
 }
 
+/** Times aside (each entry of a node run starts at some ms since the run began); input, output and retries compared. */
+const untimed = (t: TraceEntry) => {
+  if (t.package !== 'trace' && !t.message?.includes('not listed one by one')) expect(t.startMs).toBeGreaterThanOrEqual(0);
+  return { ...t, durationMs: 0, startMs: 0 };
+};
 const strip = (o: RunOutcome) => ({
   ...o,
   durationMs: 0,
-  trace: o.trace.map((t) => ({ ...t, durationMs: 0 })),
-  ...(o.ok ? {} : { error: { ...o.error, trace: o.error.trace.map((t) => ({ ...t, durationMs: 0 })) } }),
+  trace: o.trace.map(untimed),
+  ...(o.ok ? {} : { error: { ...o.error, trace: o.error.trace.map(untimed) } }),
 });
 
 async function both(options: Omit<RunPipelineOptions, 'services' | 'environment'>) {
@@ -114,7 +119,15 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
     });
     expect(o.ok && o.result).toEqual({ even: 2, seen: [3], inner: [3, 2], big: 6, after: 'undefined', label: 'even: 2', n: { deep: [20, 'x'] }, at: 2 });
     expect(o.trace.filter((t) => t.outcome === 'log')).toEqual([
-      { path: 'functions[1].functions[0].conditions[1].functions[0]', package: F('log'), durationMs: 0, outcome: 'log', message: 'five at 2', iteration: 2 },
+      {
+        path: 'functions[1].functions[0].conditions[1].functions[0]',
+        package: F('log'),
+        startMs: expect.any(Number),
+        durationMs: 0,
+        outcome: 'log',
+        message: 'five at 2',
+        iteration: 2,
+      },
     ]);
   });
 
@@ -270,6 +283,106 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
       ['functions[0]', 'ok', '1 more ok runs, not listed one by one'],
       ['functions[1]', 'ok', '1 more ok runs, not listed one by one'],
     ]);
+  });
+});
+
+describe('trace values: input and output of every listed entry, the same on both paths', () => {
+  const values = (o: RunOutcome) => o.trace.map((t) => [t.path, t.outcome, t.input, t.output, t.iteration]);
+
+  test('set, return, log, if and loop nodes (items, range, no items, else) record what they took and gave', async () => {
+    const o = await both({
+      payload: { items: [1, 2] },
+      functions: [
+        { functionPackage: F('set'), settings: { total: 0, label: 'n={{ items.length }}' } },
+        {
+          type: 'loop',
+          items: 'items',
+          functions: [
+            {
+              type: 'if',
+              conditions: [{ condition: 'currentItem > 1', functions: [{ functionPackage: F('set'), settings: { total: '{{ total + currentItem }}' } }] }],
+              elseFunctions: [{ functionPackage: F('log'), settings: { message: 'small {{ currentItem }}' } }],
+            },
+          ],
+        },
+        { type: 'loop', items: 'missing', functions: [] },
+        { type: 'loop', range: { from: 2, to: '{{ total }}' }, functions: [] },
+        { functionPackage: F('if'), settings: { condition: '{{ total > 5 }}' } },
+        { type: 'if', conditions: [{ condition: 'false' }, { condition: 'total < 0' }] },
+        { functionPackage: F('return'), settings: { value: '{{ { total } }}' } },
+      ],
+    });
+    expect(o.ok && o.result).toEqual({ total: 2 });
+    expect(values(o)).toEqual([
+      ['functions[0]', 'ok', { total: 0, label: 'n=2' }, { total: 0, label: 'n=2' }, undefined],
+      ['functions[1].functions[0].elseFunctions[0]', 'log', undefined, undefined, 0],
+      ['functions[1].functions[0].elseFunctions[0]', 'ok', { message: 'small 1' }, undefined, 0],
+      ['functions[1].functions[0]', 'ok', { conditions: [false] }, { branch: 'elseFunctions' }, 0],
+      ['functions[1].functions[0].conditions[0].functions[0]', 'ok', { total: 2 }, { total: 2 }, 1],
+      ['functions[1].functions[0]', 'ok', { conditions: [true] }, { branch: 'conditions[0]' }, 1],
+      ['functions[1]', 'ok', { items: [1, 2] }, { iterations: 2 }, undefined],
+      ['functions[2]', 'ok', { items: null }, { iterations: 0 }, undefined],
+      ['functions[3]', 'ok', { from: 2, to: 2 }, { iterations: 1 }, undefined],
+      ['functions[4]', 'skipped', { condition: false }, undefined, undefined],
+      ['functions[5]', 'ok', { conditions: [false, false] }, { branch: null }, undefined],
+      ['functions[6]', 'ok', { value: { total: 2 } }, { total: 2 }, undefined],
+    ]);
+    // Entries start in order, at ms since the run began.
+    const starts = o.trace.map((t) => t.startMs!);
+    expect(starts.every((t, i) => t >= 0 && t <= o.durationMs + 1 && (i === 0 || t >= starts[i - 1]! - 50))).toBe(true);
+  });
+
+  test('long values are truncated, secret-named keys redacted, values without JSON traced as such', async () => {
+    const o = await both({
+      limits: { traceValueBytes: 100 },
+      functions: [
+        { functionPackage: F('set'), settings: { headers: { Authorization: 'Bearer abc', 'X-Api-Key': 'k1' }, password: 'p', big: "{{ 'x'.repeat(500) }}" } },
+        { functionPackage: F('set'), settings: { fn: '{{ function () {} }}', n: 1 } },
+        { functionPackage: F('set'), settings: { f: '{{ function () {} }}' } },
+        { functionPackage: F('if'), settings: { condition: true, cycle: '{{ (function () { var a = { userToken: "t" }; a.self = a; return a; })() }}' } },
+      ],
+    });
+    expect(o.ok).toBe(true);
+    const [big, fn, f, cyclic] = o.trace;
+    const text = JSON.stringify({ headers: { Authorization: '[redacted]', 'X-Api-Key': '[redacted]' }, password: '[redacted]', big: 'x'.repeat(500) });
+    expect(big!.input).toEqual({ $truncated: true, length: text.length, preview: text.slice(0, 100) });
+    expect(fn!.input).toEqual({ n: 1 });
+    expect(f!.input).toEqual({});
+    expect(cyclic!.input).toBe('[not JSON]');
+    const short = await both({
+      functions: [{ functionPackage: F('return'), settings: { value: { user: 'u', apiKey: 'k', session_id: 's', nested: [{ cookie: 'c' }] } } }],
+    });
+    expect(short.trace[0]!.output).toEqual({ user: 'u', apiKey: '[redacted]', session_id: '[redacted]', nested: [{ cookie: '[redacted]' }] });
+  });
+
+  test('the run has a budget for values: past it, entries keep their outcome and the length of what was left out', async () => {
+    const o = await both({
+      limits: { traceValueBytes: 100 },
+      functions: [{ type: 'loop', range: { from: 1, to: 60 }, functions: [{ functionPackage: F('set'), settings: { v: "{{ 'y'.repeat(200) }}" } }] }],
+    });
+    const sets = o.trace.filter((t) => t.path === 'functions[0].functions[0]');
+    expect(sets).toHaveLength(60);
+    const kept = sets.filter((t) => (t.input as { preview: string }).preview !== '');
+    // 64 values of 100 characters: 32 nodes keep their input and output.
+    expect(kept).toHaveLength(32);
+    expect(sets[40]).toMatchObject({ outcome: 'ok', input: { $truncated: true, length: 208, preview: '' }, output: { $truncated: true, preview: '' } });
+    expect(JSON.stringify(o.trace).length).toBeLessThan(64 * 100 + 60 * 300);
+  });
+
+  test('a retried node counts its retries; each attempt is traced with its input', async () => {
+    let calls = 0;
+    const o = await runPipeline({
+      environment: 'server',
+      services: { ...services, http: async () => (++calls < 3 ? Promise.reject(new Error('flaky')) : { status: 200, headers: {}, body: { ok: 1 } }) },
+      functions: [{ functionPackage: F('http-request'), retry: { attempts: 3 }, settings: { url: 'https://example.test/{{ 1 + 1 }}', method: 'GET' } }],
+    });
+    expect(o.ok).toBe(true);
+    expect(o.trace.map((t) => [t.outcome, t.retries, (t.input as { url: string }).url])).toEqual([
+      ['retried', undefined, 'https://example.test/2'],
+      ['retried', undefined, 'https://example.test/2'],
+      ['ok', 2, 'https://example.test/2'],
+    ]);
+    expect(o.trace[2]!.output).toEqual({ response: { status: 200, headers: {}, body: { ok: 1 } } });
   });
 });
 

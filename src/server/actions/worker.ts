@@ -96,7 +96,16 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions): Worker
           organizationId: run.organizationId,
           actionId: run.actionId,
           createdAt: ctx.nowIso(),
-          data: { mode: run.mode, duration, actionId: run.actionId, result: logResultOf(outcome), runId: run.id, trigger: run.trigger, source: 'server' },
+          data: {
+            mode: run.mode,
+            duration,
+            actionId: run.actionId,
+            result: logResultOf(outcome),
+            runId: run.id,
+            trigger: run.trigger,
+            source: 'server',
+            trace: outcome.trace,
+          },
         });
         await setRunLog(tx, run.id, logId);
         return logId;
