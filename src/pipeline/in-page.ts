@@ -36,8 +36,8 @@ export function inPageClient(services: HostServices): InPageClient {
   });
 }
 
-/** Calls the page function of the current node (its settings already prepared by the runner) and applies its result. */
-export async function callInPage({ session: s, fn, maxBytes, services, wait }: InPageCall): Promise<void> {
+/** Calls the page function of the current node (its settings already prepared by the runner), applies its result and returns it (as JSON made it). */
+export async function callInPage({ session: s, fn, maxBytes, services, wait }: InPageCall): Promise<unknown> {
   const copyOut = (helper: 'settings' | 'context' | 'current', what: string): unknown => {
     const text = s.string(helper, maxBytes);
     if (text === '!' || exceedsBytes(text, maxBytes))
@@ -72,6 +72,7 @@ export async function callInPage({ session: s, fn, maxBytes, services, wait }: I
     throw new PipelineFailure('FUNCTION_FAILED', 'ResultTooLargeError', `The returned value is larger than ${maxBytes} bytes of JSON`);
   adopt();
   s.void('absorb', result);
+  return result === '' ? undefined : JSON.parse(result);
 }
 
 /** What a page function threw, as the sandbox reports a guest error (its name if it is an identifier, else `Error`). */

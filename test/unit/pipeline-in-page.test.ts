@@ -136,4 +136,35 @@ describe('page mode', () => {
     const cyclic = await run([{ functionPackage: 'com.client.function.script', settings: { code: 'const a = {}; a.a = a; return a' } }]);
     expect(cyclic.ok ? cyclic.result : [cyclic.error.code, cyclic.error.errorType]).toEqual(['FUNCTION_FAILED', 'TypeError']);
   });
+
+  test('trace entries carry the same input and output as in the sandbox', async () => {
+    const functions: PipelineNode[] = [
+      {
+        type: 'loop',
+        items: 'list',
+        functions: [
+          {
+            functionPackage: 'com.client.function.script',
+            settings: { code: 'return { seen: currentItem, big: "x".repeat(settings.n) }', n: '{{ currentItem * 3000 }}' },
+          },
+          { functionPackage: 'com.acme.function.none', settings: { k: '{{ currentIndex }}' } },
+        ],
+      },
+    ];
+    const options = {
+      environment: 'client' as const,
+      functions,
+      payload: { list: [1, 2] },
+      services,
+      customFunctions: [{ package: 'com.acme.function.none', code: '(settings) => undefined' }],
+    };
+    const strip = (o: RunOutcome) => o.trace.map(({ durationMs: _d, startMs: _s, ...rest }) => rest);
+    const sandboxed = await runPipeline(options);
+    const inPage = await runPipeline({ ...options, inPage: pageCode() });
+    expect(sandboxed.ok && inPage.ok).toBe(true);
+    expect(strip(inPage)).toEqual(strip(sandboxed));
+    // Values were traced (one of them over the cap: a truncated value).
+    expect(strip(inPage).map((e) => 'output' in e)).toEqual([true, false, true, false, true]);
+    expect(JSON.stringify(strip(inPage))).toContain('"$truncated":true');
+  });
 });
