@@ -95,6 +95,19 @@ describe('debug compile page: execution view', () => {
         'iteration 2 · ok',
       ]);
 
+      // Real trace values: a node's evaluated settings and what it returned, per iteration.
+      const values = () =>
+        page.$$eval('#detail .entry .value', (vs) => vs.map((v) => [v.children[0]!.textContent, JSON.parse(v.lastElementChild!.textContent!)]));
+      expect((await values()).slice(0, 2)).toEqual([
+        ['Input (evaluated settings)', { code: 'return { last: currentItem * 2 }' }],
+        ['Output', { last: 2 }],
+      ]);
+      await page.click('button.node[data-path="functions[0]"]');
+      expect(await values()).toEqual([
+        ['Input (evaluated settings)', { total: 5 }],
+        ['Output', { total: 5 }],
+      ]);
+
       // Re-run with another payload, in the same document: the else branch fails.
       await page.fill('#payload', '{"a": 6, "b": 7, "list": []}');
       expect(await runAndWait(page)).toBe('failed');
