@@ -7,6 +7,7 @@ export interface Engine {
 }
 
 /** `assetsUrl` (config) locates the engine chunk and the QuickJS wasm; default: next to client.js. */
-export function loadEngine(options: { assetsUrl?: string; logger?: { once(key: string, message: string): void } } = {}): Promise<Engine> {
+/** `inline`: run on this thread, not in a Web Worker (debug in page, whose functions cannot cross to a Worker). */
+export function loadEngine(options: { assetsUrl?: string; logger?: { once(key: string, message: string): void }; inline?: boolean } = {}): Promise<Engine> {
   return loadDeviceEngine(options);
 }

@@ -6,13 +6,13 @@
  */
 import type { ClientContext } from '../core/context.js';
 import type { ClientError } from '../http/errors.js';
-import type { FunctionPackageSource, HostServices, PipelineLimits, PipelineNode, RunOutcome } from '../pipeline/types.js';
+import type { FunctionPackageSource, HostServices, InPageCode, PipelineLimits, PipelineNode, RunOutcome } from '../pipeline/types.js';
 import type { Engine } from './engine.js';
 
 /** What the chunk uses of client.js. */
 export interface PipelineHost {
   ctx: ClientContext;
-  loadEngine(options: { assetsUrl?: string; logger?: { once(key: string, message: string): void } }): Promise<Engine>;
+  loadEngine(options: { assetsUrl?: string; logger?: { once(key: string, message: string): void }; inline?: boolean }): Promise<Engine>;
   /** Host services of device runs (this client's data sources and notifications). */
   services(): HostServices;
   /** Custom functions registered on this device. */
@@ -36,6 +36,12 @@ export interface PipelineRunOptions {
   /** Log the trace to the console (default true). */
   log?: boolean;
   signal?: AbortSignal;
+  /**
+   * Debug in page (docs/pipeline.md): script nodes and custom functions run as these functions of the page,
+   * **not sandboxed**, so DevTools breakpoints and `debugger` statements stop in them. The engine then runs on
+   * the page's thread (no Web Worker). The debug compile page passes its own in "debug in page" mode.
+   */
+  inPage?: InPageCode;
 }
 
 type PageEnv = { taskPipeline?: unknown; taskFunctions?: unknown };
@@ -103,7 +109,8 @@ export async function runWithTrace(host: PipelineHost, options: PipelineRunOptio
   const functions = resolvePipeline(host, options.pipeline);
   const payload = resolvePayload(host, options.payload);
   const config = ctx.config();
-  const { runPipeline } = await host.loadEngine({ assetsUrl: config.assetsUrl, logger: ctx.logger });
+  const inPage = options.inPage;
+  const { runPipeline } = await host.loadEngine({ assetsUrl: config.assetsUrl, logger: ctx.logger, ...(inPage ? { inline: true } : {}) });
   const outcome = await runPipeline({
     functions,
     payload,
@@ -118,6 +125,7 @@ export async function runWithTrace(host: PipelineHost, options: PipelineRunOptio
       ...(options.limits ?? {}),
     },
     signal: options.signal,
+    ...(inPage ? { inPage } : {}),
   });
   if (options.log !== false) logTrace(ctx, outcome);
   return outcome;

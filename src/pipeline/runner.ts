@@ -9,7 +9,18 @@ import { asExtension, collectExpressions, EVENT, planPipeline, type Plan } from 
 import { expressionOf, itemsExpression, settingsSpec } from './templates.js';
 import { createTrace, type EntryValues, ms, type TraceRecorder } from './trace.js';
 import { type EncodedValue, encodeValue, isEncoded } from './trace-values.js';
-import type { FunctionNode, FunctionPackageSource, IfNode, LoopNode, PipelineNode, RunOutcome, RunPipelineOptions, TraceEntry } from './types.js';
+import { callInPage } from './in-page.js';
+import type {
+  FunctionNode,
+  FunctionPackageSource,
+  IfNode,
+  InPageFunction,
+  LoopNode,
+  PipelineNode,
+  RunOutcome,
+  RunPipelineOptions,
+  TraceEntry,
+} from './types.js';
 import { validatePipeline } from './validate.js';
 
 /** How the runner gets sandbox modules (the pool in production; tests may pass a debug build). */
@@ -510,6 +521,7 @@ async function runFunction(run: Run, node: FunctionNode, path: string, parentDea
         return 'ok';
       }
       case 'script': {
+        if (run.options.inPage) return inPage(run, deadline, values, run.options.inPage.script(path, String(node.settings!.code)), `script node ${path}`);
         let index = run.scripts.get(node);
         if (index === undefined) {
           index = s.number('script', String(node.settings!.code));
@@ -520,6 +532,7 @@ async function runFunction(run: Run, node: FunctionNode, path: string, parentDea
         return 'ok';
       }
       case undefined: {
+        if (run.options.inPage) return inPage(run, deadline, values, run.options.inPage.custom(pkg, run.custom.get(pkg)!.code), `custom function ${pkg}`);
         let index = run.customs.get(pkg);
         if (index === undefined) {
           index = s.number('custom', run.custom.get(pkg)!.code);
@@ -547,6 +560,21 @@ async function runFunction(run: Run, node: FunctionNode, path: string, parentDea
     }
   });
   if (ran && !run.ended) await runNodes(run, node.functions, `${path}.functions`, parentDeadline, iteration);
+}
+
+/** Page mode (debug in page): the node's code runs as a function of the host page (src/pipeline/in-page.ts). */
+async function inPage(run: Run, deadline: number, values: EntryValues, fn: InPageFunction | undefined, what: string): Promise<'ok'> {
+  if (typeof fn !== 'function') throw new PipelineFailure('FUNCTION_FAILED', 'ReferenceError', `Debug in page: the ${what} is not loaded on this page`);
+  const returned = await callInPage({
+    session: run.session,
+    fn,
+    maxBytes: run.limits.resultBytes,
+    services: run.options.services,
+    wait: (start) => awaitHost(run, deadline, start),
+  });
+  // The trace's output, as the sandbox's `tv(2)` would give it (the same encoding on both sides).
+  if (run.trace.listing()) values.output = encode(run, returned);
+  return 'ok';
 }
 
 /** Waits for trusted host code, bounded by the deadline (the signal tells the host to give up). */

@@ -154,4 +154,32 @@ export interface RunPipelineOptions {
   customFunctions?: FunctionPackageSource[];
   limits?: Partial<PipelineLimits>;
   signal?: AbortSignal;
+  /**
+   * Debug in page (docs/pipeline.md, "Debug in page"): script nodes and custom functions run as these
+   * functions of the host (the debug page's own scripts, not sandboxed) instead of inside QuickJS.
+   */
+  inPage?: InPageCode;
+}
+
+/** The bridged `Client` a script node gets in page mode: the same two services as inside the sandbox. */
+export interface InPageClient {
+  DataSources: { connect(idOrName: number | string): DataSourceConnectionLike };
+  Notifications: { create(input: Record<string, unknown>): Promise<unknown> };
+}
+
+/** A script node's body or a custom function, as a function of the page: `(settings, context, Client, currentItem, currentIndex)`. */
+export type InPageFunction = (
+  settings: Record<string, unknown>,
+  context: Record<string, unknown>,
+  Client: InPageClient,
+  currentItem: unknown,
+  currentIndex: number | undefined,
+) => unknown;
+
+/** Where page mode finds the page functions; undefined: not loaded on this page (the node fails). */
+export interface InPageCode {
+  /** The function of the script node at `path` (e.g. `functions[2].functions[0]`) whose code is `code`. */
+  script(path: string, code: string): InPageFunction | undefined;
+  /** The function of custom function `pkg` whose code is `code`. */
+  custom(pkg: string, code: string): InPageFunction | undefined;
 }

@@ -118,5 +118,17 @@ G.Client=fr({DataSources:fr({connect:connect}),Notifications:fr({create:function
 G.console=fr({log:say('log'),info:say('info'),warn:say('warn'),error:say('error'),debug:say('debug')});
 })`;
 
-export type Extension = 'errors' | 'walk' | 'loops' | 'code';
-export const EXTENSIONS: Record<Extension, string> = { errors: ERRORS, walk: WALK, loops: LOOPS, code: CODE };
+/**
+ * Page mode (debug in page, src/pipeline/in-page.ts): the context and the loop's current item copied out as
+ * JSON for a function of the host page, and the context as that function left it copied back in (same object,
+ * so expressions and loops keep seeing it): `adopt(json, deletedKeysJson)`.
+ */
+export const PAGE = `(function(api,_){${LIB.put}${LIB.out}
+var J=_.J,ctx=_.ctx,scope=_.scope;
+api.context=function(max){return out(ctx,max)};
+api.current=function(max){return out({i:scope.currentItem,x:scope.currentIndex},max)};
+api.adopt=function(t,d){var n=J.parse(t),k=J.parse(d),i;for(i=0;i<k.length;i++)delete ctx[k[i]];k=_.keys(n);for(i=0;i<k.length;i++)put(ctx,k[i],n[k[i]])};
+})`;
+
+export type Extension = 'errors' | 'walk' | 'loops' | 'code' | 'page';
+export const EXTENSIONS: Record<Extension, string> = { errors: ERRORS, walk: WALK, loops: LOOPS, code: CODE, page: PAGE };

@@ -54,7 +54,10 @@ export type Helper =
   | 'custom'
   | 'call'
   | 'run'
-  | 'unwind';
+  | 'unwind'
+  | 'context'
+  | 'current'
+  | 'adopt';
 
 /** The extension of guest.ts that defines a helper (installed the first time the helper is called). */
 const EXTENSION_OF: Partial<Record<Helper, Extension>> = {
@@ -78,6 +81,9 @@ const EXTENSION_OF: Partial<Record<Helper, Extension>> = {
   script: 'code',
   custom: 'code',
   call: 'code',
+  context: 'page',
+  current: 'page',
+  adopt: 'page',
 };
 
 export interface Session {

@@ -44,4 +44,28 @@ describe('debug compile page', () => {
     expect((await fetch(`${b.url}/v1/apps/${appId}/tasks/${action.id}/compile?html&token=${token}&environment=live`)).status).toBe(422);
     expect((await fetch(`${b.url}/v1/apps/${appId}/tasks/99999/compile?html&token=${token}`)).status).toBe(404);
   });
+
+  it('offers "debug in page" (not sandboxed) to studio tokens only: an API token\'s page does not render it and may not ask for it', async () => {
+    const action = await b.client.App.Actions.create({
+      name: 'debug-in-page-html',
+      functions: [{ functionPackage: 'com.client.function.script', settings: { code: 'return 1' } }],
+    });
+    const page = (token: string, extra = '') => fetch(`${b.url}/v1/apps/${appId}/tasks/${action.id}/compile?html&token=${token}${extra}`);
+    const viewConfig = (html: string) => JSON.parse(html.match(/\}\)\((\{"publicUrl".*)\);\n<\/script>/)![1]!);
+    const api = await (await page(b.server.bootstrap.apiToken)).text();
+    expect(api).not.toContain('id="in-page"');
+    expect(api).not.toContain('not sandboxed');
+    expect(viewConfig(api).inPage).toBeNull();
+    const studio = await (await page(b.server.bootstrap.studioToken)).text();
+    expect(studio).toMatch(/<input type="checkbox" id="in-page"> Debug in page <strong class="warning">\(not sandboxed\)<\/strong>/);
+    expect(viewConfig(studio).inPage).toMatchObject({ on: false, functions: [] });
+    expect(viewConfig(await (await page(b.server.bootstrap.studioToken, '&debugInPage=1')).text()).inPage.on).toBe(true);
+
+    const refused = await page(b.server.bootstrap.apiToken, '&debugInPage=1');
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error.code).toBe('STUDIO_ONLY');
+    const bad = await page(b.server.bootstrap.studioToken, '&debugInPage=yes');
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.code).toBe('INVALID_PARAMETER');
+  });
 });

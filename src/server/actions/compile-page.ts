@@ -1,9 +1,12 @@
 /**
  * The debug compile page (`GET v1/apps/:appId/tasks/:taskId/compile?html`):
- * loads client.js, defines `window.ENV.taskPipeline`, loads each custom
- * function as its own named script (`//# sourceURL=`) so DevTools can break in
- * it, and runs `Client.App.Actions.Pipeline.run()` from a button or the console,
- * rendering the result and the per-node trace.
+ * loads client.js, defines `window.ENV.taskPipeline`, registers each custom
+ * function as its own named script (`//# sourceURL=`), and shows the execution
+ * view of src/server/actions/debug-view.ts: payload editor, runs of
+ * `Client.App.Actions.Pipeline.run()` (button or console) drawn on the pipeline
+ * tree, run history, "copy as curl", and for studio tokens only "debug in page"
+ * (`debugInPage=1` preselects it; an API token gets 403 STUDIO_ONLY), where script
+ * nodes and custom functions run as page scripts so DevTools breakpoints stop.
  *
  * Hardening (docs/security.md, "Debug compile page"): `?token=` is exchanged at once for a 60-second ticket
  * (303 to the same URL with `ticket=` instead), the page embeds only its own 30-minute token of that app
@@ -26,6 +29,54 @@ import { screenFunction } from './screens.js';
 import { requireAction } from './service.js';
 import type { ActionDefinition } from '../../actions/types.js';
 import type { ActionRow } from './store.js';
+import { debugView, type DebugViewConfig } from './debug-view.js';
+
+/** Run timeout of "debug in page" runs: time paused in the debugger counts, so it is the page token's life. */
+const IN_PAGE_TIMEOUT_MS = 30 * 60_000;
+
+const PAGE_STYLE = `
+  body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem 2rem; color: #222; }
+  h1 small { color: #666; font-weight: normal; }
+  h2 { font-size: 1.05rem; margin: 1.2rem 0 .4rem; }
+  code, pre, textarea { font: 13px ui-monospace, monospace; }
+  pre { background: #f5f5f5; padding: .6rem .75rem; overflow: auto; max-height: 24rem; margin: .3rem 0; white-space: pre-wrap; word-break: break-word; }
+  textarea { width: 100%; max-width: 48rem; box-sizing: border-box; display: block; }
+  textarea[aria-invalid=true] { outline: 2px solid #b3261e; }
+  #payload-error { color: #b3261e; min-height: 1.2em; margin: .2rem 0; }
+  button { font: inherit; cursor: pointer; }
+  #run { padding: .3rem 1.2rem; }
+  #status.ok { color: #1b7f3a; } #status.failed { color: #b3261e; } #status.running { color: #8a6d00; }
+  .warning { color: #b3261e; }
+  .in-page-control small { display: block; color: #555; max-width: 48rem; }
+  body.in-page .in-page-control { background: #fff4e5; padding: .4rem .6rem; border-left: 4px solid #e37400; }
+  .hint { color: #555; }
+  .columns { display: grid; grid-template-columns: minmax(18rem, 1fr) minmax(20rem, 1.3fr); gap: 1.5rem; align-items: start; }
+  ul.tree { list-style: none; margin: 0; padding-left: 1.1rem; border-left: 1px dotted #bbb; }
+  #tree > ul.tree { padding-left: 0; border-left: 0; }
+  ul.tree li { margin: .15rem 0; }
+  .branch { color: #555; font-size: 12px; margin: .2rem 0 0 .6rem; font-family: ui-monospace, monospace; }
+  button.node { display: inline-flex; gap: .5rem; align-items: baseline; border: 1px solid #ccc; border-radius: 4px; background: #fff; padding: .15rem .5rem; text-align: left; }
+  button.node .name { font-weight: 600; }
+  button.node .note { color: #666; font-size: 12px; }
+  button.node .badge { font-size: 12px; }
+  button.node.st-ok { border-color: #1b7f3a; } button.node.st-ok .badge { color: #1b7f3a; }
+  button.node.st-failed { border-color: #b3261e; background: #fdecea; } button.node.st-failed .badge { color: #b3261e; }
+  button.node.st-skipped .badge, button.node.st-none .badge { color: #888; }
+  button.node.st-retried { border-color: #8a6d00; }
+  button.node.selected { outline: 2px solid #1a73e8; }
+  #detail .entry { border-left: 3px solid #ccc; padding-left: .6rem; margin: .5rem 0; }
+  #detail .entry.st-ok { border-color: #1b7f3a; } #detail .entry.st-failed { border-color: #b3261e; } #detail .entry.st-retried { border-color: #8a6d00; }
+  #detail .head { font-weight: 600; } #detail .message { color: #b3261e; }
+  #detail .label { color: #555; font-size: 12px; margin-top: .3rem; }
+  #detail .truncated { color: #8a6d00; font-size: 12px; }
+  #history { padding-left: 1.5rem; }
+  #history button.run-item { display: flex; gap: .8rem; border: 0; background: none; padding: .1rem 0; text-align: left; }
+  #history .ok .what { color: #1b7f3a; } #history .failed .what { color: #b3261e; }
+  #history .payload { color: #555; }
+  table { border-collapse: collapse; margin-top: .4rem; }
+  th, td { border: 1px solid #ccc; padding: .25rem .6rem; text-align: left; }
+  tr.failed td { background: #fdecea; } tr.skipped td { color: #888; }
+`;
 
 /** JSON safe inside a <script> element. */
 const scriptJson = (value: unknown) =>
@@ -103,6 +154,8 @@ export async function compilePage(ctx: ServerContext, c: Context<AppEnv>): Promi
 
 interface PageInput {
   environment: 'live' | 'viewer';
+  /** `debugInPage=1`: the page opens in "debug in page" mode (studio tokens only). */
+  inPage: boolean;
   definition: ActionDefinition;
   rawPayload: string;
 }
@@ -118,7 +171,12 @@ function pageInput(c: Context<AppEnv>, action: ActionRow): PageInput {
   } catch {
     throw new HttpError(400, 'INVALID_PARAMETER', 'Query "payload" must be JSON');
   }
-  return { environment, definition, rawPayload };
+  const flag = c.req.query('debugInPage');
+  if (flag !== undefined && flag !== '' && flag !== '0' && flag !== '1') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "debugInPage" must be 1 or 0');
+  const inPage = flag === '' || flag === '1';
+  if (inPage && requireAuth(c).kind !== 'studio')
+    throw new HttpError(403, 'STUDIO_ONLY', "Debug in page runs the pipeline's code unsandboxed in the page: only studio tokens may open it (debugInPage)");
+  return { environment, definition, rawPayload, inPage };
 }
 
 /** 303 to the page's public URL with the same query, `token` replaced by a ticket. */
@@ -138,7 +196,7 @@ async function compilePageHtml(
   c: Context<AppEnv>,
   app: AppRecord,
   action: ActionRow,
-  { environment, definition, rawPayload, auth, pageToken }: PageInput & { auth: TokenRecord; pageToken: string },
+  { environment, definition, rawPayload, inPage, auth, pageToken }: PageInput & { auth: TokenRecord; pageToken: string },
 ): Promise<Response> {
   const publicUrl = ctx.publicUrl();
   const clientUrl = `${publicUrl}/dist/client.js`;
@@ -159,11 +217,12 @@ async function compilePageHtml(
   const env = { taskPipeline: functions, taskId: action.id, taskName: action.name, appId: app.id, environment };
 
   // One named script per function (DevTools lists it under custom-functions/); registering it on the
-  // page's client makes Pipeline.run() use it. Package names are [A-Za-z0-9._-] only (PACKAGE_PATTERN).
+  // page's client makes Pipeline.run() use it (in the sandbox). Package names are [A-Za-z0-9._-] only (PACKAGE_PATTERN).
   const customScripts = custom
     .map(
       (f) => `<script nonce="${nonce}">
-// Custom function ${f.package}${f.environment ? ` (environment ${f.environment})` : ''}: set breakpoints here in DevTools.
+// Custom function ${f.package}${f.environment ? ` (environment ${f.environment})` : ''}: registered for sandboxed runs (QuickJS, where
+// DevTools breakpoints do not stop); "Debug in page" (studio tokens) runs it as pipeline/custom/${f.package}.js instead.
 Client.Functions.register(${scriptJson(f.package)}, (${scriptText(f.code)}
 ));
 //# sourceURL=custom-functions/${f.package}.js
@@ -171,31 +230,56 @@ Client.Functions.register(${scriptJson(f.package)}, (${scriptText(f.code)}
     )
     .join('\n');
 
+  const view: DebugViewConfig = {
+    publicUrl,
+    clientUrl,
+    appId: app.id,
+    taskId: action.id,
+    environment,
+    runsOn: definition.environment ?? 'any',
+    payload: rawPayload,
+    inPage:
+      auth.kind === 'studio' ? { functions: custom.map((f) => ({ package: f.package, code: f.code })), on: inPage, runTimeoutMs: IN_PAGE_TIMEOUT_MS } : null,
+  };
+  const inPageControl =
+    view.inPage === null
+      ? ''
+      : `<p class="in-page-control"><label><input type="checkbox" id="in-page"> Debug in page <strong class="warning">(not sandboxed)</strong></label>
+<small>Script nodes and custom functions run as scripts of this page, so DevTools breakpoints and <code>debugger</code> statements stop in them; everything else runs as in the sandbox. Not sandboxed: the code has this page's powers and no memory or CPU cap. <span id="in-page-scripts"></span></small></p>`;
+
   const body = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <title>Debug: ${html(action.name)}</title>
-<style nonce="${nonce}">
-  body { font: 14px/1.4 system-ui, sans-serif; margin: 2rem; color: #222; }
-  code, pre { font: 13px ui-monospace, monospace; }
-  pre { background: #f5f5f5; padding: .75rem; overflow: auto; max-height: 24rem; }
-  table { border-collapse: collapse; margin-top: 1rem; }
-  th, td { border: 1px solid #ccc; padding: .25rem .6rem; text-align: left; }
-  tr.failed td { background: #fdecea; } tr.skipped td { color: #888; }
-  #status.ok { color: #1b7f3a; } #status.failed { color: #b3261e; }
-</style>
+<style nonce="${nonce}">${PAGE_STYLE}</style>
 </head>
 <body>
-<h1>Action “${html(action.name)}” <small>#${action.id} · ${html(environment)}</small></h1>
-<p>Payload (query <code>payload</code>): <code id="payload">${html(rawPayload)}</code></p>
-<p><button id="run" type="button">Run</button> or type <code>Client.App.Actions.Pipeline.run()</code> in the console. <span id="status"></span></p>
-<h2>Result</h2>
-<pre id="result">(not run yet)</pre>
-<h2>Trace</h2>
-<table id="trace"><thead><tr><th>Node</th><th>Package</th><th>Duration (ms)</th><th>Outcome</th><th>Message</th></tr></thead><tbody></tbody></table>
-<h2>Pipeline</h2>
-<pre id="pipeline"></pre>
+<header><h1>Action “${html(action.name)}” <small>#${action.id} · ${html(environment)}</small></h1></header>
+<main>
+<section class="controls">
+<label for="payload">Payload (JSON object)</label>
+<textarea id="payload" spellcheck="false" rows="6" aria-describedby="payload-error"></textarea>
+<p id="payload-error" role="alert"></p>
+<p><button id="run" type="button">Run</button> <span id="status">not run yet</span><span id="status-detail"></span></p>
+${inPageControl}
+<p class="hint">Or run it from the console: <code>Client.App.Actions.Pipeline.run()</code> (the editor's payload unless you pass one).</p>
+</section>
+<div class="columns">
+<section><h2>Pipeline</h2><div id="tree"></div></section>
+<section><h2>Node</h2><div id="detail"><p class="summary">Click a node to see its outcome, duration, input and output.</p></div></section>
+</div>
+<section><h2>Result</h2><pre id="result">(not run yet)</pre></section>
+<section><h2>Runs in this page session</h2><ol id="history"></ol></section>
+<section><h2>Run it against the backend</h2>
+<p><button id="copy-curl" type="button">Copy as curl</button> <span id="curl-note"></span></p>
+<pre id="curl"></pre>
+<p class="hint">The command does not contain a token: set <code>TOKEN</code> to an API or studio token of this app first (<code>export TOKEN=…</code>).</p>
+</section>
+<section><h2>Trace</h2>
+<table id="trace"><thead><tr><th>Node</th><th>Package</th><th>Duration (ms)</th><th>Outcome</th><th>Message</th><th>Iteration</th></tr></thead><tbody></tbody></table></section>
+<details><summary>Pipeline JSON</summary><pre id="pipeline"></pre></details>
+</main>
 <script nonce="${nonce}">
 // The ticket that opened the page leaves the address bar (and so the history and any later Referer).
 (function () { try { var u = new URL(location.href); if (u.searchParams.has('ticket') || u.searchParams.has('token')) { u.searchParams.delete('ticket'); u.searchParams.delete('token'); history.replaceState(history.state, '', u.href); } } catch (e) {} })();
@@ -203,55 +287,8 @@ window.ENV = Object.assign(window.ENV || {}, ${scriptJson(env)});</script>
 <script nonce="${nonce}" src="${html(clientUrl)}" data-base-url="${html(publicUrl)}" data-app-id="${app.id}" data-auth-token="${html(pageToken)}" data-environment="${environment}" data-auto-page-view="false" data-track-forms="false"></script>
 ${customScripts}
 <script nonce="${nonce}">
-(function () {
-  var $ = function (id) { return document.getElementById(id); };
-  $('pipeline').textContent = JSON.stringify(window.ENV.taskPipeline, null, 2);
-  function render(outcome) {
-    var tbody = $('trace').tBodies[0];
-    tbody.innerHTML = '';
-    var ok = outcome && outcome.ok !== false && !outcome.error;
-    $('status').textContent = ok ? 'succeeded' : 'failed';
-    $('status').className = ok ? 'ok' : 'failed';
-    var shown = outcome && 'result' in outcome ? outcome.result : outcome && outcome.error ? outcome.error : outcome;
-    $('result').textContent = JSON.stringify(shown, null, 2);
-    var trace = (outcome && (outcome.trace || (outcome.error && outcome.error.trace))) || [];
-    trace.forEach(function (t) {
-      var tr = document.createElement('tr');
-      tr.className = t.outcome;
-      [t.path, t.package, t.durationMs, t.outcome, t.message || ''].forEach(function (v) {
-        var td = document.createElement('td');
-        td.textContent = String(v);
-        tr.appendChild(td);
-      });
-      tbody.appendChild(tr);
-    });
-  }
-  var pipeline = window.Client && window.Client.App && window.Client.App.Actions && window.Client.App.Actions.Pipeline;
-  if (!pipeline || typeof pipeline.run !== 'function') {
-    $('status').textContent = 'client.js did not load (see ' + ${scriptJson(clientUrl)} + ')';
-    $('status').className = 'failed';
-    return;
-  }
-  // Console runs render too. run() resolves with the result; runWithTrace() gives the whole outcome (result or error, trace).
-  var run = typeof pipeline.runWithTrace === 'function'
-    ? function (options) {
-        return pipeline.runWithTrace(options).then(function (outcome) {
-          if (outcome.ok) return outcome;
-          var e = new Error(outcome.error.errorType + ': ' + outcome.error.errorMessage);
-          e.code = outcome.error.code;
-          e.details = outcome.error;
-          throw e;
-        });
-      }
-    : pipeline.run.bind(pipeline);
-  pipeline.run = function () {
-    return run.apply(null, arguments).then(function (outcome) { render(outcome); return outcome && outcome.ok === true && 'result' in outcome ? outcome.result : outcome; }, function (error) {
-      render({ ok: false, error: { errorType: error && error.name, errorMessage: error && error.message, code: error && error.code, trace: (error && error.trace) || (error && error.details && error.details.trace) || [] } });
-      throw error;
-    });
-  };
-  $('run').addEventListener('click', function () { pipeline.run().catch(function () {}); });
-})();
+document.getElementById('pipeline').textContent = JSON.stringify(window.ENV.taskPipeline, null, 2);
+(${debugView.toString()})(${scriptJson(view)});
 </script>
 </body>
 </html>`;

@@ -705,6 +705,8 @@ export const ROUTES: Record<string, Operation> = {
       html: 'flag',
       payload: 'JSON input',
       environment: 'live|viewer',
+      debugInPage:
+        '1: open in "debug in page" mode (script nodes and custom functions run unsandboxed as page scripts); studio tokens only, else 403 STUDIO_ONLY',
       token: 'API or studio token (a browser cannot send headers when opening a URL): answered by a 303 to the same URL with a ticket instead',
       ticket: 'what the 303 puts in place of token: opens this page for 60 s',
     },
