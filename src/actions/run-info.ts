@@ -24,7 +24,8 @@ export function deviceRunInfo(log: ActionLog, actionName?: string): RunInfo {
     status: failed ? 'failed' : 'completed',
     queuedAt: log.createdAt,
     startedAt: log.createdAt,
-    finishedAt: Number.isNaN(started) ? log.createdAt : new Date(started + duration).toISOString(),
+    // An uploaded duration is the device's word: one past the Date range must not make the answer throw.
+    finishedAt: Number.isFinite(new Date(started + duration).getTime()) ? new Date(started + duration).toISOString() : log.createdAt,
     durationMs: duration,
     trace: [],
     logId: log.id,

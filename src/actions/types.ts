@@ -164,7 +164,7 @@ export const DEVICE_RUN_PREFIX = 'dev-';
 export const QUEUED_RUN_PREFIX = 'queued:';
 
 /** Words that follow `tasks/` in routes and so cannot be action names. */
-export const RESERVED_ACTION_NAMES = ['logs', 'functions'] as const;
+export const RESERVED_ACTION_NAMES = ['logs', 'functions', 'runs'] as const;
 export const DEFAULT_LOG_LIMIT = 50;
 export const MAX_LOG_LIMIT = 1000;
 export const LOG_TYPES: readonly ActionLogType[] = ['app.action.completed', 'app.task.completed', 'app.task.failed'];

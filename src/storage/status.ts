@@ -48,7 +48,7 @@ export function watchStatus(host: RunsHost, listener: StatusListener): () => voi
           return host.ctx.logger.warn(`Client status could not be read: ${(error as Error)?.message ?? error}`);
         }
         const text = JSON.stringify(now);
-        if (text === w.last) return;
+        if (text === w.last || w.listeners.size === 0) return;
         w.last = text;
         for (const fn of [...w.listeners]) call(host, fn, now);
       }, 0);
@@ -64,12 +64,16 @@ export function watchStatus(host: RunsHost, listener: StatusListener): () => voi
   void status(host).then(
     (now) => {
       if (!w.listeners.has(listener)) return;
-      w.last ??= JSON.stringify(now);
+      w.last = JSON.stringify(now);
       call(host, listener, now);
     },
     (error) => host.ctx.logger.warn(`Client status could not be read: ${(error as Error)?.message ?? error}`),
   );
-  return () => void w.listeners.delete(listener);
+  return () => {
+    w.listeners.delete(listener);
+    // Nobody watches: the next listener's first status is the new baseline (changes meanwhile were not followed).
+    if (w.listeners.size === 0) w.last = undefined;
+  };
 }
 
 function call(host: RunsHost, listener: StatusListener, now: ClientStatus): void {

@@ -155,6 +155,43 @@ describe('GET tasks/runs/:runId', () => {
     expect((await b.api('GET', `/v1/apps/${appId}/tasks/runs/${runId}`)).body.run.result).toBe(10);
   });
 
+  it("a client token never reads the backend's own runs, and no caller may use their keys", async () => {
+    // Log-triggered and scheduled runs get keys a visitor could work out (log:<type>:<logId>:<actionId>, schedule:…).
+    for (const key of ['schedule:1:2026-01-01T00:00:00.000Z', 'log:dataSource.entry.create:1:1']) {
+      const r = await b.api('POST', `/v1/apps/${appId}/tasks/double/run`, {
+        token: b.clientToken,
+        json: { payload: { n: 1 } },
+        headers: { 'Idempotency-Key': key },
+      });
+      expect(r.status).toBe(400);
+      expect(r.body.error.code).toBe('INVALID_HEADER');
+    }
+    const orders = await b.client.DataSources.create({ name: 'run-route-orders' });
+    const onInsert = await b.client.App.Actions.create({
+      name: 'run-route-on-order',
+      triggers: [{ trigger: 'log', where: { type: 'dataSource.entry.create', dataSourceId: orders.id } }],
+      functions: [fn('return', { value: '{{ log.id }}' })],
+    });
+    await b.client.App.Actions.publish(onInsert.id, true);
+    await (await b.client.DataSources.connect(orders.id)).insert({ item: 'tea' });
+    const log = await eventually(async () => {
+      const r = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { id: onInsert.id } });
+      return r.body.count > 0 && r.body.logs[0];
+    });
+    const runId = log.data.runId as number;
+    // The key the log trigger gave the run: an API token finds the run by it.
+    const key = `log:dataSource.entry.create:${log.data.result}:${onInsert.id}`;
+    const byKeyApi = await b.api('GET', `/v1/apps/${appId}/tasks/runs`, { headers: { 'Idempotency-Key': key } });
+    expect(byKeyApi.body.run).toMatchObject({ runId, status: 'completed' });
+    for (const r of [
+      await b.api('GET', `/v1/apps/${appId}/tasks/runs/${runId}`, { token: b.clientToken, headers: { 'Idempotency-Key': key } }),
+      await b.api('GET', `/v1/apps/${appId}/tasks/runs`, { token: b.clientToken, headers: { 'Idempotency-Key': key } }),
+    ]) {
+      expect(r.status).toBe(404);
+      expect(r.body.error.code).toBe('RUN_NOT_FOUND');
+    }
+  });
+
   it("a client token sees a server run's trace without the nodes' inputs and outputs", async () => {
     // The run reads with the app's access; a page gets what the action returns, not the values in between.
     const key = `key-${Math.random().toString(36).slice(2)}`;

@@ -188,6 +188,22 @@ describe('Client.status and onStatusChange', () => {
     expect(seen.length).toBe(count);
   });
 
+  it('a listener that subscribes after the last one left still hears the changes that follow', async () => {
+    const client = page();
+    const first: ClientStatus[] = [];
+    const stopFirst = client.onStatusChange((s) => first.push(s));
+    await eventually(async () => first.length > 0);
+    stopFirst();
+    goOffline();
+    await client.App.Actions.run('triple', { n: 3 });
+    const later: ClientStatus[] = [];
+    const stop = client.onStatusChange((s) => later.push(s));
+    await eventually(async () => later.at(-1)?.queuedRuns === 1 && later.at(-1)?.online === false);
+    goOnline();
+    await eventually(async () => later.at(-1)?.online === true && later.at(-1)?.queuedRuns === 0);
+    stop();
+  });
+
   it('status without an app configured is online with nothing queued', async () => {
     const bare = createClient({ logger: quiet, baseUrl: b.url, fetch: deviceFetch });
     expect(await bare.status()).toEqual({ online: true, queuedRuns: 0, analyticsBatches: 0, logUploads: 0 });

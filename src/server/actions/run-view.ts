@@ -84,7 +84,8 @@ export async function readRun(ctx: ServerContext, appId: number, raw: string, ac
     return deviceRunInfo(log, await nameOf(log.data.actionId));
   }
   const row = await getAppRun(ctx.db, appId, id.runId);
-  if (!row || (access.needsKey && (!row.idempotencyKey || row.idempotencyKey !== access.key))) throw notFound(raw);
+  // A client token reads manual runs only: the backend's own runs (schedule, log triggers) have keys a visitor could work out.
+  if (!row || (access.needsKey && (row.trigger !== 'manual' || !row.idempotencyKey || row.idempotencyKey !== access.key))) throw notFound(raw);
   return serverRunInfo(row, await nameOf(row.actionId));
 }
 
@@ -93,9 +94,9 @@ export async function readRun(ctx: ServerContext, appId: number, raw: string, ac
  * request it queued offline and another tab (or an earlier page load) sent. The key is the capability, for every
  * kind of token; none, or no run queued with it, is 404 RUN_NOT_FOUND.
  */
-export async function readRunByKey(ctx: ServerContext, appId: number, key: string | undefined): Promise<RunInfo> {
+export async function readRunByKey(ctx: ServerContext, appId: number, key: string | undefined, manualOnly = false): Promise<RunInfo> {
   if (!key) throw new HttpError(400, 'INVALID_PARAMETER', 'Header "Idempotency-Key" is required: the key the run was queued with');
   const row = await findRunByKey(ctx.db, appId, key);
-  if (!row) throw new HttpError(404, 'RUN_NOT_FOUND', 'No run of this app was queued with this Idempotency-Key');
+  if (!row || (manualOnly && row.trigger !== 'manual')) throw new HttpError(404, 'RUN_NOT_FOUND', 'No run of this app was queued with this Idempotency-Key');
   return serverRunInfo(row, (await getActionById(ctx.db, appId, row.actionId))?.name);
 }

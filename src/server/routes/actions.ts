@@ -86,7 +86,7 @@ export function registerActionRoutes(app: App, ctx: ServerContext, runtime: Acti
    */
   app.get(`${base}/runs`, async (c) => {
     const record = await loadApp(ctx, c);
-    const run = await readRunByKey(ctx, record.id, c.req.header('Idempotency-Key'));
+    const run = await readRunByKey(ctx, record.id, c.req.header('Idempotency-Key'), isClient(c));
     return c.json({ run: isClient(c) ? publicRunInfo(run) : run });
   });
 
@@ -141,7 +141,11 @@ export function registerActionRoutes(app: App, ctx: ServerContext, runtime: Acti
     const body = parseRunBody(ctx, await readJsonObject(c, { required: false }));
     environmentOf(c, body.environment);
     const row = await requireAction(ctx, record.id, c.req.param('idOrName'));
-    const { runId } = await queueManualRun(ctx, row, { payload: body.payload, environment: body.environment, idempotencyKey: idempotencyKey(c) });
+    const key = idempotencyKey(c);
+    // The backend's own keys (scheduler, log triggers) are not a caller's: a guessed one would answer that run.
+    if (key && /^(schedule|log):/.test(key))
+      throw new HttpError(400, 'INVALID_HEADER', 'Header "Idempotency-Key" must not start with "schedule:" or "log:" (keys of runs the backend queues)');
+    const { runId } = await queueManualRun(ctx, row, { payload: body.payload, environment: body.environment, idempotencyKey: key });
     runtime.worker.wake();
     if (!body.wait) return c.json({ runId, status: 'queued' }, 202);
     const run = await runtime.waiters.wait(ctx, runId, ctx.limits.runTimeoutMs + 10_000);
