@@ -19,6 +19,7 @@ export {
 } from './http/errors.js';
 export type { ActionsApi, TasksApi } from './actions/api.js';
 export type { RunError, RunHandle, RunId, RunInfo, RunStatus } from './actions/types.js';
+export type { TraceEntry, TruncatedValue } from './pipeline/types.js';
 export type { ClientStatus } from './storage/status.js';
 export type { AnalyticsApi, AnalyticsData, AnalyticsEvent, AnalyticsEventType, AnalyticsKind, AutoFields, EventData } from './analytics/api.js';
 export type { DataSourcesApi, DataSourceConnection } from './data-sources/api.js';

@@ -32,7 +32,8 @@ export function parseRunId(raw: unknown, what: string, code = 'INVALID_FIELD'): 
  * the intermediate values stay with API and studio tokens.
  */
 export function publicTrace(trace: readonly TraceEntry[]): TraceEntry[] {
-  return trace.map(({ input: _input, output: _output, ...rest }) => rest);
+  // Log lines (console, the log built-in) are values in between too.
+  return trace.map(({ input: _input, output: _output, ...rest }) => (rest.outcome === 'log' ? { ...rest, message: '' } : rest));
 }
 
 /** A server run as a client token sees it (see {@link publicTrace}). */
