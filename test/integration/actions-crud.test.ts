@@ -61,6 +61,7 @@ describe('actions CRUD', () => {
       [{}, 'name'],
       [{ name: 'logs' }, 'name'],
       [{ name: 'functions' }, 'name'],
+      [{ name: 'runs' }, 'name'],
       [{ name: '123' }, 'name'],
       [{ name: 'x', frequency: '* * *' }, 'frequency'],
       [{ name: 'x', timezone: 'Mars/Olympus' }, 'timezone'],

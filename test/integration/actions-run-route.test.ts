@@ -28,7 +28,7 @@ beforeAll(async () => {
   sibling = { appId: app.body.app.id, apiToken: token.body.token.token };
   for (const [name, functions] of [
     ['double', [fn('set', { n2: '{{ n * 2 }}' }), fn('return', { value: '{{ n2 }}' })]],
-    ['kaput', [fn('set', { a: 1 }), fn('script', { code: 'throw new Error("kaput")' })]],
+    ['kaput', [fn('set', { a: 1 }), fn('script', { code: 'console.log("private value"); throw new Error("kaput")' })]],
   ] as const) {
     const action = await b.client.App.Actions.create({ name, functions: [...functions] });
     await b.client.App.Actions.publish(action.id, true);
@@ -210,6 +210,9 @@ describe('GET tasks/runs/:runId', () => {
     expect(failed.body.error.trace.some((t: Record<string, unknown>) => 'input' in t || 'output' in t)).toBe(false);
     const failedApi = await b.api('POST', `/v1/apps/${appId}/tasks/kaput/run`, { json: { payload: {}, wait: true } });
     expect(failedApi.body.error.trace[0]).toMatchObject({ input: { a: 1 } });
+    // Log lines are values in between too: the API token sees them, the client token does not.
+    expect(JSON.stringify(failedApi.body.error.trace)).toContain('private value');
+    expect(JSON.stringify(failed.body.error.trace)).not.toContain('private value');
   });
 
   it('answers a device run from the record the device uploaded; getLogs finds it by its run id', async () => {
