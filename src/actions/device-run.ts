@@ -9,6 +9,7 @@ import type { RunOutcome } from '../pipeline/types.js';
 import { saveRunLog } from '../storage/run-logs.js';
 import { runState } from '../storage/run-state.js';
 import { deviceHostServices } from './device-services.js';
+import { failedResult } from './run-info.js';
 import { loadEngine } from './engine.js';
 import { scheduleLogUpload } from './logs.js';
 import type { Action, ActionLog, LogMode } from './types.js';
@@ -146,14 +147,7 @@ export async function runOnDevice(
       mode,
       duration,
       actionId: action.id,
-      result: outcome.ok
-        ? (outcome.result ?? null)
-        : {
-            errorType: outcome.error.errorType,
-            errorMessage: outcome.error.errorMessage,
-            code: outcome.error.code,
-            trace: outcome.error.trace.length ? outcome.error.trace : outcome.trace,
-          },
+      result: outcome.ok ? (outcome.result ?? null) : failedResult(outcome),
       source: 'device',
       trigger: context.trigger,
       trace: outcome.trace,

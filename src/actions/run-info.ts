@@ -1,6 +1,15 @@
 /** A device run's log record as a run (`getRun`, `GET tasks/runs/:runId`): shared by the device and the backend. */
-import type { TraceEntry } from '../pipeline/types.js';
+import type { RunOutcome, TraceEntry } from '../pipeline/types.js';
 import type { ActionLog, RunError, RunInfo } from './types.js';
+
+/**
+ * The logged result of a failed run, on the device and the backend alike: `{ errorType, errorMessage, code,
+ * trace }`, its trace without the nodes' `input` and `output` (the record's `data.trace` holds those once).
+ */
+export function failedResult(outcome: Extract<RunOutcome, { ok: false }>) {
+  const { errorType, errorMessage, code, trace } = outcome.error;
+  return { errorType, errorMessage, code, trace: (trace.length ? trace : outcome.trace).map(({ input: _i, output: _o, ...entry }) => entry) };
+}
 
 /** A logged result of a failed run (`{ errorType, errorMessage, code, trace }`) as error and trace. */
 function failureOf(result: unknown): { error: RunError; trace: TraceEntry[] } {
@@ -31,9 +40,8 @@ export function deviceRunInfo(log: ActionLog, actionName?: string): RunInfo {
     logId: log.id,
   };
   if (failed) Object.assign(info, failureOf(log.data.result));
-  else {
-    info.result = log.data.result ?? null;
-    if (Array.isArray(log.data.trace)) info.trace = log.data.trace as TraceEntry[];
-  }
+  else info.result = log.data.result ?? null;
+  // The whole trace (with values) when the record has one, else the failure's (records before data.trace).
+  if (Array.isArray(log.data.trace)) info.trace = log.data.trace as TraceEntry[];
   return info;
 }

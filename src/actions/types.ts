@@ -97,6 +97,11 @@ export interface GetLogsOptions {
   limit?: number;
   /** A sift query on the record, e.g. `{ type: 'app.task.failed' }` or `{ 'data.mode': 'scheduled' }`. */
   where?: Record<string, unknown>;
+  /**
+   * Include each record's `data.trace` (left out by default: a trace can hold up to 256 KB of node values;
+   * `getRun` reads one run's). With it, `limit` is at most 100.
+   */
+  trace?: boolean;
 }
 
 export interface LogsPage {
@@ -167,4 +172,6 @@ export const QUEUED_RUN_PREFIX = 'queued:';
 export const RESERVED_ACTION_NAMES = ['logs', 'functions', 'runs'] as const;
 export const DEFAULT_LOG_LIMIT = 50;
 export const MAX_LOG_LIMIT = 1000;
+/** Most records of a getLogs answer that includes traces. */
+export const MAX_TRACE_LOG_LIMIT = 100;
 export const LOG_TYPES: readonly ActionLogType[] = ['app.action.completed', 'app.task.completed', 'app.task.failed'];

@@ -12,7 +12,8 @@ import type { TruncatedValue } from './types.js';
 
 /**
  * Keys whose values are redacted (any depth, input and output): a key that, lowercased, contains one of these
- * (authorization, cookie, passw…: password/passwd, secret, token, api key, private key, credential, session).
+ * (authorization, cookie, passw…: password/passwd, pwd, secret, token, api key, access key, private key,
+ * credential, session, bearer, jwt).
  */
 export const SECRET_WORDS: readonly string[] = [
   'authorization',
@@ -30,6 +31,12 @@ export const SECRET_WORDS: readonly string[] = [
   'private key',
   'credential',
   'session',
+  'pwd',
+  'accesskey',
+  'access_key',
+  'access-key',
+  'bearer',
+  'jwt',
 ];
 /** The words as one pattern, tested on lowercased text (one regex call instead of one search per word). */
 const SECRET_PATTERN = new RegExp(SECRET_WORDS.map((w) => w.replace(/[-\\^$*+?.()|[\]{}]/g, '\\$&')).join('|'));

@@ -1,3 +1,4 @@
+import { redactTraced } from './trace-redact.js';
 import { decodeValue, type EncodedValue, omittedValue } from './trace-values.js';
 import type { TraceEntry } from './types.js';
 
@@ -46,7 +47,8 @@ export function createTrace(max: number, valueBytes = 4096): TraceRecorder {
     budget -= kept;
     let v = decoded.get(encoded);
     if (v === undefined) {
-      v = decodeValue(encoded);
+      // Redacted again here, on the host: the guest's own redaction runs with built-ins user code can patch.
+      v = redactTraced(decodeValue(encoded));
       decoded.set(encoded, v);
     }
     return v;

@@ -37,10 +37,10 @@ const functions = [
   { functionPackage: F('return'), settings: { value: '{{ even }}' } },
 ];
 
-/** The raw record (as any HTTP caller reads it), for one action. */
+/** The raw record (as any HTTP caller reads it, trace included), for one action. */
 async function logOf(actionId: number): Promise<ActionLog> {
   return eventually(async () => {
-    const res = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { id: actionId } });
+    const res = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { id: actionId, trace: true } });
     return res.body.count === 1 && (res.body.logs[0] as ActionLog);
   });
 }
@@ -87,12 +87,31 @@ describe('a trace in every run log record', () => {
     expect(log.type).toBe('app.action.completed');
     expect(log.data.result).toBe(2);
     expectTrace(log.data.trace);
-    // The client's getLogs gives the same record.
-    const page = await b.client.App.Actions.getLogs({ id: action.id });
+    // The client's getLogs gives the same record with `trace: true`, and leaves the trace out by default.
+    const page = await b.client.App.Actions.getLogs({ id: action.id, trace: true });
     expect(page.logs[0]!.data.trace).toEqual(log.data.trace);
+    const plain = await b.client.App.Actions.getLogs({ id: action.id });
+    expect(plain.logs[0]).toEqual({ ...log, data: { ...log.data, trace: undefined } });
+    expect('trace' in plain.logs[0]!.data).toBe(false);
+    const get = await b.api('GET', `/v1/apps/${appId}/tasks/logs?id=${action.id}`);
+    expect('trace' in get.body.logs[0].data).toBe(false);
+    expect((await b.api('GET', `/v1/apps/${appId}/tasks/logs?id=${action.id}&trace=true`)).body.logs[0].data.trace).toEqual(log.data.trace);
+    // A `where` still sees the trace; the answer does not hold it.
+    const where = await b.client.App.Actions.getLogs({ where: { 'data.trace.package': 'loop' } });
+    expect(where.logs.map((l) => [l.id, 'trace' in l.data])).toEqual([[log.id, false]]);
   });
 
-  it('a failed server run keeps its trace in data.trace and, as before, in result.trace', async () => {
+  it('getLogs with traces answers at most 100 records; bad trace options are refused', async () => {
+    const tooMany = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { limit: 101, trace: true } });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error).toMatchObject({ code: 'INVALID_FIELD', message: expect.stringContaining('100') });
+    expect((await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { limit: 1000, trace: false } })).status).toBe(200);
+    expect((await b.api('GET', `/v1/apps/${appId}/tasks/logs?trace=yes`)).body.error.code).toBe('INVALID_FIELD');
+    await expect(b.client.App.Actions.getLogs({ limit: 101, trace: true })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(b.client.App.Actions.getLogs({ trace: 'yes' as unknown as boolean })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  it('a failed server run keeps its trace in data.trace and, without values, in result.trace', async () => {
     const action = await b.client.App.Actions.create({
       name: 'traced-failure',
       functions: [{ functionPackage: F('set'), settings: { x: '{{ missing.x }}' } }],
@@ -102,7 +121,52 @@ describe('a trace in every run log record', () => {
     const log = await logOf(action.id);
     expect(log.type).toBe('app.task.failed');
     expect(log.data.trace).toEqual([expect.objectContaining({ path: 'functions[0]', outcome: 'failed', startMs: expect.any(Number) })]);
-    expect((log.data.result as { trace: unknown }).trace).toEqual(log.data.trace);
+    // The spec's failure trace (path, package, error) once more, without the nodes' input and output.
+    expect((log.data.result as { trace: unknown }).trace).toEqual(log.data.trace!.map(({ input: _i, output: _o, ...entry }) => entry));
+    const run = await b.client.App.Actions.getRun(log.data.runId as number);
+    expect(run).toMatchObject({ status: 'failed', error: { code: log.data.result && (log.data.result as { code: string }).code } });
+    expect(run.trace).toEqual(log.data.trace);
+  });
+
+  it('secrets are redacted on the host: URL parameters, userinfo, bearer tokens, and after user code patched the guest', async () => {
+    const action = await b.client.App.Actions.create({
+      name: 'traced-secrets',
+      functions: [
+        {
+          functionPackage: F('set'),
+          settings: {
+            url: 'https://api.example.com/v1/items?access_token=sekrit1&q=ok',
+            pwd: 'sekrit2',
+            header: 'Bearer sekrit3sekrit3',
+            proxy: 'https://user:sekrit4@proxy.example.com/',
+            plain: 'https://example.com/?page=2',
+          },
+        },
+        // User code breaks the guest's redaction (it lowercases with a patched built-in) before returning a password.
+        {
+          functionPackage: F('script'),
+          settings: {
+            code: "String.prototype.toLowerCase = function () { return ''; }; var s = 'sek' + 'rit'; return { password: s + 5, long: 'y'.repeat(5000) + 'Bearer ' + s + '6' + s };",
+          },
+        },
+        { functionPackage: F('script'), settings: { code: "return { note: 'ok', secret: { deep: 'sek' + 'rit7' }, tail: 'z'.repeat(5000) };" } },
+      ],
+    });
+    await b.client.App.Actions.publish(action.id, true);
+    await b.client.App.Actions.runWithResult('traced-secrets');
+    const log = await logOf(action.id);
+    const text = JSON.stringify(log.data.trace);
+    expect(text).not.toMatch(/sekrit/);
+    const entries = log.data.trace!;
+    expect(entries[0]!.input).toEqual({
+      url: 'https://api.example.com/v1/items?access_token=[redacted]&q=ok',
+      pwd: '[redacted]',
+      header: 'Bearer [redacted]',
+      proxy: 'https://user:[redacted]@proxy.example.com/',
+      plain: 'https://example.com/?page=2',
+    });
+    expect(entries[1]!.output).toMatchObject({ $truncated: true, preview: expect.stringContaining('"password":"[redacted]"') });
+    expect(entries[2]!.output).toMatchObject({ $truncated: true, preview: '{"note":"ok",' });
   });
 
   it('a device run uploads its log record with data.trace', async () => {

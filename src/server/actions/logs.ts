@@ -1,6 +1,6 @@
 /** Reading action logs (getLogs) and taking in records written by devices. */
 import { compileFilter } from '../../filter/tester.js';
-import { DEFAULT_LOG_LIMIT, LOG_TYPES, MAX_LOG_LIMIT, type ActionLog, type LogsPage } from '../../actions/types.js';
+import { DEFAULT_LOG_LIMIT, LOG_TYPES, MAX_LOG_LIMIT, MAX_TRACE_LOG_LIMIT, type ActionLog, type LogsPage } from '../../actions/types.js';
 import type { ServerContext } from '../context.js';
 import { DEFAULT_SERVER_LIMITS } from '../context.js';
 import { HttpError } from '../http/errors.js';
@@ -16,6 +16,8 @@ export interface LogQuery {
   runId?: ParsedRunId;
   limit?: number;
   where?: Record<string, unknown>;
+  /** Keep each record's `data.trace` (left out otherwise). */
+  trace?: boolean;
 }
 
 const SKIPPED = 'app.task.skipped';
@@ -23,7 +25,7 @@ const SKIPPED = 'app.task.skipped';
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Reads `{ id, runId, limit, where }` from a query string or a JSON body; 400 naming the bad field. `where` (also
+ * Reads `{ id, runId, limit, where, trace }` from a query string or a JSON body; 400 naming the bad field. `where` (also
  * as JSON in a query string) nests at most `filterDepth` levels (400 NESTING_TOO_DEEP).
  */
 export function parseLogQuery(raw: Record<string, unknown>, filterDepth = DEFAULT_SERVER_LIMITS.filterDepth): LogQuery {
@@ -36,7 +38,12 @@ export function parseLogQuery(raw: Record<string, unknown>, filterDepth = DEFAUL
   };
   if (raw.id !== undefined && raw.id !== null) query.id = int('id', raw.id);
   if (raw.runId !== undefined && raw.runId !== null) query.runId = parseRunId(raw.runId, 'Field "runId"');
-  if (raw.limit !== undefined && raw.limit !== null) query.limit = int('limit', raw.limit, MAX_LOG_LIMIT);
+  if (raw.trace !== undefined && raw.trace !== null) {
+    if (raw.trace !== true && raw.trace !== false && raw.trace !== 'true' && raw.trace !== 'false')
+      throw new HttpError(400, 'INVALID_FIELD', 'Field "trace" must be true or false');
+    query.trace = raw.trace === true || raw.trace === 'true';
+  }
+  if (raw.limit !== undefined && raw.limit !== null) query.limit = int('limit', raw.limit, query.trace ? MAX_TRACE_LOG_LIMIT : MAX_LOG_LIMIT);
   let where = raw.where;
   if (typeof where === 'string') {
     try {
@@ -66,16 +73,25 @@ async function selectionOf(ctx: ServerContext, appId: number, query: LogQuery): 
   return selection;
 }
 
-/** Newest first; `count` is the number of matching records before `limit`. */
+/** A record as getLogs answers it: without its trace unless asked for. */
+const shaped = (log: ActionLog, trace: boolean | undefined): ActionLog => {
+  if (!trace && log.data && 'trace' in log.data) delete log.data.trace;
+  return log;
+};
+
+/**
+ * Newest first; `count` is the number of matching records before `limit`. `where` sees the whole record (its
+ * trace too); the answer holds traces only with `trace: true`.
+ */
 export async function readLogs(ctx: ServerContext, appId: number, query: LogQuery): Promise<LogsPage> {
-  const limit = query.limit ?? DEFAULT_LOG_LIMIT;
+  const limit = Math.min(query.limit ?? DEFAULT_LOG_LIMIT, query.trace ? MAX_TRACE_LOG_LIMIT : MAX_LOG_LIMIT);
   const selection = await selectionOf(ctx, appId, query);
   if (!query.where)
     // One transaction: the count and the page see the same records, even while runs are logging.
     return ctx.db.transaction(async (tx) => {
       const logs: ActionLog[] = [];
       for await (const log of iterateLogs(tx, appId, { ...selection, pageSize: Math.min(limit, 500) })) {
-        logs.push(log);
+        logs.push(shaped(log, query.trace));
         if (logs.length >= limit) break;
       }
       return { count: await countLogs(tx, appId, selection), logs };
@@ -85,10 +101,11 @@ export async function readLogs(ctx: ServerContext, appId: number, query: LogQuer
   let count = 0;
   // Skipped occurrences (overlap, missed under `skip`) are shown only to a `where` that names their type.
   const types = JSON.stringify(query.where.type ?? null).includes(SKIPPED) ? [...LOG_TYPES, SKIPPED] : LOG_TYPES;
-  for await (const log of iterateLogs(ctx.db, appId, { ...selection, types })) {
+  // Pages of 100: a record may hold a trace of up to 256 KB, read and tested, then dropped or shaped.
+  for await (const log of iterateLogs(ctx.db, appId, { ...selection, types, pageSize: 100 })) {
     if (!test(log)) continue;
     count++;
-    if (logs.length < limit) logs.push(log);
+    if (logs.length < limit) logs.push(shaped(log, query.trace));
   }
   return { count, logs };
 }

@@ -1,5 +1,6 @@
 /** Helpers that turn run outcomes into log records (design §5). */
 import type { LogMode } from '../../actions/types.js';
+import { failedResult } from '../../actions/run-info.js';
 import type { RunOutcome } from '../../pipeline/types.js';
 
 export function failure(errorType: string, code: string, errorMessage: string, durationMs = 0): RunOutcome {
@@ -31,12 +32,5 @@ export function logTypeOf(mode: LogMode, ok: boolean): 'app.action.completed' | 
 }
 
 export function logResultOf(outcome: RunOutcome): unknown {
-  return outcome.ok
-    ? (outcome.result ?? null)
-    : {
-        errorType: outcome.error.errorType,
-        errorMessage: outcome.error.errorMessage,
-        code: outcome.error.code,
-        trace: outcome.error.trace.length ? outcome.error.trace : outcome.trace,
-      };
+  return outcome.ok ? (outcome.result ?? null) : failedResult(outcome);
 }

@@ -88,7 +88,9 @@ export function createWorker(ctx: ServerContext, options: WorkerOptions): Worker
   async function finalize(run: RunRow, outcome: RunOutcome, duration: number, startedAt: string): Promise<void> {
     const logId = await ctx.db.transaction(
       async (tx) => {
-        const owned = await finishRun(tx, run.id, id, outcome.ok ? 'succeeded' : 'failed', outcome, ctx.nowIso());
+        // One copy of a failure's trace in the run's row: readers take `error.trace`, else `trace`.
+        const stored = outcome.ok || !outcome.error.trace.length ? outcome : { ...outcome, trace: outcome.error.trace, error: { ...outcome.error, trace: [] } };
+        const owned = await finishRun(tx, run.id, id, outcome.ok ? 'succeeded' : 'failed', stored, ctx.nowIso());
         if (!owned) return undefined;
         const logId = await insertLog(tx, {
           type: logTypeOf(run.mode, outcome.ok),
