@@ -18,7 +18,7 @@ export {
   isTimeoutError,
 } from './http/errors.js';
 export type { ActionsApi, TasksApi } from './actions/api.js';
-export type { RunError, RunHandle, RunId, RunInfo, RunStatus } from './actions/types.js';
+export type { RunError, RunHandle, RunId, RunInfo, RunRef, RunStatus } from './actions/types.js';
 export type { TraceEntry, TruncatedValue } from './pipeline/types.js';
 export type { ClientStatus } from './storage/status.js';
 export type { AnalyticsApi, AnalyticsData, AnalyticsEvent, AnalyticsEventType, AnalyticsKind, AutoFields, EventData } from './analytics/api.js';

@@ -4,7 +4,7 @@ import { createRunner, type RunOptions } from './run.js';
 import { createPipelineApi, type PipelineApi } from './pipeline-api.js';
 import { createTasksFunctionsApi, type TasksFunctionsApi } from '../functions/tasks-functions.js';
 import { runsChunk, runsHost } from './runs-host.js';
-import type { Action, ActionInput, ActionUpdate, GetLogsOptions, LogsPage, RunHandle, RunId, RunInfo } from './types.js';
+import type { Action, ActionInput, ActionUpdate, GetLogsOptions, LogsPage, RunHandle, RunId, RunInfo, RunRef } from './types.js';
 
 /** Client.App.Actions (design §5, §9). */
 export interface ActionsApi {
@@ -20,14 +20,16 @@ export interface ActionsApi {
   getLogs(options?: GetLogsOptions): Promise<LogsPage>;
   /**
    * Queues a run; resolves once queued (on the backend, on this device while offline, or started on this device)
-   * with its handle `{ runId, status }`, without a result: `getRun(handle.runId)` follows it.
+   * with its handle `{ runId, status, idempotencyKey? }`, without a result: `getRun(handle)` follows it.
    */
   run(name: string, payload?: Record<string, unknown>, options?: RunOptions): Promise<RunHandle>;
   /**
-   * Where a run stands: status, timings, result or error, trace. ClientError RUN_NOT_FOUND for a run this app
-   * does not have (or, with a client token, one this client did not queue).
+   * Where a run stands: status, timings, result or error, trace. Takes a run id or a whole handle (with its
+   * `idempotencyKey`, which a client token needs for a server run this client no longer remembers, e.g. after a
+   * reload). ClientError RUN_NOT_FOUND for a run this app does not have (or, with a client token, a server run
+   * without the key it was queued with).
    */
-  getRun(runId: RunId): Promise<RunInfo>;
+  getRun(run: RunId | RunRef): Promise<RunInfo>;
   /** Runs and resolves with the result. */
   runWithResult<T = unknown>(name: string, payload?: Record<string, unknown>, options?: RunOptions): Promise<T>;
   /** Runs the debug compile page's pipeline on this device (`ENV.taskPipeline`, `?payload=`). */
@@ -45,7 +47,7 @@ export function createActionsApi(ctx: ClientContext): ActionsApi {
     ...createCrud(ctx),
     ...createRunner(ctx),
     getLogs: async (options) => (await runsChunk(ctx)).getLogs(runsHost(ctx), options),
-    getRun: async (runId) => (await runsChunk(ctx)).getRun(runsHost(ctx), runId),
+    getRun: async (run) => (await runsChunk(ctx)).getRun(runsHost(ctx), run),
     Pipeline: createPipelineApi(ctx),
   };
 }

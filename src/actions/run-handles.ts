@@ -7,7 +7,7 @@
 import { isApiError } from '../http/errors.js';
 import type { RunsHost } from './runs-host.js';
 import { deviceRunInfo } from './run-info.js';
-import { DEVICE_RUN_PREFIX, QUEUED_RUN_PREFIX, type RunId, type RunInfo } from './types.js';
+import { DEVICE_RUN_PREFIX, QUEUED_RUN_PREFIX, type RunId, type RunInfo, type RunRef } from './types.js';
 
 const blank = (runId: RunId, status: RunInfo['status'], queuedAt: string): RunInfo => ({
   runId,
@@ -22,11 +22,15 @@ const blank = (runId: RunId, status: RunInfo['status'], queuedAt: string): RunIn
   logId: null,
 });
 
-export async function getRun(host: RunsHost, runId: RunId): Promise<RunInfo> {
+export async function getRun(host: RunsHost, run: RunId | RunRef): Promise<RunInfo> {
   const { ctx, runs, ClientError } = host;
+  // A whole handle carries its key: a client token reads the run with it, also after a reload.
+  const handle = typeof run === 'object' && run !== null ? run : undefined;
+  const runId = handle ? handle.runId : (run as RunId);
+  const handleKey = typeof handle?.idempotencyKey === 'string' && handle.idempotencyKey !== '' ? handle.idempotencyKey : undefined;
   const notFound = () => new ClientError('RUN_NOT_FOUND', `No run ${String(runId)} is known to this app and client`, { runId });
   // `id` '' reads the run queued with `key` (GET tasks/runs).
-  const fromBackend = async (id: number | string, key = typeof id === 'number' ? runs.keys.get(id) : undefined): Promise<RunInfo> => {
+  const fromBackend = async (id: number | string, key = typeof id === 'number' ? (handleKey ?? runs.keys.get(id)) : undefined): Promise<RunInfo> => {
     try {
       const answer = await ctx.http.request<{ run: RunInfo }>('GET', `v1/apps/${ctx.appId()}/tasks/runs${id === '' ? '' : `/${encodeURIComponent(id)}`}`, {
         headers: key ? { 'Idempotency-Key': key } : undefined,
@@ -60,5 +64,5 @@ export async function getRun(host: RunsHost, runId: RunId): Promise<RunInfo> {
     if (local) return deviceRunInfo(local.log);
     return fromBackend(runId);
   }
-  throw new ClientError('INVALID_ARGUMENT', `"${runId}" is not a run id (a number, "dev-…" or "queued:…")`);
+  throw new ClientError('INVALID_ARGUMENT', `"${runId}" is not a run id (a number, "dev-…" or "queued:…") or a run handle`);
 }

@@ -66,11 +66,14 @@ function warmEngine(ctx: ClientContext, target: string): void {
 const offlineUnknown = (target: string): Action => ({ name: decodeURIComponent(target), environment: 'server' }) as Action;
 
 async function runOnServer(ctx: ClientContext, target: string, payload: Record<string, unknown>, wait: boolean, options: RunOptions) {
-  return ctx.http.request<{ runId: number; status: string; result?: unknown }>('POST', tasksPath(ctx, `/${target}/run`), {
+  const idempotencyKey = options.idempotencyKey ?? randomId();
+  const answer = await ctx.http.request<{ runId: number; status: string; result?: unknown }>('POST', tasksPath(ctx, `/${target}/run`), {
     json: { payload, wait, environment: ctx.config().environment },
-    headers: { 'Idempotency-Key': options.idempotencyKey ?? randomId() },
+    headers: { 'Idempotency-Key': idempotencyKey },
     timeout: wait ? ctx.config().limits.runTimeoutMs + 15_000 : undefined,
   });
+  remember(runState(ctx).keys, answer.runId, idempotencyKey);
+  return { ...answer, idempotencyKey };
 }
 
 export function createRunner(ctx: ClientContext) {
@@ -117,7 +120,12 @@ export function createRunner(ctx: ClientContext) {
       if (!onDevice) {
         const answer = await runOnServer(ctx, target, body, true, options);
         if (!('result' in answer))
-          throw new ClientError('RUN_PENDING', `Run ${answer.runId} of "${action.name}" is still ${answer.status}; read its outcome with getLogs()`, answer);
+          // `details` is the run's handle: getRun(error.details) follows it.
+          throw new ClientError(
+            'RUN_PENDING',
+            `Run ${answer.runId} of "${action.name}" is still ${answer.status}; follow it with getRun(error.details)`,
+            answer,
+          );
         return answer.result as T;
       }
       takeRunSlot(ctx);

@@ -131,6 +131,12 @@ export interface RunHandle {
   idempotencyKey?: string;
 }
 
+/**
+ * What `getRun` takes besides a bare run id: a run handle (what `run()` resolved with, or the `details` of a
+ * `RUN_PENDING` error), kept whole, e.g. across a page reload, so that its `idempotencyKey` goes along.
+ */
+export type RunRef = Pick<RunHandle, 'runId'> & { idempotencyKey?: string };
+
 /** A run's error (failed runs). */
 export interface RunError {
   code: string;

@@ -41,7 +41,10 @@ function queueOf(ctx: ClientContext): Outbox<QueuedRequest> {
       describe: (r) => `${r.label} queued at ${r.queuedAt}`,
       send: async (r) => {
         const answer = await ctx.http.request<{ runId?: number }>(r.method, r.path, { json: r.json, headers: { 'Idempotency-Key': r.idempotencyKey } });
-        if (answer?.runId) remember(runState(ctx).sent, r.idempotencyKey, answer.runId);
+        if (answer?.runId) {
+          remember(runState(ctx).sent, r.idempotencyKey, answer.runId);
+          remember(runState(ctx).keys, answer.runId, r.idempotencyKey);
+        }
       },
       // What getRun answers for the handle of a run the backend refused for good.
       onDrop: (r, error) =>

@@ -89,6 +89,27 @@ describe('run handles', () => {
     // Another visitor (same public token) cannot read it by counting run ids.
     const other = page({ authToken: b.clientToken });
     expect((await rejection(other.App.Actions.getRun(handle.runId))).code).toBe('RUN_NOT_FOUND');
+    expect((await rejection(other.App.Actions.getRun({ runId: handle.runId, idempotencyKey: 'guessed' }))).code).toBe('RUN_NOT_FOUND');
+    // The same page after a reload (a new client) reads it with the whole handle it kept: the key goes along.
+    const kept = JSON.parse(JSON.stringify(handle)) as RunHandle;
+    expect(await page({ authToken: b.clientToken }).App.Actions.getRun(kept)).toMatchObject({ runId: handle.runId, status: 'completed', result: 6 });
+  });
+
+  it('with a client token, a run queued offline is read by its backend run id once sent, and by its handle anywhere', async () => {
+    const visitor = page({ authToken: b.clientToken });
+    await visitor.App.Actions.get();
+    goOffline();
+    const handle = await visitor.App.Actions.run('triple', { n: 4 });
+    expect(handle.status).toBe('queued-offline');
+    goOnline();
+    const run = await ended(visitor, handle.runId);
+    expect(run).toMatchObject({ runId: expect.any(Number), result: 12 });
+    // The numeric id the backend gave: this client sends the key it queued the run with.
+    expect(await visitor.App.Actions.getRun(run.runId)).toMatchObject({ runId: run.runId, result: 12 });
+    expect((await rejection(page({ authToken: b.clientToken }).App.Actions.getRun(run.runId))).code).toBe('RUN_NOT_FOUND');
+    expect(await page({ authToken: b.clientToken }).App.Actions.getRun({ runId: run.runId, idempotencyKey: handle.idempotencyKey })).toMatchObject({
+      result: 12,
+    });
   });
 
   it('a device run: running while it runs, then its outcome from the device record, then from the uploaded one', async () => {
