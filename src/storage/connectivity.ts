@@ -18,10 +18,14 @@ export function onOnline(fn: () => void): () => void {
 /** A random id: UUID v4 where crypto.randomUUID exists. */
 export function randomId(): string {
   const c = (globalThis as { crypto?: Crypto }).crypto;
-  if (c && typeof c.randomUUID === 'function') return c.randomUUID();
-  const hex = (n: number) =>
-    Math.floor(Math.random() * 16 ** n)
-      .toString(16)
-      .padStart(n, '0');
-  return `${hex(8)}-${hex(4)}-4${hex(3)}-${hex(4)}-${hex(12)}`;
+  if (typeof c?.randomUUID === 'function') return c.randomUUID();
+  // Pages on plain http (a webview, an intranet) have no randomUUID but do have getRandomValues: these ids are
+  // capabilities (a client token reads a run with its key). Math.random only where there is no crypto at all.
+  const b = new Uint8Array(16);
+  if (typeof c?.getRandomValues === 'function') c.getRandomValues(b);
+  else for (let i = 0; i < 16; i++) b[i] = Math.random() * 256;
+  b[6] = (b[6]! & 15) | 64;
+  b[8] = (b[8]! & 63) | 128;
+  const h = Array.from(b, (x) => (x + 256).toString(16).slice(1)).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }

@@ -186,6 +186,13 @@ describe('device runs', () => {
     const bad = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { logs: [{ ...record, deviceKey: 'dev-xyz98765', type: 'app.nope' }] } });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('logs[0].type');
+    // A duration past a day (or not finite) is no run's: refused, never stored to break readers later.
+    for (const duration of [86_400_001, 1e300, -1]) {
+      const long = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, {
+        json: { logs: [{ ...record, deviceKey: 'dev-long9876', data: { ...record.data, duration } }] },
+      });
+      expect([long.status, long.body.error?.message], String(duration)).toEqual([400, expect.stringContaining('logs[0].data.duration')]);
+    }
     const unknown = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, {
       json: { logs: [{ ...record, deviceKey: 'dev-xyz98765', data: { ...record.data, actionId: 99999 } }] },
     });

@@ -111,6 +111,8 @@ export async function readLogs(ctx: ServerContext, appId: number, query: LogQuer
 }
 
 const MAX_UPLOAD = 500;
+/** A device run's duration as uploaded: runs end at `limits.runTimeoutMs` (120 s by default); a day is far past any. */
+const MAX_DURATION_MS = 86_400_000;
 
 /** `POST tasks/logs { logs: [...] }`: records of device runs; idempotent by `deviceKey`. */
 export async function uploadDeviceLogs(
@@ -132,7 +134,8 @@ export async function uploadDeviceLogs(
     const data = r.data;
     if (!isObject(data)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data must be an object`);
     if (data.mode !== 'on-demand' && data.mode !== 'scheduled') throw new HttpError(400, 'INVALID_FIELD', `${at}.data.mode must be on-demand or scheduled`);
-    if (typeof data.duration !== 'number' || !(data.duration >= 0)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data.duration must be a number of ms`);
+    if (typeof data.duration !== 'number' || !(data.duration >= 0 && data.duration <= MAX_DURATION_MS))
+      throw new HttpError(400, 'INVALID_FIELD', `${at}.data.duration must be a number of ms from 0 to ${MAX_DURATION_MS} (one day)`);
     if (!Number.isInteger(data.actionId)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data.actionId must be an integer`);
     return {
       deviceKey: r.deviceKey,
