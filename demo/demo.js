@@ -338,13 +338,8 @@
       Client.configure(config);
       admin = Client.createClient({ ...config, authToken: adminToken });
       signIn(localStorage.getItem('demo:user') ?? 'ann@example.com');
-      const app = await Client.App.info();
-      $('app-name').textContent = app.name;
-      $('app-id').textContent = String(app.id);
-      $('org-id').textContent = String(app.organizationId);
-      $('backend').textContent = Client.baseUrl;
-      $('timezone').textContent = Intl.DateTimeFormat().resolvedOptions().timeZone;
-      $('app-card').hidden = false;
+      // Not a plain "Connected": what the client reports, live (offline, and what waits to be sent), from the start.
+      Client.onStatusChange(showConnection);
 
       $('booking-form').addEventListener('submit', submitBooking);
       $('user-form').addEventListener('submit', (e) => {
@@ -363,13 +358,32 @@
       $('mark-all-read').addEventListener('click', markAllRead);
       $('inbox-toggle').addEventListener('click', () => $('inbox').scrollIntoView({ behavior: 'smooth' }));
 
-      await Promise.all([loadBookings(), loadInbox(), refreshActions()]);
-      poll(loadInbox, 1500);
-      poll(refreshActions, 5000);
-      // Not a plain "Connected": what the client reports, live (offline, and what waits to be sent).
-      Client.onStatusChange(showConnection);
+      await loadApp();
     } catch (error) {
       setStatus(status, `Failed: ${describeError(error)}`, 'error');
     }
   })();
+
+  /** The app card and lists; started again when the network comes back if the device was offline. */
+  async function loadApp() {
+    try {
+      const app = await Client.App.info();
+      $('app-name').textContent = app.name;
+      $('app-id').textContent = String(app.id);
+      $('org-id').textContent = String(app.organizationId);
+      $('backend').textContent = Client.baseUrl;
+      $('timezone').textContent = Intl.DateTimeFormat().resolvedOptions().timeZone;
+      $('app-card').hidden = false;
+      await Promise.all([loadBookings(), loadInbox(), refreshActions()]);
+      document.body.dataset.ready = 'true';
+    } catch (error) {
+      // Offline: the header already says so (Client.onStatusChange); try again once back online.
+      if (navigator.onLine) throw error;
+      console.warn('[demo] offline at start:', describeError(error));
+      window.addEventListener('online', () => loadApp().catch((e) => setStatus($('status'), `Failed: ${describeError(e)}`, 'error')), { once: true });
+      return;
+    }
+    poll(loadInbox, 1500);
+    poll(refreshActions, 5000);
+  }
 })();

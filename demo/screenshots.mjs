@@ -19,6 +19,7 @@ try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, timezoneId: 'Europe/Dublin', locale: 'en-IE' });
   const page = await context.newPage();
   await page.goto(server.url + '/');
+  await page.waitForSelector('body[data-ready]');
   await page.waitForSelector('#status[data-state="ok"]');
   for (const [name, date, seats] of [
     ['Ann Lee', '2030-05-01', 2],

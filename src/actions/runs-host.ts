@@ -5,7 +5,7 @@
 import type { ClientContext } from '../core/context.js';
 import { loadChunk } from '../core/lazy.js';
 import { ClientError } from '../http/errors.js';
-import { clientStore, perClient } from '../storage/client-store.js';
+import { clientStore, perClient, STATUS_CHANNEL } from '../storage/client-store.js';
 import { isOnline } from '../storage/connectivity.js';
 import { pendingRunLogs, type StoredRunLog } from '../storage/run-logs.js';
 import { queuedRequests, type QueuedRequest } from '../storage/run-queue.js';
@@ -29,6 +29,8 @@ export interface RunsHost {
   isOnline(): boolean;
   /** Sets the function called when queued work changes (one per client: src/storage/status.ts fans it out). */
   onChange(fn: () => void): void;
+  /** The BroadcastChannel name on which other tabs say that the app's queues changed. */
+  statusChannel: string;
 }
 
 export function runsHost(ctx: ClientContext): RunsHost {
@@ -43,6 +45,7 @@ export function runsHost(ctx: ClientContext): RunsHost {
     runs: runState(ctx),
     isOnline,
     onChange: (fn) => perClient(ctx, 'status', () => fn),
+    statusChannel: STATUS_CHANNEL,
   };
 }
 

@@ -67,7 +67,19 @@ export function existingPerClient<T>(ctx: ClientContext, name: string): T | unde
   return singletons.get(ctx)?.get(name) as T | undefined;
 }
 
-/** Tells the status watchers of a client (`Client.onStatusChange`, src/storage/status.ts) that queued work changed. */
+/** The BroadcastChannel on which a tab tells the app's other tabs that the shared queues changed. */
+export const STATUS_CHANNEL = 'in-app-runtime:status';
+
+/**
+ * Tells the status watchers of a client (`Client.onStatusChange`, src/storage/status.ts) that queued work changed,
+ * and those of the other tabs of this origin: the queues live in the app's IndexedDB database, which they share.
+ */
 export function statusChanged(ctx: ClientContext): void {
   existingPerClient<() => void>(ctx, 'status')?.();
+  if (typeof BroadcastChannel === 'function') {
+    // Posted, then closed: delivery is queued by postMessage, and an open channel would keep Node alive.
+    const channel = new BroadcastChannel(STATUS_CHANNEL);
+    channel.postMessage(0);
+    channel.close();
+  }
 }

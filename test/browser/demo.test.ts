@@ -27,7 +27,8 @@ describe('demo page in Chromium', () => {
     page = await browser.newPage();
     const errors = collectPageErrors(page);
     await page.goto(demo.server.url + '/');
-    // "Connected" once nothing waits to be sent (the automatic page view may be on its way first).
+    // Loaded, and "Connected" once nothing waits to be sent (the automatic page view may be on its way first).
+    await page.waitForSelector('body[data-ready]');
     await page.waitForSelector('#status[data-state="ok"]');
     expect(await page.textContent('#status')).toBe('Connected');
     expect(await page.textContent('#app-id')).toBe(String(demo.server.bootstrap.appId));
@@ -46,7 +47,9 @@ describe('demo page in Chromium', () => {
     page = await browser.newPage();
     const errors = collectPageErrors(page);
     await page.goto(`${demo.server.url}/`);
-    // The automatic page view is sent first, so that only what this test queues offline is counted.
+    // Configured (the header reports the client's status), then the automatic page view is sent first, so
+    // that only what this test queues offline is counted.
+    await page.waitForSelector('#status[data-online]');
     await page.evaluate(() => (window as unknown as { Client: any }).Client.App.Analytics.flush());
     await page.waitForSelector('#status[data-state="ok"]');
     expect(await page.textContent('#status')).toBe('Connected');
@@ -73,6 +76,29 @@ describe('demo page in Chromium', () => {
     const run = await page.evaluate((runId) => (window as unknown as { Client: any }).Client.App.Actions.getRun(runId), handle.runId);
     expect(run).toMatchObject({ runId: expect.any(Number), source: 'server', actionName: 'bookings-summary' });
     expect(errors.filter((e) => !/Failed to fetch|ERR_INTERNET_DISCONNECTED|NetworkError/.test(e))).toEqual([]);
+  });
+
+  it('opened while offline: says "Offline", not "Failed", and loads the app once back online', async () => {
+    page = await browser.newPage();
+    const context = page.context();
+    // The page and client.js load; the device is offline by the time the app first asks the backend.
+    await page.route(
+      '**/v1/apps/**',
+      async (route) => {
+        await context.setOffline(true);
+        await route.abort('internetdisconnected');
+      },
+      { times: 1 },
+    );
+    await page.goto(`${demo.server.url}/`);
+    await page.waitForSelector('#status[data-state="offline"]');
+    expect(await page.textContent('#status')).toMatch(/^Offline/);
+    expect(await page.isHidden('#app-card')).toBe(true);
+    await context.setOffline(false);
+    await page.waitForSelector('body[data-ready]', { timeout: 15_000 });
+    expect(await page.textContent('#app-name')).toBe('Demo app');
+    await page.waitForSelector('#status[data-state="ok"]', { timeout: 15_000 });
+    expect(await page.textContent('#status')).toBe('Connected');
   });
 
   it('reads data-* attributes of its own script tag', async () => {

@@ -35,7 +35,8 @@ describe('demo app end to end (Chromium)', () => {
     page = await context.newPage();
     errors = collectPageErrors(page);
     await page.goto(demo.server.url + '/');
-    await page.waitForSelector('#status[data-state]');
+    await page.waitForSelector('body[data-ready]');
+    await page.waitForSelector('#status[data-state="ok"]');
     expect(await page.textContent('#status')).toBe('Connected');
     return page;
   }
@@ -148,6 +149,10 @@ describe('demo app end to end (Chromium)', () => {
     expect(await book(p, { name: 'Ann Lee', date: '2030-07-14', seats: 2 })).toContain('Booked');
     // notify-booker runs on the server from the dataSource.entry.create log and publishes a scoped notification.
     await p.waitForFunction(() => document.getElementById('badge')!.textContent === '2', undefined, { timeout: 15_000 });
+    // The list may render a poll after the badge (a loaded machine): wait for the new one at the top.
+    await p.waitForFunction(() => document.querySelector('#notifications li.notification p')?.textContent?.includes('2 seat(s)'), undefined, {
+      timeout: 15_000,
+    });
     const newest = p.locator('#notifications li.notification').first();
     expect(await newest.locator('strong').textContent()).toBe('Booking confirmed');
     expect(await newest.locator('p').textContent()).toBe('Ann Lee, your booking of 2 seat(s) on 2030-07-14 is confirmed.');

@@ -18,7 +18,7 @@ describe('randomId', () => {
 
   it('without randomUUID, a v4 UUID from crypto.getRandomValues (never Math.random)', () => {
     let calls = 0;
-    const getRandomValues = <T extends ArrayBufferView | null>(array: T): T => {
+    const getRandomValues = (array: Uint8Array): Uint8Array => {
       calls++;
       return webcrypto.getRandomValues(array);
     };

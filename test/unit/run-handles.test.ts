@@ -225,6 +225,26 @@ describe('Client.status and onStatusChange', () => {
     stop();
   });
 
+  it("hears another tab's queue changes (the app's IndexedDB queues are shared; the notice comes over a BroadcastChannel)", async () => {
+    const watching = page();
+    const otherTab = page();
+    await otherTab.App.Actions.get();
+    const seen: ClientStatus[] = [];
+    const stop = watching.onStatusChange((s) => seen.push(s));
+    await eventually(async () => seen.length > 0);
+    goOffline();
+    await eventually(async () => seen.at(-1)?.online === false);
+    const count = seen.length;
+    // Another tab (another client of the app on this origin) queues a run while offline.
+    await otherTab.App.Actions.run('triple', { n: 6 });
+    await eventually(async () => seen.at(-1)?.queuedRuns === 1);
+    expect(seen.length).toBe(count + 1);
+    // It sends it when back online: this tab hears the queue drain.
+    goOnline();
+    await eventually(async () => seen.at(-1)?.online === true && seen.at(-1)?.queuedRuns === 0);
+    stop();
+  });
+
   it('status without an app configured is online with nothing queued', async () => {
     const bare = createClient({ logger: quiet, baseUrl: b.url, fetch: deviceFetch });
     expect(await bare.status()).toEqual({ online: true, queuedRuns: 0, analyticsBatches: 0, logUploads: 0 });
