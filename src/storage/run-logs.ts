@@ -1,4 +1,4 @@
-import type { ActionLog } from '../actions/types.js';
+import type { ActionLog } from '../contract/actions.js';
 import type { ClientContext } from '../core/context.js';
 import { isApiError } from '../http/errors.js';
 import { clientStore, perClient, statusChanged } from './client-store.js';
@@ -70,11 +70,24 @@ const describe = (log: ActionLog) => `of action ${String(log.data?.actionId)} at
  * are dropped with an error log, so one bad record never blocks the ones after it. (Done on the device so that
  * it works with any backend; the extra requests happen only after such a refusal.)
  */
-export async function uploadRunLogs(
+export function uploadRunLogs(
   ctx: ClientContext,
   upload: (logs: ActionLog[]) => Promise<void>,
   batchSize = 50,
   appId: number = ctx.appId(),
+): Promise<{ uploaded: number; remaining: number }> {
+  // One at a time per client and app (getLogs, the scheduled upload): two at once sent, and dropped, the same records twice.
+  const chain = perClient(ctx, `runLogUploads:${appId}`, () => ({ last: Promise.resolve() as Promise<unknown> }));
+  const next = chain.last.then(() => uploadNow(ctx, upload, batchSize, appId));
+  chain.last = next.catch(() => {});
+  return next;
+}
+
+async function uploadNow(
+  ctx: ClientContext,
+  upload: (logs: ActionLog[]) => Promise<void>,
+  batchSize: number,
+  appId: number,
 ): Promise<{ uploaded: number; remaining: number }> {
   let uploaded = 0;
   const later = async (error: unknown) => {
