@@ -159,7 +159,7 @@ export default [
   // page's Pipeline.run (pipeline), the Push API side of Notifications.subscribe (push), the built-ins'
   // descriptions of Tasks.Functions.get (catalog), run handles, run logs and the offline status (runs), notification writes (notify).
   lazyChunk('query', 'src/core/query-entry.ts'),
-  lazyChunk('validate', 'src/actions/validate.ts'),
+  lazyChunk('validate', 'src/contract/action-validate.ts'),
   lazyChunk('pipeline', 'src/actions/pipeline-run.ts'),
   lazyChunk('push', 'src/notifications/push-subscribe.ts'),
   lazyChunk('catalog', 'src/functions/catalog.ts'),

@@ -18,8 +18,8 @@ export {
   isTimeoutError,
 } from './http/errors.js';
 export type { ActionsApi, TasksApi } from './actions/api.js';
-export type { RunError, RunHandle, RunId, RunInfo, RunRef, RunStatus } from './actions/types.js';
-export type { TraceEntry, TruncatedValue } from './pipeline/types.js';
+export type { RunError, RunHandle, RunId, RunInfo, RunRef, RunStatus } from './contract/actions.js';
+export type { TraceEntry, TruncatedValue } from './contract/pipeline.js';
 export type { ClientStatus } from './storage/status.js';
 export type { AnalyticsApi, AnalyticsData, AnalyticsEvent, AnalyticsEventType, AnalyticsKind, AutoFields, EventData } from './analytics/api.js';
 export type { DataSourcesApi, DataSourceConnection } from './data-sources/api.js';
@@ -50,10 +50,10 @@ export type {
   SelectResult,
   SortDirection,
   Where,
-} from './data-sources/types.js';
+} from './contract/data-sources.js';
 export type { FunctionsApi } from './functions/api.js';
 export type { MediaApi } from './media/api.js';
-export type { MediaFile, MediaFolder, MediaPlace } from './media/types.js';
+export type { MediaFile, MediaFolder, MediaPlace } from './contract/media.js';
 export type { Organization, User, UserApi } from './user/api.js';
 export type { NotificationsApi } from './notifications/api.js';
 export type {
@@ -70,5 +70,5 @@ export type {
   PushSubscription,
   SubscribeOptions,
   TimeInput,
-} from './notifications/types.js';
+} from './contract/notifications.js';
 export type { PageApi } from './page/api.js';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../src/pipeline/index.js';
-import type { HostServices, RunOutcome } from '../src/pipeline/types.js';
+import type { HostServices, RunOutcome } from '../src/contract/pipeline.js';
 
 const calls: unknown[][] = [];
 const services: HostServices = {

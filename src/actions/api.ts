@@ -4,7 +4,7 @@ import { createRunner, type RunOptions } from './run.js';
 import { createPipelineApi, type PipelineApi } from './pipeline-api.js';
 import { createTasksFunctionsApi, type TasksFunctionsApi } from '../functions/tasks-functions.js';
 import { runsChunk, runsHost } from './runs-host.js';
-import type { Action, ActionInput, ActionUpdate, GetLogsOptions, LogsPage, RunHandle, RunId, RunInfo, RunRef } from './types.js';
+import type { Action, ActionInput, ActionUpdate, GetLogsOptions, LogsPage, RunHandle, RunId, RunInfo, RunRef } from '../contract/actions.js';
 
 /** Client.App.Actions (design §5, §9). */
 export interface ActionsApi {

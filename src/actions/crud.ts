@@ -3,7 +3,7 @@ import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
 import { loadChunk } from '../core/lazy.js';
 import { actionsChanged } from '../storage/actions-cache.js';
-import type { Action, ActionInput, ActionUpdate } from './types.js';
+import type { Action, ActionInput, ActionUpdate } from '../contract/actions.js';
 
 export const tasksPath = (ctx: ClientContext, rest = '') => `v1/apps/${ctx.appId()}/tasks${rest}`;
 
@@ -13,7 +13,7 @@ export function checkIdOrName(idOrName: unknown, what = 'idOrName'): string {
   throw new ClientError('INVALID_ARGUMENT', `${what} must be an action id (positive integer) or name (non-empty string)`);
 }
 
-/** Validates with src/actions/validate.ts, a lazy chunk of client.js (few screens create or change actions). */
+/** Validates with src/contract/action-validate.ts, a lazy chunk of client.js (few screens create or change actions). */
 async function assertValid(ctx: ClientContext, input: unknown, partial: boolean): Promise<void> {
   const { describeIssues, validateActionInput } = await loadChunk('validate', ctx.config().assetsUrl);
   const issues = validateActionInput(input, { partial });

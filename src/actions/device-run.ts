@@ -5,14 +5,14 @@ import { customFunctionsCache } from '../functions/custom-cache.js';
 import { customFunctionsForRun, customPackageUses } from '../functions/custom-packages.js';
 import { registeredFunctions } from '../functions/registry.js';
 import { remoteHandlerOf } from '../page/remote-execution.js';
-import type { RunOutcome } from '../pipeline/types.js';
+import type { RunOutcome } from '../contract/pipeline.js';
 import { saveRunLog } from '../storage/run-logs.js';
 import { runState } from '../storage/run-state.js';
 import { deviceHostServices } from './device-services.js';
-import { failedResult } from './run-info.js';
+import { failedResult } from '../contract/run-info.js';
 import { loadEngine } from './engine.js';
 import { scheduleLogUpload } from './logs.js';
-import type { Action, ActionLog, LogMode } from './types.js';
+import type { Action, ActionLog, LogMode } from '../contract/actions.js';
 
 const failure = (errorType: string, code: string, errorMessage: string): RunOutcome => ({
   ok: false,

@@ -2,7 +2,7 @@
 import type { ClientContext } from '../core/context.js';
 import { createDataSourceConnection } from '../data-sources/connection.js';
 import { createNotificationsApi } from '../notifications/api.js';
-import type { DataSourceConnectionLike, HostServices } from '../pipeline/types.js';
+import type { DataSourceConnectionLike, HostServices } from '../contract/pipeline.js';
 
 export function deviceHostServices(ctx: ClientContext): HostServices {
   const notifications = createNotificationsApi(ctx);

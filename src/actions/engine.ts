@@ -1,5 +1,5 @@
 /** The pipeline engine on the device: a lazily loaded chunk run in a Web Worker where possible (src/pipeline/device.ts). */
-import type { RunOutcome, RunPipelineOptions } from '../pipeline/types.js';
+import type { RunOutcome, RunPipelineOptions } from '../contract/pipeline.js';
 import { loadDeviceEngine } from '../pipeline/device.js';
 
 export interface Engine {

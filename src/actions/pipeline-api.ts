@@ -3,7 +3,7 @@ import type { ClientContext } from '../core/context.js';
 import { loadChunk } from '../core/lazy.js';
 import { registeredFunctions } from '../functions/registry.js';
 import { ClientError } from '../http/errors.js';
-import type { RunOutcome } from '../pipeline/types.js';
+import type { RunOutcome } from '../contract/pipeline.js';
 import { deviceHostServices } from './device-services.js';
 import { loadEngine } from './engine.js';
 import type { PipelineRunOptions } from './pipeline-run.js';

@@ -6,7 +6,7 @@
  */
 import type { ClientContext } from '../core/context.js';
 import type { ClientError } from '../http/errors.js';
-import type { FunctionPackageSource, HostServices, InPageCode, PipelineLimits, PipelineNode, RunOutcome } from '../pipeline/types.js';
+import type { FunctionPackageSource, HostServices, InPageCode, PipelineLimits, PipelineNode, RunOutcome } from '../contract/pipeline.js';
 import type { Engine } from './engine.js';
 
 /** What the chunk uses of client.js. */

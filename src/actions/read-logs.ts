@@ -3,7 +3,15 @@
  * the backend's records and this device's records not uploaded yet, together.
  */
 import type { RunsHost } from './runs-host.js';
-import { DEFAULT_LOG_LIMIT, DEVICE_RUN_PREFIX, LOG_TYPES, MAX_LOG_LIMIT, MAX_TRACE_LOG_LIMIT, type GetLogsOptions, type LogsPage } from './types.js';
+import {
+  DEFAULT_LOG_LIMIT,
+  DEVICE_RUN_PREFIX,
+  LOG_TYPES,
+  MAX_LOG_LIMIT,
+  MAX_TRACE_LOG_LIMIT,
+  type GetLogsOptions,
+  type LogsPage,
+} from '../contract/actions.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const positive = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;

@@ -6,8 +6,8 @@
  */
 import { isApiError } from '../http/errors.js';
 import type { RunsHost } from './runs-host.js';
-import { deviceRunInfo } from './run-info.js';
-import { DEVICE_RUN_PREFIX, QUEUED_RUN_PREFIX, type RunId, type RunInfo, type RunRef } from './types.js';
+import { deviceRunInfo } from '../contract/run-info.js';
+import { DEVICE_RUN_PREFIX, QUEUED_RUN_PREFIX, type RunId, type RunInfo, type RunRef } from '../contract/actions.js';
 
 const blank = (runId: RunId, status: RunInfo['status'], queuedAt: string): RunInfo => ({
   runId,

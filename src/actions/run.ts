@@ -13,7 +13,7 @@ import { checkIdOrName, tasksPath } from './crud.js';
 import { deviceRunId, runOnDevice } from './device-run.js';
 import { loadEngine } from './engine.js';
 import { takeRunSlot } from './rate-limit.js';
-import { QUEUED_RUN_PREFIX, type Action, type RunHandle } from './types.js';
+import { QUEUED_RUN_PREFIX, type Action, type RunHandle } from '../contract/actions.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

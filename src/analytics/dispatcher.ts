@@ -1,4 +1,4 @@
-import type { Action } from '../actions/types.js';
+import type { Action } from '../contract/actions.js';
 import type { Logger } from '../core/logger.js';
 import type { AnalyticsEvent } from './types.js';
 import { loadChunk, loadedChunk } from '../core/lazy.js';

@@ -1,6 +1,6 @@
 /**
  * Limits of an action definition, the same for the client's validator, the backend's (which is the same
- * module, src/actions/validate.ts), the pipeline engine (`limits.maxDepth` defaults to MAX_NODE_DEPTH) and the
+ * module, src/contract/action-validate.ts), the pipeline engine (`limits.maxDepth` defaults to MAX_NODE_DEPTH) and the
  * device's actions cache, so an action that passes create also runs, and one stored before the limits existed
  * cannot break a device.
  */

@@ -4,16 +4,11 @@
  * Every issue names the offending path, e.g. `functions[1].conditions[0].condition`.
  */
 import { compilePartialFilter } from '../filter/partial.js';
-import { policyProblem } from '../pipeline/policies.js';
-import { MAX_DEFINITION_CHARS, MAX_NODE_DEPTH, MAX_SETTINGS_DEPTH, jsonDepth } from './definition-limits.js';
-import { RESERVED_ACTION_NAMES, type ActionInput } from './types.js';
+import { MAX_DEFINITION_CHARS } from './action-limits.js';
+import { RESERVED_ACTION_NAMES, type ActionInput } from './actions.js';
+import { nodeIssues, type ValidationIssue } from './pipeline-nodes.js';
 
-export interface ValidationIssue {
-  path: string;
-  message: string;
-  /** `shape`: wrong type or missing field (HTTP 400); `meaning`: well-formed but invalid (HTTP 422). */
-  kind: 'shape' | 'meaning';
-}
+export type { ValidationIssue };
 
 export interface ValidateOptions {
   /** `update`: fields may be missing; cross-field rules use `existing` for the missing ones. */
@@ -24,7 +19,6 @@ export interface ValidateOptions {
 
 const ENVIRONMENTS = ['server', 'client', 'any'];
 const TRIGGERS = ['log', 'schedule', 'manual', 'analytics'];
-const NODE_TYPES = ['function', 'loop', 'if'];
 const MAX_NAME = 100;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -76,68 +70,6 @@ export function nameIssue(name: unknown, path = 'name'): ValidationIssue | undef
   if ((RESERVED_ACTION_NAMES as readonly string[]).includes(name.toLowerCase()))
     return { path, message: `"${name}" is reserved (a route word: ${RESERVED_ACTION_NAMES.join(', ')})`, kind: 'meaning' };
   return undefined;
-}
-
-function validateNodes(nodes: unknown, path: string, depth: number, issues: ValidationIssue[]): void {
-  if (!Array.isArray(nodes)) {
-    issues.push({ path, message: 'must be an array of pipeline nodes', kind: 'shape' });
-    return;
-  }
-  if (depth > MAX_NODE_DEPTH) {
-    issues.push({ path, message: `nodes are nested deeper than ${MAX_NODE_DEPTH} levels`, kind: 'meaning' });
-    return;
-  }
-  nodes.forEach((node, i) => validateNode(node, `${path}[${i}]`, depth, issues));
-}
-
-function validateNode(node: unknown, path: string, depth: number, issues: ValidationIssue[]): void {
-  if (!isObject(node)) {
-    issues.push({ path, message: 'must be an object', kind: 'shape' });
-    return;
-  }
-  const type = node.type ?? 'function';
-  if (typeof type !== 'string' || !NODE_TYPES.includes(type)) {
-    issues.push({ path: `${path}.type`, message: `must be one of ${NODE_TYPES.join(', ')}`, kind: 'shape' });
-    return;
-  }
-  if (node.settings !== undefined && jsonDepth(node.settings, MAX_SETTINGS_DEPTH) > MAX_SETTINGS_DEPTH) {
-    issues.push({ path: `${path}.settings`, message: `nests deeper than ${MAX_SETTINGS_DEPTH} levels`, kind: 'meaning' });
-    return;
-  }
-  const problem = policyProblem(node, path);
-  if (problem) issues.push({ path: problem[0], message: problem[1], kind: 'shape' });
-  if (type === 'function') {
-    if (typeof node.functionPackage !== 'string' || node.functionPackage.trim() === '')
-      issues.push({ path: `${path}.functionPackage`, message: 'is required on a function node (e.g. com.client.function.set)', kind: 'shape' });
-    if (node.settings !== undefined && !isObject(node.settings)) issues.push({ path: `${path}.settings`, message: 'must be an object', kind: 'shape' });
-    if (node.functions !== undefined) validateNodes(node.functions, `${path}.functions`, depth + 1, issues);
-  } else if (type === 'loop') {
-    if (node.items === undefined && node.range === undefined) issues.push({ path, message: 'a loop node needs `items` or `range`', kind: 'shape' });
-    if (node.items !== undefined && (typeof node.items !== 'string' || node.items.trim() === ''))
-      issues.push({ path: `${path}.items`, message: 'must be the name of a context property holding an array', kind: 'shape' });
-    if (node.range !== undefined) {
-      if (!isObject(node.range)) issues.push({ path: `${path}.range`, message: 'must be an object { from, to }', kind: 'shape' });
-      else
-        for (const key of ['from', 'to'] as const) {
-          const v = node.range[key];
-          if (!(Number.isInteger(v) || (typeof v === 'string' && v.trim() !== '')))
-            issues.push({ path: `${path}.range.${key}`, message: 'must be an integer or an expression', kind: 'shape' });
-        }
-    }
-    if (node.functions !== undefined) validateNodes(node.functions, `${path}.functions`, depth + 1, issues);
-  } else {
-    if (!Array.isArray(node.conditions) || node.conditions.length === 0)
-      issues.push({ path: `${path}.conditions`, message: 'an if node needs a non-empty array of { condition, functions }', kind: 'shape' });
-    else
-      node.conditions.forEach((c: unknown, j: number) => {
-        const at = `${path}.conditions[${j}]`;
-        if (!isObject(c)) return void issues.push({ path: at, message: 'must be an object { condition, functions }', kind: 'shape' });
-        if (typeof c.condition !== 'string' || c.condition.trim() === '')
-          issues.push({ path: `${at}.condition`, message: 'must be a non-empty expression string', kind: 'shape' });
-        if (c.functions !== undefined) validateNodes(c.functions, `${at}.functions`, depth + 1, issues);
-      });
-    if (node.elseFunctions !== undefined) validateNodes(node.elseFunctions, `${path}.elseFunctions`, depth + 1, issues);
-  }
 }
 
 /**
@@ -201,8 +133,8 @@ export function validateActionInput(input: unknown, options: ValidateOptions = {
           if (key !== 'trigger' && key !== 'where') issues.push({ path: `${at}.${key}`, message: 'is not a trigger field', kind: 'shape' });
       });
   }
-  // Top-level nodes are level 1, as the engine counts (src/actions/definition-limits.ts).
-  if (input.functions !== undefined) validateNodes(input.functions, 'functions', 1, issues);
+  // Top-level nodes are level 1, as the engine counts (src/contract/action-limits.ts).
+  if (input.functions !== undefined) nodeIssues(input.functions, 'functions', issues);
   if (issues.length) return issues;
   const size = JSON.stringify([input.functions ?? [], input.triggers ?? []]).length;
   if (size > MAX_DEFINITION_CHARS)

@@ -1,4 +1,4 @@
-import type { PipelineNode, TraceEntry } from '../pipeline/types.js';
+import type { PipelineNode, TraceEntry } from './pipeline.js';
 
 /** Where an action runs (spec environment rules). */
 export type ActionEnvironment = 'server' | 'client' | 'any';

@@ -1,4 +1,4 @@
-import type { ClientUser } from '../core/config.js';
+import type { ClientUser } from './user.js';
 
 /** Public shapes of Client.Notifications (docs/notifications.md). */
 

@@ -1,6 +1,6 @@
 /** A device run's log record as a run (`getRun`, `GET tasks/runs/:runId`): shared by the device and the backend. */
-import type { RunOutcome, TraceEntry } from '../pipeline/types.js';
-import type { ActionLog, RunError, RunInfo } from './types.js';
+import type { RunOutcome, TraceEntry } from './pipeline.js';
+import type { ActionLog, RunError, RunInfo } from './actions.js';
 
 /**
  * The logged result of a failed run, on the device and the backend alike: `{ errorType, errorMessage, code,

@@ -1,13 +1,9 @@
+import type { ClientUser } from '../contract/user.js';
+
+export type { ClientUser };
 import type { Region } from '../http/regions.js';
 import { ClientError } from '../http/errors.js';
 import type { Logger } from './logger.js';
-
-/** The signed-in end user, when the screen knows one. */
-export interface ClientUser {
-  id?: number | string;
-  email?: string;
-  [key: string]: unknown;
-}
 
 /** Limits that apply to action runs (design §9), and how long a page load waits for the actions list. */
 export interface RuntimeLimits {

@@ -7,7 +7,7 @@ import * as pipeline from '../actions/pipeline-run.js';
 import * as catalog from '../functions/catalog.js';
 import * as push from '../notifications/push-subscribe.js';
 import * as notify from '../notifications/writes.js';
-import * as validate from '../actions/validate.js';
+import * as validate from '../contract/action-validate.js';
 import * as query from './query-entry.js';
 import * as runs from './runs-entry.js';
 

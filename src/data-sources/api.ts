@@ -2,7 +2,7 @@ import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
 import { createDataSourceConnection, type DataSourceConnection } from './connection.js';
 import { addressOf, checkId, checkObject } from './paths.js';
-import type { CreateDataSourceInput, DataSource, DataSourceChanges } from './types.js';
+import type { CreateDataSourceInput, DataSource, DataSourceChanges } from '../contract/data-sources.js';
 
 /** Client.DataSources. */
 export interface DataSourcesApi {

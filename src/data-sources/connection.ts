@@ -16,7 +16,7 @@ import type {
   SelectQueryBody,
   SelectResult,
   Where,
-} from './types.js';
+} from '../contract/data-sources.js';
 
 /** Operations on the entries of one data source (`Client.DataSources.connect(idOrName)`). */
 export interface DataSourceConnection {

@@ -1,4 +1,4 @@
-import type { DataSourceConnectionLike, HostServices } from '../pipeline/types.js';
+import type { DataSourceConnectionLike, HostServices } from '../contract/pipeline.js';
 
 const CONNECTION_METHODS = new Set<keyof DataSourceConnectionLike>(['find', 'findOne', 'findById', 'insert', 'update', 'removeById', 'query', 'commit']);
 

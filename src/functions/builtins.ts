@@ -1,5 +1,5 @@
-import { PipelineFailure } from '../pipeline/failure.js';
-import type { HostServices, HttpRequestLike } from '../pipeline/types.js';
+import { PipelineFailure } from '../contract/pipeline-failure.js';
+import type { HostServices, HttpRequestLike } from '../contract/pipeline.js';
 
 /** Error codes of the host's outbound HTTP service that a failed `http-request` run reports as its own. */
 const OUTBOUND_CODES = new Set(['HTTP_INVALID_URL', 'HTTP_TIMEOUT', 'HTTP_FAILED', 'RESPONSE_TOO_LARGE']);

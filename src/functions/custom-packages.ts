@@ -3,7 +3,7 @@
  * packages (so the device fetches backend functions only when needed) and where each is first used
  * (so a function stored for the other side fails with its node path before anything runs).
  */
-import type { FunctionPackageSource, PipelineNode, RunOutcome } from '../pipeline/types.js';
+import type { FunctionPackageSource, PipelineNode, RunOutcome } from '../contract/pipeline.js';
 import { isBuiltin, type FunctionEnvironment } from './catalog.js';
 
 /** A custom function as a host holds it: its code (absent when this side may not have it) and where it may run. */

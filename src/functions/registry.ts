@@ -1,6 +1,6 @@
 import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
-import type { FunctionPackageSource } from '../pipeline/types.js';
+import type { FunctionPackageSource } from '../contract/pipeline.js';
 import { BUILTIN_PREFIX, PACKAGE_PATTERN, type FunctionDescriptor } from './catalog.js';
 
 /** A function registered on this device (runs only inside the sandbox, from its source text). */

@@ -1,5 +1,5 @@
 import type { ClientContext } from '../core/context.js';
-import type { MediaFile, MediaFolder, MediaPlace } from './types.js';
+import type { MediaFile, MediaFolder, MediaPlace } from '../contract/media.js';
 
 /** Client.Media: the organization's media library (API or studio token; a page's client token only downloads URLs). */
 export interface MediaApi {

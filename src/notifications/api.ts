@@ -2,7 +2,15 @@ import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
 import { loadChunk } from '../core/lazy.js';
 import { deviceRecipientId } from './push.js';
-import type { ListOptions, Notification, NotificationChanges, NotificationFilter, NotificationInput, PushSubscription, SubscribeOptions } from './types.js';
+import type {
+  ListOptions,
+  Notification,
+  NotificationChanges,
+  NotificationFilter,
+  NotificationInput,
+  PushSubscription,
+  SubscribeOptions,
+} from '../contract/notifications.js';
 
 /** Client.Notifications: the notification REST API, typed (docs/notifications.md). */
 export interface NotificationsApi {

@@ -5,7 +5,7 @@
  */
 import type { ClientContext } from '../core/context.js';
 import type { ClientError } from '../http/errors.js';
-import type { Notification, NotificationChanges, NotificationInput, TimeInput } from './types.js';
+import type { Notification, NotificationChanges, NotificationInput, TimeInput } from '../contract/notifications.js';
 
 export interface NotifyHost {
   ctx: ClientContext;

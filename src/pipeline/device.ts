@@ -8,7 +8,7 @@ import { assetsFolder, chunkUrl } from '../core/lazy.js';
 import { CHUNKS_BUNDLED as ENGINE_IS_BUNDLED, importChunk } from '../core/lazy-import.js';
 import { WASM_FILE } from './asset-names.js';
 import { fetchWasm } from '../sandbox/wasm.js';
-import type { RunOutcome, RunPipelineOptions } from './types.js';
+import type { RunOutcome, RunPipelineOptions } from '../contract/pipeline.js';
 import { answerCall, plain, serializeError, type PageToWorker, type WorkerRunOptions, type WorkerToPage } from './worker-protocol.js';
 import { startNodeWorker, type WorkerLike } from './node-worker.js';
 

@@ -7,9 +7,9 @@
  * runs outside QuickJS.
  */
 import type { Session } from '../sandbox/session.js';
-import { PipelineFailure } from './failure.js';
+import { PipelineFailure } from '../contract/pipeline-failure.js';
 import { exceedsBytes } from './limits.js';
-import type { HostServices, InPageClient, InPageFunction } from './types.js';
+import type { HostServices, InPageClient, InPageFunction } from '../contract/pipeline.js';
 
 export interface InPageCall {
   session: Session;

@@ -5,9 +5,9 @@
  */
 import { acquireModule, releaseModule } from '../sandbox/pool.js';
 import { runWith } from './runner.js';
-import type { RunOutcome, RunPipelineOptions } from './types.js';
+import type { RunOutcome, RunPipelineOptions } from '../contract/pipeline.js';
 
-export type * from './types.js';
+export type * from '../contract/pipeline.js';
 export { DEFAULT_PIPELINE_LIMITS } from './limits.js';
 export { configureWasm, type WasmSource } from '../sandbox/wasm.js';
 export { BUILTIN_FUNCTIONS, type FunctionDescriptor } from '../functions/catalog.js';

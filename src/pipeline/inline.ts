@@ -25,7 +25,7 @@ import { builtinName } from '../functions/catalog.js';
 import { LIB } from '../sandbox/guest.js';
 import { TRACE_VALUE_JS } from './trace-values.js';
 import { expressionOf, itemsExpression, settingsSpec, type Spec } from './templates.js';
-import type { FunctionNode, IfNode, LoopNode, PipelineNode } from './types.js';
+import type { FunctionNode, IfNode, LoopNode, PipelineNode } from '../contract/pipeline.js';
 
 /** Built-ins whose whole effect is computed from expressions inside the guest. */
 const INLINE_BUILTINS = new Set(['set', 'return', 'if', 'log']);

@@ -1,5 +1,5 @@
-import { MAX_NODE_DEPTH } from '../actions/definition-limits.js';
-import type { PipelineLimits } from './types.js';
+import { MAX_NODE_DEPTH } from '../contract/action-limits.js';
+import type { PipelineLimits } from '../contract/pipeline.js';
 
 export type ResolvedLimits = Required<PipelineLimits>;
 

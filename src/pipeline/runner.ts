@@ -3,7 +3,7 @@ import { createBridge } from '../functions/bridge.js';
 import { builtinName } from '../functions/catalog.js';
 import type { SandboxModule } from '../sandbox/pool.js';
 import { openSession, type Session } from '../sandbox/session.js';
-import { PipelineFailure, toFailure } from './failure.js';
+import { PipelineFailure, toFailure } from '../contract/pipeline-failure.js';
 import { exceedsBytes, resolveLimits, type ResolvedLimits } from './limits.js';
 import { asExtension, collectExpressions, EVENT, planPipeline, type Plan } from './inline.js';
 import { expressionOf, itemsExpression, settingsSpec } from './templates.js';
@@ -20,7 +20,7 @@ import type {
   RunOutcome,
   RunPipelineOptions,
   TraceEntry,
-} from './types.js';
+} from '../contract/pipeline.js';
 import { validatePipeline } from './validate.js';
 
 /** How the runner gets sandbox modules (the pool in production; tests may pass a debug build). */

@@ -9,7 +9,7 @@
  * Patterns are ours and linear; values are at most `limits.traceValueBytes` long and 32 deep (decodeValue).
  */
 import { mentionsSecret, REDACTED } from './trace-values.js';
-import type { TruncatedValue } from './types.js';
+import type { TruncatedValue } from '../contract/pipeline.js';
 
 /** Query parameter names that are secrets by themselves, beyond the secret-looking words. */
 const SECRET_PARAMS = new Set(['key', 'sig', 'signature', 'code', 'auth', 'pwd', 'pass', 'jwt']);

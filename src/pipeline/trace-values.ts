@@ -8,7 +8,7 @@
  * An encoded value is `[length, text]`: `length` characters of JSON, `text` the whole JSON when it fits,
  * else its first characters. `decodeValue` turns it into the JSON value or a {@link TruncatedValue}.
  */
-import type { TruncatedValue } from './types.js';
+import type { TruncatedValue } from '../contract/pipeline.js';
 
 /**
  * Keys whose values are redacted (any depth, input and output): a key that, lowercased, contains one of these

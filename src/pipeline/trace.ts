@@ -1,6 +1,6 @@
 import { redactTraced } from './trace-redact.js';
 import { decodeValue, type EncodedValue, omittedValue } from './trace-values.js';
-import type { TraceEntry } from './types.js';
+import type { TraceEntry } from '../contract/pipeline.js';
 
 /** A node's input and output as encoded where they were computed (src/pipeline/trace-values.ts). */
 export interface EntryValues {

@@ -2,7 +2,7 @@
 import { configureWasm } from '../sandbox/wasm.js';
 import { runPipeline } from './index.js';
 import { deserializeError, type PageToWorker, type WorkerToPage } from './worker-protocol.js';
-import type { DataSourceConnectionLike, HostServices, RunOutcome } from './types.js';
+import type { DataSourceConnectionLike, HostServices, RunOutcome } from '../contract/pipeline.js';
 
 interface Port {
   postMessage(message: WorkerToPage): void;

@@ -3,7 +3,7 @@
  * src/server/actions/threads/) and its host: the host posts runs, the worker calls the host's services by
  * message (the host answers) and posts each run's outcome. Only plain data crosses (and the compiled wasm).
  */
-import type { HostServices, HttpRequestLike, RunOutcome, RunPipelineOptions } from './types.js';
+import type { HostServices, HttpRequestLike, RunOutcome, RunPipelineOptions } from '../contract/pipeline.js';
 
 /** The run options that cross to the worker (services and signal stay on the page). */
 export type WorkerRunOptions = Omit<RunPipelineOptions, 'services' | 'signal'>;

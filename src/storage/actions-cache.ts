@@ -1,5 +1,5 @@
-import { unusableAction } from '../actions/definition-limits.js';
-import type { Action } from '../actions/types.js';
+import { unusableAction } from '../contract/action-limits.js';
+import type { Action } from '../contract/actions.js';
 import type { ClientContext } from '../core/context.js';
 import { clientStore, existingPerClient, perClient } from './client-store.js';
 import { isOnline, onOnline } from './connectivity.js';

@@ -1,6 +1,6 @@
 import sift from 'sift';
 import { expect, it } from 'vitest';
-import type { Action, ActionTrigger } from '../../src/actions/types.js';
+import type { Action, ActionTrigger } from '../../src/contract/actions.js';
 import { createAnalyticsApi } from '../../src/analytics/api.js';
 import { createDispatcher } from '../../src/analytics/dispatcher.js';
 import { deviceRunner } from '../../src/analytics/runner.js';

@@ -5,7 +5,7 @@
 import { loadavg } from 'node:os';
 import { test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
-import type { HostServices, PipelineNode } from '../../src/pipeline/types.js';
+import type { HostServices, PipelineNode } from '../../src/contract/pipeline.js';
 import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
 import { openSession } from '../../src/sandbox/session.js';
 

@@ -193,7 +193,7 @@ describe('debug compile page: execution view', () => {
     });
     const page = await browser.newPage();
     await onPage(page, 'debug-view-values', async () => {
-      // A run of this page session as the view stores it, with entries carrying input and output (src/pipeline/types.ts).
+      // A run of this page session as the view stores it, with entries carrying input and output (src/contract/pipeline.ts).
       const stored = [
         {
           at: '12:00:00',

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_NODE_DEPTH, MAX_SETTINGS_DEPTH, unusableAction } from '../../src/actions/definition-limits.js';
-import { validateActionInput } from '../../src/actions/validate.js';
+import { MAX_NODE_DEPTH, MAX_SETTINGS_DEPTH, unusableAction } from '../../src/contract/action-limits.js';
+import { validateActionInput } from '../../src/contract/action-validate.js';
 import { createClient } from '../../src/index.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 import { eventually } from '../helpers/wait.js';
@@ -54,7 +54,7 @@ describe('one definition limit for client, server and engine', () => {
       json: { name: 'too-deep', environment: 'server', functions: nested(MAX_NODE_DEPTH + 1) },
     });
     expect(raw.status).toBe(422);
-    expect(raw.body.error.message).toMatch(/functions(\[0\]\.functions){31}: nodes are nested deeper than 32 levels/);
+    expect(raw.body.error.message).toMatch(/functions(\[0\]\.functions){31}\[0\]: nodes are nested deeper than 32 levels/);
   });
 
   it(`settings nest at most ${MAX_SETTINGS_DEPTH} levels, and a definition has a size limit`, async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ActionLog } from '../../src/actions/types.js';
+import type { ActionLog } from '../../src/contract/actions.js';
 import { createClient, type Client } from '../../src/index.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 import { eventually } from '../helpers/wait.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ActionLog } from '../../src/actions/types.js';
+import type { ActionLog } from '../../src/contract/actions.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 import { eventually } from '../helpers/wait.js';
 

@@ -1,8 +1,8 @@
 // @vitest-environment node
 import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ActionLog } from '../../src/actions/types.js';
-import type { TraceEntry } from '../../src/pipeline/types.js';
+import type { ActionLog } from '../../src/contract/actions.js';
+import type { TraceEntry } from '../../src/contract/pipeline.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 import { eventually } from '../helpers/wait.js';
 

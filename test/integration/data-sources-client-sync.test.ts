@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/index.js';
-import type { DataSourceEntry } from '../../src/data-sources/types.js';
+import type { DataSourceEntry } from '../../src/contract/data-sources.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 
 /**

@@ -2,7 +2,7 @@
 import 'fake-indexeddb/auto';
 import sift from 'sift';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Action, ActionTrigger } from '../../src/actions/types.js';
+import type { Action, ActionTrigger } from '../../src/contract/actions.js';
 import { createAnalyticsApi } from '../../src/analytics/api.js';
 import { createDispatcher, isDeviceAnalyticsAction } from '../../src/analytics/dispatcher.js';
 import type { AnalyticsEvent } from '../../src/analytics/types.js';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 /** Codes in src/ that never reach a user, with the reason. */
 const INTERNAL: Record<string, string> = {
   DB_TERMINATED: 'PostgreSQL adapter marker of a cut connection (failover); a request caught by it answers 500 INTERNAL',
-  GUEST_ERROR: 'sandbox-internal: mapped to FUNCTION_FAILED or EXPRESSION_FAILED (src/pipeline/failure.ts)',
+  GUEST_ERROR: 'sandbox-internal: mapped to FUNCTION_FAILED or EXPRESSION_FAILED (src/contract/pipeline-failure.ts)',
   MODULE_NOT_FOUND: "Node's own code, read by src/server/dependencies.ts to tell a missing package from a broken one",
   SQLITE_ERROR:
     "better-sqlite3's code of a statement SQLite refused, read by src/server/data-sources/sql-delete.ts (a JSON error hands the delete to the JS matcher)",

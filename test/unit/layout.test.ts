@@ -39,4 +39,43 @@ describe('source layout (design §4)', () => {
     }
     expect(offenders).toEqual([]);
   });
+
+  it('the server imports the client only through the contract (src/contract) and the shared engine', () => {
+    // What both sides run: the pipeline engine, its built-ins and sandbox, the filter engine.
+    const shared = ['contract/', 'pipeline/', 'functions/', 'sandbox/', 'filter/'];
+    const offenders: string[] = [];
+    for (const file of files(join(SRC, 'server'))) {
+      const text = readFileSync(file, 'utf8');
+      for (const match of text.matchAll(IMPORT)) {
+        const spec = match[1] ?? match[2]!;
+        if (!spec.startsWith('.')) continue;
+        const target = relative(SRC, resolve(dirname(file), spec));
+        if (!target.startsWith('server/') && !shared.some((p) => target.startsWith(p))) offenders.push(`${relative(SRC, file)} → ${spec}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it('the contract imports nothing but the contract and the shared engine', () => {
+    const offenders: string[] = [];
+    for (const file of files(join(SRC, 'contract'))) {
+      const text = readFileSync(file, 'utf8');
+      for (const match of text.matchAll(IMPORT)) {
+        const spec = match[1] ?? match[2]!;
+        const target = spec.startsWith('.') ? relative(SRC, resolve(dirname(file), spec)) : spec;
+        if (!['contract/', 'filter/', 'pipeline/'].some((p) => target.startsWith(p))) offenders.push(`${relative(SRC, file)} → ${spec}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it('functions/ (the built-ins) never imports pipeline/ (the engine that runs them): one direction only', () => {
+    const offenders = files(join(SRC, 'functions')).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(IMPORT)]
+        .map((m) => m[1] ?? m[2]!)
+        .filter((spec) => spec.startsWith('.') && relative(SRC, resolve(dirname(file), spec)).startsWith('pipeline/'))
+        .map((spec) => `${relative(SRC, file)} → ${spec}`),
+    );
+    expect(offenders).toEqual([]);
+  });
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Action, ActionTrigger } from '../../src/actions/types.js';
+import type { Action, ActionTrigger } from '../../src/contract/actions.js';
 import type { AnalyticsEvent } from '../../src/analytics/types.js';
 import type { Chunks } from '../../src/core/lazy-import.js';
 

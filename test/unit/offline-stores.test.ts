@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Action, ActionLog } from '../../src/actions/types.js';
+import type { Action, ActionLog } from '../../src/contract/actions.js';
 import { resolveConfig, type ClientConfig } from '../../src/core/config.js';
 import type { ClientContext } from '../../src/core/context.js';
 import { withOnce } from '../../src/core/logger.js';

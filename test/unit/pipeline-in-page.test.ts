@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
-import type { InPageCode, InPageFunction, PipelineNode, RunOutcome } from '../../src/pipeline/types.js';
+import type { InPageCode, InPageFunction, PipelineNode, RunOutcome } from '../../src/contract/pipeline.js';
 // The shared cases (Node: test/unit/pipeline-cases.test.ts; Chromium: test/browser/pipeline.test.ts), here in page mode.
 import { cases, createFakeServices } from '../browser/pipeline-page/cases.mjs';
 

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
 import { runWith } from '../../src/pipeline/runner.js';
 import { collectExpressions, planPipeline } from '../../src/pipeline/inline.js';
-import type { HostServices, PipelineNode, RunOutcome, RunPipelineOptions, TraceEntry } from '../../src/pipeline/types.js';
+import type { HostServices, PipelineNode, RunOutcome, RunPipelineOptions, TraceEntry } from '../../src/contract/pipeline.js';
 
 /**
  * Runs of expression-only nodes (if/set/return/log, if and loop nodes) run inside the guest in

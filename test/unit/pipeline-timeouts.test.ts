@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
-import type { HostServices } from '../../src/pipeline/types.js';
+import type { HostServices } from '../../src/contract/pipeline.js';
 
 /** A node that timed out is over: its code never resumes later (after continueOnError, or beside a retry). */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRunPool, type RunPool } from '../../src/server/actions/threads/pool.js';
-import type { RunPipelineOptions } from '../../src/pipeline/types.js';
+import type { RunPipelineOptions } from '../../src/contract/pipeline.js';
 
 /**
  * The run thread pool's containment with threads that misbehave (test/fixtures/hostile-thread.mjs speaks the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RunOutcome } from '../../src/pipeline/types.js';
+import type { RunOutcome } from '../../src/contract/pipeline.js';
 import { guardRun } from '../../src/server/actions/worker.js';
 
 const never = new Promise<RunOutcome>(() => {});

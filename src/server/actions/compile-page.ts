@@ -27,7 +27,7 @@ import { listCustomFunctions } from '../store/functions.js';
 import { getPage } from './pages-store.js';
 import { screenFunction } from './screens.js';
 import { requireAction } from './service.js';
-import type { ActionDefinition } from '../../actions/types.js';
+import type { ActionDefinition } from '../../contract/actions.js';
 import type { ActionRow } from './store.js';
 import { debugView, type DebugViewConfig } from './debug-view.js';
 

@@ -10,7 +10,7 @@
  * and custom functions injected as named page scripts (`pipeline/<path>.js`, `pipeline/custom/<package>.js`),
  * so DevTools breakpoints and `debugger` statements stop in them. Everything shown goes through `textContent`.
  */
-import type { InPageCode, InPageFunction, PipelineNode, RunOutcome, TraceEntry } from '../../pipeline/types.js';
+import type { InPageCode, InPageFunction, PipelineNode, RunOutcome, TraceEntry } from '../../contract/pipeline.js';
 
 export interface DebugViewConfig {
   publicUrl: string;

@@ -1,5 +1,5 @@
 /** The pipeline engine (issue 5), loaded on first use. */
-import type { RunOutcome, RunPipelineOptions } from '../../pipeline/types.js';
+import type { RunOutcome, RunPipelineOptions } from '../../contract/pipeline.js';
 import { runPipeline } from '../../pipeline/index.js';
 
 export interface Engine {

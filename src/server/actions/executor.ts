@@ -1,6 +1,6 @@
 /** Runs one queued run through the pipeline engine with the backend's host services and the app's custom functions. */
 import { customFunctionsForRun, customPackageUses } from '../../functions/custom-packages.js';
-import type { HostServices, RunOutcome } from '../../pipeline/types.js';
+import type { HostServices, RunOutcome } from '../../contract/pipeline.js';
 import type { ServerContext } from '../context.js';
 import { listCustomFunctions } from '../store/functions.js';
 import { loadEngine, type Engine } from './engine.js';

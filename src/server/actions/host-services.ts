@@ -1,5 +1,5 @@
 /** HostServices of server runs: the backend's own data sources, notifications and outbound HTTP. */
-import type { HostServices } from '../../pipeline/types.js';
+import type { HostServices } from '../../contract/pipeline.js';
 import type { ServerContext } from '../context.js';
 import type { DataSourceService } from '../data-sources/service.js';
 import type { NotificationService } from '../notifications/service.js';

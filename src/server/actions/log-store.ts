@@ -1,6 +1,6 @@
 /** SQL of action run log records in the generic `logs` table. */
 import type { Queryable } from '../db/database.js';
-import { LOG_TYPES, type ActionLog } from '../../actions/types.js';
+import { LOG_TYPES, type ActionLog } from '../../contract/actions.js';
 
 export interface NewLog {
   type: string;

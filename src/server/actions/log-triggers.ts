@@ -3,7 +3,7 @@
  * triggers of active, published server/any actions (partial-document `where`,
  * design §7); each matching action gets one queued run with `{ trigger: 'log', log }`.
  */
-import { partialMatcher } from '../../actions/where.js';
+import { partialMatcher } from '../../contract/action-where.js';
 import type { ServerContext } from '../context.js';
 import type { LogEvent } from '../events.js';
 import type { Queryable } from '../db/database.js';

@@ -1,6 +1,6 @@
 /** Reading action logs (getLogs) and taking in records written by devices. */
 import { compileFilter } from '../../filter/tester.js';
-import { DEFAULT_LOG_LIMIT, LOG_TYPES, MAX_LOG_LIMIT, MAX_TRACE_LOG_LIMIT, type ActionLog, type LogsPage } from '../../actions/types.js';
+import { DEFAULT_LOG_LIMIT, LOG_TYPES, MAX_LOG_LIMIT, MAX_TRACE_LOG_LIMIT, type ActionLog, type LogsPage } from '../../contract/actions.js';
 import type { ServerContext } from '../context.js';
 import { DEFAULT_SERVER_LIMITS } from '../context.js';
 import { HttpError } from '../http/errors.js';

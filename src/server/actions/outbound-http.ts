@@ -3,7 +3,7 @@
  * the node's or the run's time is up) and a response size cap enforced while reading. Failures carry a
  * `code` the run reports: HTTP_INVALID_URL, HTTP_TIMEOUT, HTTP_FAILED, RESPONSE_TOO_LARGE.
  */
-import type { HttpRequestLike, HttpResponseLike } from '../../pipeline/types.js';
+import type { HttpRequestLike, HttpResponseLike } from '../../contract/pipeline.js';
 import { checkOutboundUrl, type PrivateNetworkPolicy } from '../http/outbound-guard.js';
 
 export interface OutboundLimits {

@@ -1,7 +1,7 @@
 /** Helpers that turn run outcomes into log records (design §5). */
-import type { LogMode } from '../../actions/types.js';
-import { failedResult } from '../../actions/run-info.js';
-import type { RunOutcome } from '../../pipeline/types.js';
+import type { LogMode } from '../../contract/actions.js';
+import { failedResult } from '../../contract/run-info.js';
+import type { RunOutcome } from '../../contract/pipeline.js';
 
 export function failure(errorType: string, code: string, errorMessage: string, durationMs = 0): RunOutcome {
   return { ok: false, error: { errorType, code, errorMessage, trace: [] }, trace: [], durationMs };

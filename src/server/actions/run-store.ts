@@ -1,8 +1,8 @@
 /** SQL of the durable run queue (`action_runs`). */
 import type { Database, Queryable } from '../db/database.js';
 import { skipLocked } from '../db/claim.js';
-import type { ActionDefinition, LogMode } from '../../actions/types.js';
-import type { RunOutcome } from '../../pipeline/types.js';
+import type { ActionDefinition, LogMode } from '../../contract/actions.js';
+import type { RunOutcome } from '../../contract/pipeline.js';
 
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 export type TriggerKind = 'manual' | 'schedule' | 'log';

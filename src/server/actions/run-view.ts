@@ -2,9 +2,9 @@
  * One run as `GET v1/apps/:appId/tasks/runs/:runId` answers it (docs/actions.md "Run handles"): a server run from
  * its `action_runs` row, a device run from the log record the device uploaded (its `deviceKey` is its run id).
  */
-import { deviceRunInfo } from '../../actions/run-info.js';
-import { DEVICE_RUN_PREFIX, type RunInfo } from '../../actions/types.js';
-import type { TraceEntry } from '../../pipeline/types.js';
+import { deviceRunInfo } from '../../contract/run-info.js';
+import { DEVICE_RUN_PREFIX, type RunInfo } from '../../contract/actions.js';
+import type { TraceEntry } from '../../contract/pipeline.js';
 import type { ServerContext } from '../context.js';
 import { HttpError } from '../http/errors.js';
 import { getDeviceLog } from './log-store.js';

@@ -1,6 +1,6 @@
 /** Queuing runs (manual, scheduled, log-triggered) and waiting for their outcome. */
-import type { ActionDefinition, LogMode } from '../../actions/types.js';
-import type { RunOutcome } from '../../pipeline/types.js';
+import type { ActionDefinition, LogMode } from '../../contract/actions.js';
+import type { RunOutcome } from '../../contract/pipeline.js';
 import type { ServerContext } from '../context.js';
 import type { Queryable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';

@@ -7,7 +7,7 @@
  * times (UTC has no DST); each wall time is then resolved in the zone here.
  */
 import { CronExpressionParser } from 'cron-parser';
-import { cronSyntaxError } from '../../actions/validate.js';
+import { cronSyntaxError } from '../../contract/action-validate.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

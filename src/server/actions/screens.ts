@@ -4,7 +4,7 @@
  * records the handler; the handler gets the payload and its return value is
  * the run's result.
  */
-import type { FunctionPackageSource } from '../../pipeline/types.js';
+import type { FunctionPackageSource } from '../../contract/pipeline.js';
 import type { Queryable } from '../db/database.js';
 import { getPage } from './pages-store.js';
 

@@ -1,5 +1,5 @@
 /** Action management (create, update, remove, publish) on top of the store; used by the routes. */
-import type { ActionDefinition, ActionInput, ActionUpdate } from '../../actions/types.js';
+import type { ActionDefinition, ActionInput, ActionUpdate } from '../../contract/actions.js';
 import type { ServerContext } from '../context.js';
 import { HttpError } from '../http/errors.js';
 import { getPage } from './pages-store.js';

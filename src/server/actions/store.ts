@@ -1,6 +1,6 @@
 /** SQL of the `actions` table (working copy, published snapshot, schedule state). */
 import type { Queryable } from '../db/database.js';
-import type { Action, ActionDefinition } from '../../actions/types.js';
+import type { Action, ActionDefinition } from '../../contract/actions.js';
 
 export interface ActionRow {
   id: number;

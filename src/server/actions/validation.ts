@@ -1,6 +1,6 @@
 /** Server-side validation of action bodies: the shared rules plus cron-parser, as HttpErrors. */
-import { describeIssues, validateActionInput } from '../../actions/validate.js';
-import type { ActionDefinition, ActionInput } from '../../actions/types.js';
+import { describeIssues, validateActionInput } from '../../contract/action-validate.js';
+import type { ActionDefinition, ActionInput } from '../../contract/actions.js';
 import { HttpError } from '../http/errors.js';
 import { cronError } from './schedule.js';
 

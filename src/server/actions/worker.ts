@@ -4,7 +4,7 @@
  * one log record per run.
  */
 import { randomUUID } from 'node:crypto';
-import type { RunOutcome } from '../../pipeline/types.js';
+import type { RunOutcome } from '../../contract/pipeline.js';
 import type { ServerContext } from '../context.js';
 import { executeRun } from './executor.js';
 import type { RunHosts } from './host-services.js';

@@ -1,6 +1,6 @@
 import type { ServerContext } from '../context.js';
 import { HttpError } from '../http/errors.js';
-import type { DataSourceConnectionLike, DataQuery } from '../../pipeline/types.js';
+import type { DataSourceConnectionLike, DataQuery } from '../../contract/pipeline.js';
 import { assertCallerLive, type Caller } from './access.js';
 import { importEntries, queryEntries, restoreVersion, versionEntries, versionsOf } from './bulk-ops.js';
 import { commitEntries, type CommitIdempotency } from './commit.js';

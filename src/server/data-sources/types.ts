@@ -1,8 +1,8 @@
 /** Shapes shared by the data source store, service and routes (server side). */
 
-import type { DataSource, DataSourceAccessRule, DataSourceHook, DataSourceHookEvent, DataSourceOperation } from '../../data-sources/types.js';
+import type { DataSource, DataSourceAccessRule, DataSourceHook, DataSourceHookEvent, DataSourceOperation } from '../../contract/data-sources.js';
 
-// The wire shapes are the client's (src/data-sources/types.ts); the server adds what it keeps internally.
+// The wire shapes are the client's (src/contract/data-sources.ts); the server adds what it keeps internally.
 export type Operation = DataSourceOperation;
 export const OPERATIONS: readonly Operation[] = ['select', 'insert', 'update', 'delete'];
 export type AccessRule = DataSourceAccessRule;

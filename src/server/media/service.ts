@@ -1,5 +1,5 @@
 import type { ServerContext } from '../context.js';
-import type { MediaFile as MediaFileView, MediaFolder as MediaFolderView } from '../../media/types.js';
+import type { MediaFile as MediaFileView, MediaFolder as MediaFolderView } from '../../contract/media.js';
 import { checkFileName, type FileStorage } from '../data-sources/files.js';
 import { findOrganization } from '../data-sources/store/admin.js';
 import { canAccessApp } from '../http/auth.js';
@@ -38,8 +38,8 @@ export interface MediaContext {
   organizationId?: unknown;
 }
 
-/** The wire shapes are the client's (src/media/types.ts): one definition for both sides. */
-export type { MediaFile as MediaFileView, MediaFolder as MediaFolderView } from '../../media/types.js';
+/** The wire shapes are the client's (src/contract/media.ts): one definition for both sides. */
+export type { MediaFile as MediaFileView, MediaFolder as MediaFolderView } from '../../contract/media.js';
 
 const folderNotFound = (id: number) => new HttpError(404, 'MEDIA_FOLDER_NOT_FOUND', `Media folder ${id} not found`);
 const fileNotFound = (id: number) => new HttpError(404, 'MEDIA_FILE_NOT_FOUND', `Media file ${id} not found`);

@@ -1,8 +1,8 @@
 /** Shapes of the notification backend (REST bodies and service results). */
 
-import type { Notification, NotificationStatus, PushNotification, PushPayload } from '../../notifications/types.js';
+import type { Notification, NotificationStatus, PushNotification, PushPayload } from '../../contract/notifications.js';
 
-// The wire shapes are the client's (src/notifications/types.ts).
+// The wire shapes are the client's (src/contract/notifications.ts).
 export type { Notification, NotificationStatus, PushPayload };
 export type PushNotificationSpec = PushNotification;
 export const NOTIFICATION_STATUSES: readonly NotificationStatus[] = ['draft', 'published', 'scheduled'];

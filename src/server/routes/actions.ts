@@ -15,7 +15,7 @@ import { changeAction, createAction, publishAction, removeAction, requireAction 
 import { listActions, toAction } from '../actions/store.js';
 import { loadApp } from './apps.js';
 import { jsonWithETag } from '../http/etag.js';
-import type { Action } from '../../actions/types.js';
+import type { Action } from '../../contract/actions.js';
 
 const base = '/v1/apps/:appId/tasks';
 

@@ -1,4 +1,4 @@
-import type { HostServices, RunOutcome, RunPipelineOptions } from '../../../src/pipeline/types.js';
+import type { HostServices, RunOutcome, RunPipelineOptions } from '../../../src/contract/pipeline.js';
 
 export interface PipelineCase {
   name: string;

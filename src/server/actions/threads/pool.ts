@@ -9,7 +9,7 @@
  * answer within `graceMs` of its run's time limit, or of an abort, is terminated (TIMEOUT, ABORTED).
  */
 import { Worker } from 'node:worker_threads';
-import type { RunOutcome, RunPipelineOptions } from '../../../pipeline/types.js';
+import type { RunOutcome, RunPipelineOptions } from '../../../contract/pipeline.js';
 import { DEFAULT_PIPELINE_LIMITS } from '../../../pipeline/limits.js';
 import { answerCall, plain, serializeError, type PageToWorker, type WorkerRunOptions, type WorkerToPage } from '../../../pipeline/worker-protocol.js';
 import { threadExecArgv } from '../../../pipeline/thread-argv.js';
