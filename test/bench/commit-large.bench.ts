@@ -49,6 +49,9 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
     const commit: number[] = [];
     const insert: number[] = [];
     let answerBytes = 0;
+    // The highest RSS seen while the commits run (sampled every 10 ms; server and client share this process).
+    let peakRssMb = 0;
+    const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, process.memoryUsage().rss / 1024 / 1024)), 10);
     for (let i = 0; i < (COMMITS > 0 ? COMMITS + 1 : 0); i++) {
       let t = performance.now();
       const text = await api('POST', `/v1/data-sources/${ds}/commit`, { append: true, entries: [{ data: row(N + i) }] });
@@ -58,6 +61,7 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
       await api('PUT', `/v1/data-sources/${ds}/data`, row(-i));
       if (i > 0) insert.push(performance.now() - t);
     }
+    clearInterval(sampler);
     const rssMb = process.memoryUsage().rss / 1024 / 1024;
 
     // Baseline: the same rows in a bare database; read and parse all (the answer), insert one.
@@ -105,6 +109,7 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
       `| import in 100,000-entry chunks (HTTP bodies built in the same process) | ${importMs.toFixed(0)} | ${bareImportMs.toFixed(0)} | ${(importMs / bareImportMs).toFixed(1)} |`,
       `| process RSS (server and bench client) after the import | ${rssAfterImportMb.toFixed(0)} MB | | |`,
       `| process RSS after the writes | ${rssMb.toFixed(0)} MB | | |`,
+      `| peak process RSS during the commits (sampled every 10 ms) | ${peakRssMb.toFixed(0)} MB | | |`,
     );
     console.log(`\n${rows.join('\n')}`);
     expect(commit.length).toBe(COMMITS);

@@ -4,6 +4,7 @@ import { requireKind } from '../../http/auth.js';
 import { HttpError } from '../../http/errors.js';
 import { idempotencyKey } from '../../http/idempotency.js';
 import { isMultipart, readMultipart } from '../../http/multipart.js';
+import { streamedJson } from '../../http/streamed-json.js';
 import type { DataSourceService } from '../service.js';
 import { parseBooleanFlag, isPlainObject } from '../validate.js';
 import { callerOf, dataSourceRef, idParam } from './http.js';
@@ -80,8 +81,12 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
     // Without append: true a commit replaces the whole data source (like a truncate): not for a page's token.
     if (parseBooleanFlag(body.append, 'append') !== true) requireKind(c, ['api', 'studio'], 'commit without append: true (it replaces the whole data source)');
     const key = idempotencyKey(c);
-    const { replayed, ...result } = await service.commit(callerOf(c), ref, body, key === undefined ? undefined : { key });
+    // A data set not in memory is answered in pages as the commit left it (docs/data-sources.md, "Streamed answers").
+    const { replayed, entryPages, ...result } = await service.commit(callerOf(c), ref, body, key === undefined ? undefined : { key }, { stream: true });
     if (replayed) c.header('Idempotent-Replayed', 'true');
-    return c.json(result);
+    if (!entryPages) return c.json(result);
+    // `{"entries":[…]` then the rest of the answer, keys in the same order as the unstreamed answer.
+    const rest = JSON.stringify(result);
+    return streamedJson(c, { head: '{"entries":[', next: entryPages.next, tail: rest === '{}' ? ']}' : `],${rest.slice(1)}`, close: entryPages.close });
   });
 }

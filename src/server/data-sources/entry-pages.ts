@@ -1,0 +1,41 @@
+import type { KeptRows } from '../db/database.js';
+import { filterColumns, hasColumnFilter, type Grant } from './access.js';
+import type { RawEntryRow } from './store/entries.js';
+
+/**
+ * A data set answered as JSON text in pages, never as one string nor as an array of entries (docs/data-sources.md,
+ * "Streamed answers"): each page is the JSON of a few thousand entries, as `toView` shapes them and
+ * `JSON.stringify` writes them, the stored `data` text copied as it is (it was written by `JSON.stringify`) unless
+ * the grant hides columns.
+ */
+export interface EntryPages {
+  /** The next page: entries' JSON separated by commas (a leading comma after the first page); undefined at the end. */
+  next(): Promise<string | undefined>;
+  /** Frees the rows the database keeps (idempotent). */
+  close(): Promise<void>;
+}
+
+/** Entries per page: about 0.5 MB of text for entries of a few columns. */
+export const ENTRY_PAGE_ROWS = 2_000;
+
+/** One entry as `JSON.stringify(toView(entry))` writes it. */
+function entryJson(dataSourceId: number, row: RawEntryRow, grant: Grant, filtered: boolean): string {
+  const data = filtered ? JSON.stringify(filterColumns(JSON.parse(row.data) as Record<string, unknown>, grant)) : row.data;
+  return `{"id":${row.id},"dataSourceId":${dataSourceId},"data":${data},"order":${row.sort_order},"createdAt":${JSON.stringify(row.created_at)},"updatedAt":${JSON.stringify(row.updated_at)},"deletedAt":null}`;
+}
+
+export function entryPages(rows: KeptRows<RawEntryRow>, dataSourceId: number, grant: Grant, pageRows = ENTRY_PAGE_ROWS): EntryPages {
+  const filtered = hasColumnFilter(grant);
+  let first = true;
+  return {
+    async next() {
+      const page = await rows.next(pageRows);
+      if (page.length === 0) return undefined;
+      let text = first ? '' : ',';
+      first = false;
+      for (let i = 0; i < page.length; i++) text += (i === 0 ? '' : ',') + entryJson(dataSourceId, page[i]!, grant, filtered);
+      return text;
+    },
+    close: () => rows.close(),
+  };
+}

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestBackend, type TestBackend } from '../helpers/server.js';
+
+/**
+ * Issue 14, "big answers are streamed, not materialised": the answer of a commit on a data set the entry cache does
+ * not hold is written in pages, read after the commit from rows the database kept as the commit left them
+ * (docs/data-sources.md, "Streamed answers"). Later writes do not reach it, and a client that stops reading frees
+ * what it held.
+ */
+describe('data sources: streamed commit answers', () => {
+  let b: TestBackend;
+  const N = 20_000;
+  const pad = 'x'.repeat(400);
+  beforeAll(async () => {
+    b = await startTestBackend({ limits: { entryCacheEntries: 0 } });
+  });
+  afterAll(() => b?.close());
+
+  const post = (path: string, json: unknown, signal?: AbortSignal) =>
+    fetch(b.url + path, {
+      method: 'POST',
+      headers: { 'Auth-token': b.server.bootstrap.apiToken, 'Content-Type': 'application/json' },
+      body: JSON.stringify(json),
+      signal,
+    });
+
+  const createWithEntries = async (name: string) => {
+    const ds = (await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name } })).body.dataSource.id as number;
+    const entries = Array.from({ length: N }, (_, i) => ({ i, pad }));
+    expect((await b.api('POST', `/v1/data-sources/${ds}/data`, { json: { entries } })).status).toBe(200);
+    return ds;
+  };
+
+  it('answers the data set this commit produced, even when writes land before the client reads it', async () => {
+    const ds = await createWithEntries('Streamed');
+    const res = await post(`/v1/data-sources/${ds}/commit`, { append: true, entries: [{ data: { i: N, pad }, clientId: 'last' }] });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    // Written in pieces: no length known up front.
+    expect(res.headers.get('content-length')).toBeNull();
+    // Before the answer (about 9 MB) is read: the data set is replaced by one entry.
+    const replaced = await b.api('POST', `/v1/data-sources/${ds}/commit`, { json: { entries: [{ data: { replaced: true } }] } });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.entries.map((e: { data: unknown }) => e.data)).toEqual([{ replaced: true }]);
+    const body = JSON.parse(await res.text());
+    expect(Object.keys(body)).toEqual(['entries', 'clientIds']);
+    expect(body.entries).toHaveLength(N + 1);
+    // The default order: `order` ASC (0 … N), the import's entries then the committed one.
+    expect(body.entries.map((e: { data: { i: number } }) => e.data.i)).toEqual(Array.from({ length: N + 1 }, (_, i) => i));
+    expect(body.entries[N]).toMatchObject({ dataSourceId: ds, data: { i: N, pad }, order: N, deletedAt: null });
+    expect(body.clientIds).toEqual([{ id: body.entries[N].id, clientId: 'last' }]);
+  });
+
+  it('frees what an answer held when the client stops reading it', async () => {
+    const ds = await createWithEntries('Abandoned');
+    // More abandoned answers than the PostgreSQL pool has connections (10): each must give its own back.
+    for (let k = 0; k < 12; k++) {
+      const abort = new AbortController();
+      const res = await post(`/v1/data-sources/${ds}/commit`, { append: true, entries: [{ data: { k } }] }, abort.signal);
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      expect((await reader.read()).done).toBe(false);
+      abort.abort();
+      await reader.cancel().catch(() => undefined);
+    }
+    const last = await post(`/v1/data-sources/${ds}/commit`, { append: true, entries: [{ data: { k: 12 } }] });
+    const body = JSON.parse(await last.text());
+    expect(body.entries).toHaveLength(N + 13);
+    expect(body.entries.slice(N).map((e: { data: { k: number } }) => e.data.k)).toEqual(Array.from({ length: 13 }, (_, k) => k));
+  });
+});
