@@ -49,7 +49,7 @@ describe('data sources: streamed commit answers', () => {
     expect(body.entries.map((e: { data: { i: number } }) => e.data.i)).toEqual(Array.from({ length: N + 1 }, (_, i) => i));
     expect(body.entries[N]).toMatchObject({ dataSourceId: ds, data: { i: N, pad }, order: N, deletedAt: null });
     expect(body.clientIds).toEqual([{ id: body.entries[N].id, clientId: 'last' }]);
-  });
+  }, 120_000);
 
   it('frees what an answer held when the client stops reading it', async () => {
     const ds = await createWithEntries('Abandoned');
@@ -67,5 +67,5 @@ describe('data sources: streamed commit answers', () => {
     const body = JSON.parse(await last.text());
     expect(body.entries).toHaveLength(N + 13);
     expect(body.entries.slice(N).map((e: { data: { k: number } }) => e.data.k)).toEqual(Array.from({ length: 13 }, (_, k) => k));
-  });
+  }, 120_000);
 });

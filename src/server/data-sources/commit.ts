@@ -19,7 +19,7 @@ import type { KeptRows } from '../db/database.js';
 import { entryPages, type EntryPages } from './entry-pages.js';
 import { findCommitReceipt, insertCommitReceipt, pruneCommitReceipts, type ReceiptKey } from './store/commit-receipts.js';
 import { dataVersion } from './store/data-sources.js';
-import { deleteAllEntries, deleteEntriesByIds, findEntriesByIds, keepEntryRows, loadEntries, updateEntryRow, type RawEntryRow } from './store/entries.js';
+import { deleteAllEntries, deleteEntriesByIds, findEntriesByIds, keepEntryRows, loadEntries, updateEntryRow, type EntryTuple } from './store/entries.js';
 import { advanceSummary, summarizeDataSet } from './summary.js';
 import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
 import { checkCommitBody, type CommitBody } from './validate.js';
@@ -118,7 +118,7 @@ export async function commitEntries(
   const receipt = idempotency && { key: receiptKeyOf(ds, caller, idempotency.key, hash), hash };
 
   /** The data set as it is now (a replay), kept in a transaction when it is not in memory and the answer is streamed. */
-  const current = async (): Promise<{ entries?: readonly EntryRecord[]; kept?: KeptRows<RawEntryRow> }> => {
+  const current = async (): Promise<{ entries?: readonly EntryRecord[]; kept?: KeptRows<EntryTuple> }> => {
     if (!options.stream) return { entries: await core.cache.entries(ctx.db, ds.id) };
     return ctx.db.transaction(async (tx) => {
       const version = await dataVersion(tx, ds.id);
@@ -130,7 +130,7 @@ export async function commitEntries(
   const answer = async (
     outcome: Receipt,
     replayed: boolean,
-    state?: { entries?: readonly EntryRecord[]; kept?: KeptRows<RawEntryRow> },
+    state?: { entries?: readonly EntryRecord[]; kept?: KeptRows<EntryTuple> },
   ): Promise<CommitResult> => {
     const out: CommitResult = {};
     if (body.returnEntries) {
@@ -265,7 +265,7 @@ async function applyCommit(
     // answer needs it (in the transaction, so the answer is exactly what this commit produced): kept by the database
     // for a streamed answer, read after the commit.
     let next: readonly EntryRecord[] | undefined;
-    let kept: KeptRows<RawEntryRow> | undefined;
+    let kept: KeptRows<EntryTuple> | undefined;
     if (state) {
       const built: EntryRecord[] = [];
       for (const e of state.entries) if (!removedSet.has(e.id)) built.push(changed.get(e.id) ?? e);

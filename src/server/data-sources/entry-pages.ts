@@ -1,6 +1,6 @@
 import type { KeptRows } from '../db/database.js';
 import { filterColumns, hasColumnFilter, type Grant } from './access.js';
-import type { RawEntryRow } from './store/entries.js';
+import type { EntryTuple } from './store/entries.js';
 
 /**
  * A data set answered as JSON text in pages, never as one string nor as an array of entries (docs/data-sources.md,
@@ -19,12 +19,13 @@ export interface EntryPages {
 export const ENTRY_PAGE_ROWS = 2_000;
 
 /** One entry as `JSON.stringify(toView(entry))` writes it. */
-function entryJson(dataSourceId: number, row: RawEntryRow, grant: Grant, filtered: boolean): string {
-  const data = filtered ? JSON.stringify(filterColumns(JSON.parse(row.data) as Record<string, unknown>, grant)) : row.data;
-  return `{"id":${row.id},"dataSourceId":${dataSourceId},"data":${data},"order":${row.sort_order},"createdAt":${JSON.stringify(row.created_at)},"updatedAt":${JSON.stringify(row.updated_at)},"deletedAt":null}`;
+function entryJson(dataSourceId: number, row: EntryTuple, grant: Grant, filtered: boolean): string {
+  const [id, stored, order, createdAt, updatedAt] = row;
+  const data = filtered ? JSON.stringify(filterColumns(JSON.parse(stored) as Record<string, unknown>, grant)) : stored;
+  return `{"id":${id},"dataSourceId":${dataSourceId},"data":${data},"order":${order},"createdAt":${JSON.stringify(createdAt)},"updatedAt":${JSON.stringify(updatedAt)},"deletedAt":null}`;
 }
 
-export function entryPages(rows: KeptRows<RawEntryRow>, dataSourceId: number, grant: Grant, pageRows = ENTRY_PAGE_ROWS): EntryPages {
+export function entryPages(rows: KeptRows<EntryTuple>, dataSourceId: number, grant: Grant, pageRows = ENTRY_PAGE_ROWS): EntryPages {
   const filtered = hasColumnFilter(grant);
   let first = true;
   return {

@@ -24,9 +24,10 @@ export interface Queryable {
  * answer too large to hold in memory: docs/data-sources.md, "Streamed answers"). The database keeps them (SQLite:
  * a TEMP table of the connection; PostgreSQL: a `WITH HOLD` cursor, materialized at COMMIT), so later writes do
  * not change them. `close()` frees them; it is also done when `next` returns the last rows. When the transaction
- * rolls back they are gone and `next` throws.
+ * rolls back they are gone and `next` throws. Each row is an array of the selected columns' values, in the
+ * SELECT's order (no object per row: these are many rows).
  */
-export interface KeptRows<T> {
+export interface KeptRows<T extends readonly unknown[]> {
   /** The next rows in the query's order: `count` of them, fewer (or none) at the end. */
   next(count: number): Promise<T[]>;
   /** Frees the rows (idempotent; after it `next` returns none). */
@@ -36,7 +37,7 @@ export interface KeptRows<T> {
 /** What a transaction's function works with: statements, and queries whose rows outlive the transaction. */
 export interface Transaction extends Queryable {
   /** Runs `sql` (a SELECT) now and keeps its rows, to be read after the transaction (see KeptRows). */
-  keep<T = Record<string, unknown>>(sql: string, params?: readonly SqlValue[]): Promise<KeptRows<T>>;
+  keep<T extends readonly unknown[]>(sql: string, params?: readonly SqlValue[]): Promise<KeptRows<T>>;
 }
 
 export interface TransactionOptions {

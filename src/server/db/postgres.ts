@@ -182,7 +182,7 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
       released = true;
       client.release(destroy || dead);
     };
-    const keep = async <R>(sql: string, params?: readonly SqlValue[]): Promise<KeptRows<R>> => {
+    const keep = async <R extends readonly unknown[]>(sql: string, params?: readonly SqlValue[]): Promise<KeptRows<R>> => {
       alive();
       const name = `kept_rows_${++keptCount}`;
       try {
@@ -203,7 +203,7 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
           if (!cursors.has(name)) return [];
           let rows: R[];
           try {
-            rows = (await client.query(`FETCH FORWARD ${Math.max(1, Math.floor(count))} FROM ${name}`)).rows as R[];
+            rows = (await client.query({ text: `FETCH FORWARD ${Math.max(1, Math.floor(count))} FROM ${name}`, rowMode: 'array' })).rows as unknown as R[];
           } catch (error) {
             await close(true);
             throw error;

@@ -79,7 +79,7 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
   // Kept rows are copied into a TEMP table (private to this connection, untouched by later writes), in the
   // query's order: its rowids are 1, 2, … in that order, so a page is a rowid range.
   let kept = 0;
-  const keep = async <T>(sql: string, p?: readonly SqlValue[]): Promise<KeptRows<T>> => {
+  const keep = async <T extends readonly unknown[]>(sql: string, p?: readonly SqlValue[]): Promise<KeptRows<T>> => {
     const table = `temp.kept_rows_${++kept}`;
     db.prepare(`CREATE TABLE ${table} AS ${sql}`).run(...params(p));
     let page: BetterSqlite3.Statement | undefined;
@@ -95,7 +95,7 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
       async next(count) {
         const rows = await afterwards(() => {
           if (closed) return [];
-          page ??= db.prepare(`SELECT * FROM ${table} WHERE rowid > ? AND rowid <= ? ORDER BY rowid`);
+          page ??= db.prepare(`SELECT * FROM ${table} WHERE rowid > ? AND rowid <= ? ORDER BY rowid`).raw(true);
           return page.all(read, read + count) as T[];
         });
         read += rows.length;

@@ -15,6 +15,9 @@ export interface RawEntryRow {
   updated_at: string;
 }
 
+/** A row of `SELECT` as an array (kept rows). */
+export type EntryTuple = readonly [id: number, data: string, sortOrder: number, createdAt: string, updatedAt: string];
+
 const SELECT = 'SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries';
 
 export function entryFromRow(dataSourceId: number, row: RawEntryRow): EntryRecord {
@@ -44,8 +47,8 @@ export async function loadEntries(db: Queryable, dataSourceId: number): Promise<
  * Every entry of a data source in the default order (`order` ASC, then `id` DESC), data still as JSON text, kept by
  * the database as they are now, to be read in pages after the transaction (a streamed answer).
  */
-export function keepEntryRows(tx: Transaction, dataSourceId: number): Promise<KeptRows<RawEntryRow>> {
-  return tx.keep<RawEntryRow>(`${SELECT} WHERE data_source_id = ? ORDER BY sort_order, id DESC`, [dataSourceId]);
+export function keepEntryRows(tx: Transaction, dataSourceId: number): Promise<KeptRows<EntryTuple>> {
+  return tx.keep<EntryTuple>(`${SELECT} WHERE data_source_id = ? ORDER BY sort_order, id DESC`, [dataSourceId]);
 }
 
 /** Count and highest `sort_order` of a data source's entries (one indexed read). */
