@@ -262,8 +262,8 @@ async function applyCommit(
     const version = await bumpDataVersion(tx, ds.id);
     const logs = await writeEntryLogs(core, tx, ds, caller, events);
     // The data set after the commit: built from the one before when that was in memory, else read here when the
-    // answer needs it (in the transaction, so the answer is exactly what this commit produced): kept by the database
-    // for a streamed answer, read after the commit.
+    // answer needs it (in the transaction, so the answer is exactly what this commit produced). A streamed answer is
+    // kept by the database instead, and read after the commit (docs/data-sources.md, "Streamed answers").
     let next: readonly EntryRecord[] | undefined;
     let kept: KeptRows<EntryTuple> | undefined;
     if (state) {
@@ -271,8 +271,10 @@ async function applyCommit(
       for (const e of state.entries) if (!removedSet.has(e.id)) built.push(changed.get(e.id) ?? e);
       for (const e of inserted) built.push(e);
       next = built;
-    } else if (body.returnEntries && stream) kept = await keepEntryRows(tx, ds.id);
-    else if (body.returnEntries) next = await loadEntries(tx, ds.id);
+    }
+    // Streamed unless the cache keeps the data set (a full replacement of a data set too large for it).
+    if (body.returnEntries && stream && !(next && core.cache.holds(next.length))) kept = await keepEntryRows(tx, ds.id);
+    else if (body.returnEntries && !next) next = await loadEntries(tx, ds.id);
     const clientIds: { id: number; clientId: unknown }[] = [];
     inserted.forEach((e, k) => {
       const sent = body.entries[insertIndexes[k]!]!;
