@@ -18,7 +18,7 @@ import { pendingWebHooks, runOperationHooks } from './hooks.js';
 import type { KeptRows } from '../db/database.js';
 import { entryPages, type EntryPages } from './entry-pages.js';
 import { findCommitReceipt, insertCommitReceipt, pruneCommitReceipts, type ReceiptKey } from './store/commit-receipts.js';
-import { dataVersion } from './store/data-sources.js';
+import { currentDataSet } from './current-data-set.js';
 import { deleteAllEntries, deleteEntriesByIds, findEntriesByIds, keepEntryRows, loadEntries, updateEntryRow, type EntryTuple } from './store/entries.js';
 import { advanceSummary, summarizeDataSet } from './summary.js';
 import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
@@ -118,14 +118,8 @@ export async function commitEntries(
   const receipt = idempotency && { key: receiptKeyOf(ds, caller, idempotency.key, hash), hash };
 
   /** The data set as it is now (a replay), kept in a transaction when it is not in memory and the answer is streamed. */
-  const current = async (): Promise<{ entries?: readonly EntryRecord[]; kept?: KeptRows<EntryTuple> }> => {
-    if (!options.stream) return { entries: await core.cache.entries(ctx.db, ds.id) };
-    return ctx.db.transaction(async (tx) => {
-      const version = await dataVersion(tx, ds.id);
-      const cached = version === undefined ? [] : core.cache.peek(ds.id, version);
-      return cached ? { entries: cached } : { kept: await keepEntryRows(tx, ds.id) };
-    });
-  };
+  const current = async (): Promise<{ entries?: readonly EntryRecord[]; kept?: KeptRows<EntryTuple> }> =>
+    options.stream ? currentDataSet(core, ds.id) : { entries: await core.cache.entries(ctx.db, ds.id) };
   /** The data set right after this commit (`entries`, or the rows the database `kept`); a replay reads it as it is now. */
   const answer = async (
     outcome: Receipt,
@@ -135,7 +129,7 @@ export async function commitEntries(
     const out: CommitResult = {};
     if (body.returnEntries) {
       const { entries, kept } = state?.entries || state?.kept ? state : await current();
-      if (kept) out.entryPages = entryPages(kept, ds.id, readGrant);
+      if (kept) out.entryPages = entryPages(kept, ds.id, readGrant, { shape: 'commit' });
       else out.entries = withGrant([...entries!].sort(byDefaultOrder), readGrant).map(toView);
     }
     if (outcome.clientIds?.length) out.clientIds = outcome.clientIds;

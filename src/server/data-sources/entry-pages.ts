@@ -18,14 +18,22 @@ export interface EntryPages {
 /** Entries per page: about 0.5 MB of text for entries of a few columns. */
 export const ENTRY_PAGE_ROWS = 2_000;
 
-/** One entry as `JSON.stringify(toView(entry))` writes it. */
-function entryJson(dataSourceId: number, row: EntryTuple, grant: Grant, filtered: boolean): string {
+/** One entry as `JSON.stringify(toView(entry))` writes it (a commit), or without `deletedAt` as a select does. */
+function entryJson(dataSourceId: number, row: EntryTuple, grant: Grant, filtered: boolean, deletedAt: boolean): string {
   const [id, stored, order, createdAt, updatedAt] = row;
   const data = filtered ? JSON.stringify(filterColumns(JSON.parse(stored) as Record<string, unknown>, grant)) : stored;
-  return `{"id":${id},"dataSourceId":${dataSourceId},"data":${data},"order":${order},"createdAt":${JSON.stringify(createdAt)},"updatedAt":${JSON.stringify(updatedAt)},"deletedAt":null}`;
+  const json = `{"id":${id},"dataSourceId":${dataSourceId},"data":${data},"order":${order},"createdAt":${JSON.stringify(createdAt)},"updatedAt":${JSON.stringify(updatedAt)}`;
+  return deletedAt ? `${json},"deletedAt":null}` : `${json}}`;
 }
 
-export function entryPages(rows: KeptRows<EntryTuple>, dataSourceId: number, grant: Grant, pageRows = ENTRY_PAGE_ROWS): EntryPages {
+export function entryPages(
+  rows: KeptRows<EntryTuple>,
+  dataSourceId: number,
+  grant: Grant,
+  options: { shape: 'commit' | 'select'; pageRows?: number },
+): EntryPages {
+  const pageRows = options.pageRows ?? ENTRY_PAGE_ROWS;
+  const deletedAt = options.shape === 'commit';
   const filtered = hasColumnFilter(grant);
   let first = true;
   return {
@@ -34,7 +42,7 @@ export function entryPages(rows: KeptRows<EntryTuple>, dataSourceId: number, gra
       if (page.length === 0) return undefined;
       let text = first ? '' : ',';
       first = false;
-      for (let i = 0; i < page.length; i++) text += (i === 0 ? '' : ',') + entryJson(dataSourceId, page[i]!, grant, filtered);
+      for (let i = 0; i < page.length; i++) text += (i === 0 ? '' : ',') + entryJson(dataSourceId, page[i]!, grant, filtered, deletedAt);
       return text;
     },
     close: () => rows.close(),

@@ -32,6 +32,12 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
         throw new HttpError(400, 'INVALID_PARAMETER', `Query parameter "${name}" must be a non-negative integer`);
       page[name] = Number(raw);
     }
+    if (page.limit === undefined && page.offset === undefined) {
+      // Every entry: streamed when the data set is not in memory (docs/data-sources.md, "Streamed answers").
+      const all = await service.listAll(callerOf(c), ref);
+      if ('entries' in all) return c.json({ entries: all.entries });
+      return streamedJson(c, { head: '{"entries":[', next: all.pages.next, tail: ']}', close: all.pages.close });
+    }
     const result = await service.query(callerOf(c), ref, { type: 'select', ...page });
     return c.json({ entries: 'entries' in result ? result.entries : [] });
   });
