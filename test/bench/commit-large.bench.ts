@@ -55,7 +55,7 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
       return (u.user + u.system) / 1000;
     };
     let answerBytes = 0;
-    // The highest RSS seen while the commits run (sampled every 10 ms; server and client share this process).
+    // The highest RSS seen while the commits (and the lists) run (sampled every 10 ms; server and client share this process).
     let peakRssMb = 0;
     const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, process.memoryUsage().rss / 1024 / 1024)), 10);
     for (let i = 0; i < (COMMITS > 0 ? COMMITS + 1 : 0); i++) {
@@ -68,6 +68,16 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
       t = performance.now();
       await api('PUT', `/v1/data-sources/${ds}/data`, row(-i));
       if (i > 0) insert.push(performance.now() - t);
+    }
+    // The list of every entry (integration clients list before they commit): the same size as a commit's answer.
+    const list: number[] = [];
+    const listCpu: number[] = [];
+    for (let i = 0; i < (COMMITS > 0 ? 4 : 0); i++) {
+      const t = performance.now();
+      const cpu = cpuMs();
+      await api('GET', `/v1/data-sources/${ds}/data`);
+      if (i > 0) list.push(performance.now() - t);
+      if (i > 0) listCpu.push(cpuMs() - cpu);
     }
     clearInterval(sampler);
     const rssMb = process.memoryUsage().rss / 1024 / 1024;
@@ -114,6 +124,8 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
       rows.push(
         `| one-entry commit (answer: the whole data set, ${(answerBytes / 1e6).toFixed(1)} MB) | ${median(commit).toFixed(0)} | ${median(bareCommit).toFixed(0)} | ${(median(commit) / median(bareCommit)).toFixed(1)} |`,
         `| one-entry commit, CPU time of the process | ${median(commitCpu).toFixed(0)} | ${median(bareCommitCpu).toFixed(0)} | ${(median(commitCpu) / median(bareCommitCpu)).toFixed(1)} |`,
+        `| list every entry (GET …/data), median of 3 | ${median(list).toFixed(0)} | ${median(bareCommit).toFixed(0)} | ${(median(list) / median(bareCommit)).toFixed(1)} |`,
+        `| list every entry, CPU time of the process | ${median(listCpu).toFixed(0)} | ${median(bareCommitCpu).toFixed(0)} | ${(median(listCpu) / median(bareCommitCpu)).toFixed(1)} |`,
         `| insert one entry, right after a commit | ${median(insert).toFixed(1)} | ${median(bareInsert).toFixed(2)} | ${(median(insert) / median(bareInsert)).toFixed(0)} |`,
       );
     rows.push(
@@ -121,7 +133,7 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
       `| import in 100,000-entry chunks (HTTP bodies built in the same process) | ${importMs.toFixed(0)} | ${bareImportMs.toFixed(0)} | ${(importMs / bareImportMs).toFixed(1)} |`,
       `| process RSS (server and bench client) after the import | ${rssAfterImportMb.toFixed(0)} MB | | |`,
       `| process RSS after the writes | ${rssMb.toFixed(0)} MB | | |`,
-      `| peak process RSS during the commits (sampled every 10 ms) | ${peakRssMb.toFixed(0)} MB | | |`,
+      `| peak process RSS during the commits and lists (sampled every 10 ms) | ${peakRssMb.toFixed(0)} MB | | |`,
     );
     console.log(`\n${rows.join('\n')}`);
     expect(commit.length).toBe(COMMITS);
