@@ -102,3 +102,38 @@ describe('data sources: streamed answers', () => {
     expect(committed.body.entries.map((e: { data: unknown }) => e.data)).toEqual([...entries.map(({ i }) => ({ i })), { i: 5_000 }]);
   }, 120_000);
 });
+
+describe('data sources: a streamed answer the client stops taking', () => {
+  let b: TestBackend;
+  beforeAll(async () => {
+    b = await startTestBackend({ limits: { entryCacheEntries: 0, answerStallMs: 1000 } });
+  });
+  afterAll(() => b?.close());
+
+  it('is cut after limits.answerStallMs, and what it held is freed', async () => {
+    const ds = (await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name: 'Stalled' } })).body.dataSource.id as number;
+    const entries = Array.from({ length: 20_000 }, (_, i) => ({ i, pad: 'x'.repeat(400) }));
+    expect((await b.api('POST', `/v1/data-sources/${ds}/data`, { json: { entries } })).status).toBe(200);
+    // More stalled answers than the PostgreSQL pool has connections (10), none closed by its client.
+    const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
+    for (let k = 0; k < 11; k++) {
+      const res = await fetch(`${b.url}/v1/data-sources/${ds}/data`, { headers: { 'Auth-token': b.server.bootstrap.apiToken } });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      expect((await reader.read()).done).toBe(false);
+      readers.push(reader);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // Each was cut: reading on ends in an error, not in a complete answer.
+    for (const reader of readers) {
+      const rest = (async () => {
+        for (;;) if ((await reader.read()).done) return 'complete';
+      })();
+      await expect(rest).rejects.toThrow();
+    }
+    // And what they held was given back: a commit answers in full.
+    const committed = await b.api('POST', `/v1/data-sources/${ds}/commit`, { json: { append: true, entries: [{ data: { i: 20_000 } }] } });
+    expect(committed.status).toBe(200);
+    expect(committed.body.entries).toHaveLength(20_001);
+  }, 120_000);
+});

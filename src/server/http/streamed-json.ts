@@ -16,22 +16,35 @@ export interface JsonPieces {
  * error answer: the connection is closed mid-body, which the client sees as a truncated (unparsable) answer.
  * Headers set before (`c.header`) are sent too.
  */
-export function streamedJson(c: Context, pieces: JsonPieces): Response {
+export function streamedJson(c: Context, pieces: JsonPieces, stallMs: number): Response {
   let stage: 'head' | 'body' | 'done' | 'cancelled' = 'head';
   const close = () => pieces.close().catch((error) => console.error('[in-app-runtime server] freeing a streamed answer failed', error));
+  // A client that stops taking pages (without closing) would hold what the answer keeps: cut after `stallMs`.
+  let stall: ReturnType<typeof setTimeout> | undefined;
+  const watch = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    stall = setTimeout(() => {
+      stage = 'cancelled';
+      controller.error(new Error(`The client took no part of the answer for ${stallMs} ms`));
+      void close();
+    }, stallMs);
+    stall.unref?.();
+  };
   const stream = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
+        clearTimeout(stall);
         try {
           if (stage === 'head') {
             stage = 'body';
             controller.enqueue(Buffer.from(pieces.head));
+            watch(controller);
             return;
           }
           const piece = stage === 'body' ? await pieces.next() : undefined;
           if (stage === 'cancelled') return;
           if (piece !== undefined) {
             controller.enqueue(Buffer.from(piece));
+            watch(controller);
             return;
           }
           stage = 'done';
@@ -46,6 +59,7 @@ export function streamedJson(c: Context, pieces: JsonPieces): Response {
         }
       },
       cancel: async () => {
+        clearTimeout(stall);
         stage = 'cancelled';
         await close();
       },

@@ -10,7 +10,7 @@ import { parseBooleanFlag, isPlainObject } from '../validate.js';
 import { callerOf, dataSourceRef, idParam } from './http.js';
 
 /** Entries: bulk import, insert (JSON or multipart), get, update, delete, indexes, commit, query. */
-export function registerEntryRoutes(app: App, _ctx: ServerContext, service: DataSourceService): void {
+export function registerEntryRoutes(app: App, ctx: ServerContext, service: DataSourceService): void {
   // Bulk import / truncate.
   app.post('/v1/data-sources/:ds/data', async (c) => {
     const ref = dataSourceRef(c);
@@ -36,7 +36,7 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
       // Every entry: streamed when the data set is not in memory (docs/data-sources.md, "Streamed answers").
       const all = await service.listAll(callerOf(c), ref);
       if ('entries' in all) return c.json({ entries: all.entries });
-      return streamedJson(c, { head: '{"entries":[', next: all.pages.next, tail: ']}', close: all.pages.close });
+      return streamedJson(c, { head: '{"entries":[', next: all.pages.next, tail: ']}', close: all.pages.close }, ctx.limits.answerStallMs);
     }
     const result = await service.query(callerOf(c), ref, { type: 'select', ...page });
     return c.json({ entries: 'entries' in result ? result.entries : [] });
@@ -93,6 +93,10 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
     if (!entryPages) return c.json(result);
     // `{"entries":[…]` then the rest of the answer, keys in the same order as the unstreamed answer.
     const rest = JSON.stringify(result);
-    return streamedJson(c, { head: '{"entries":[', next: entryPages.next, tail: rest === '{}' ? ']}' : `],${rest.slice(1)}`, close: entryPages.close });
+    return streamedJson(
+      c,
+      { head: '{"entries":[', next: entryPages.next, tail: rest === '{}' ? ']}' : `],${rest.slice(1)}`, close: entryPages.close },
+      ctx.limits.answerStallMs,
+    );
   });
 }
