@@ -89,6 +89,12 @@ export interface ServerLimits {
    * write costs the same at any size (docs/data-sources.md, "Performance").
    */
   entryCacheEntries: number;
+  /**
+   * How long a streamed answer waits for the client to take its next page, ms (default 60 s): past it the
+   * connection is closed and what the answer held (kept rows, a PostgreSQL connection) is freed
+   * (docs/data-sources.md, "Streamed answers").
+   */
+  answerStallMs: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
@@ -104,6 +110,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   aggregateBytes: 64 * 1024 * 1024,
   aggregateTimeoutMs: 5000,
   entryCacheEntries: 100_000,
+  answerStallMs: 60_000,
 };
 
 /** What every route module gets. */

@@ -47,17 +47,39 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
       if (i > 0) insertAlone.push(performance.now() - t);
     }
     const commit: number[] = [];
+    const commitCpu: number[] = [];
     const insert: number[] = [];
+    /** CPU time of this process (server and client, all threads), ms: less sensitive than wall time to other load. */
+    const cpuMs = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
     let answerBytes = 0;
+    // The highest RSS seen while the commits (and the lists) run (sampled every 10 ms; server and client share this process).
+    let peakRssMb = 0;
+    const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, process.memoryUsage().rss / 1024 / 1024)), 10);
     for (let i = 0; i < (COMMITS > 0 ? COMMITS + 1 : 0); i++) {
       let t = performance.now();
+      const cpu = cpuMs();
       const text = await api('POST', `/v1/data-sources/${ds}/commit`, { append: true, entries: [{ data: row(N + i) }] });
       if (i > 0) commit.push(performance.now() - t);
+      if (i > 0) commitCpu.push(cpuMs() - cpu);
       answerBytes = text.length;
       t = performance.now();
       await api('PUT', `/v1/data-sources/${ds}/data`, row(-i));
       if (i > 0) insert.push(performance.now() - t);
     }
+    // The list of every entry (integration clients list before they commit): the same size as a commit's answer.
+    const list: number[] = [];
+    const listCpu: number[] = [];
+    for (let i = 0; i < (COMMITS > 0 ? 4 : 0); i++) {
+      const t = performance.now();
+      const cpu = cpuMs();
+      await api('GET', `/v1/data-sources/${ds}/data`);
+      if (i > 0) list.push(performance.now() - t);
+      if (i > 0) listCpu.push(cpuMs() - cpu);
+    }
+    clearInterval(sampler);
     const rssMb = process.memoryUsage().rss / 1024 / 1024;
 
     // Baseline: the same rows in a bare database; read and parse all (the answer), insert one.
@@ -75,6 +97,7 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
     const bareImportMs = performance.now() - bareImportStart;
     const all = db.prepare('SELECT id, data, sort_order, created_at, updated_at FROM entries WHERE data_source_id = 1 ORDER BY id');
     const bareCommit: number[] = [];
+    const bareCommitCpu: number[] = [];
     const bareInsert: number[] = [];
     for (let i = 0; i < 6; i++) {
       let t = performance.now();
@@ -85,10 +108,12 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
         if (i > 0) bareInsert.push(performance.now() - t);
         continue;
       }
+      const cpu = cpuMs();
       db.transaction(() => put.run(JSON.stringify(row(N + i)), N + i, now, now))();
       const entries = (all.all() as { id: number; data: string }[]).map((r) => ({ ...r, data: JSON.parse(r.data) }));
       JSON.stringify({ entries });
       if (i > 0) bareCommit.push(performance.now() - t);
+      if (i > 0) bareCommitCpu.push(cpuMs() - cpu);
       t = performance.now();
       db.transaction(() => put.run(JSON.stringify(row(-i)), 0, now, now))();
       if (i > 0) bareInsert.push(performance.now() - t);
@@ -98,6 +123,9 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
     if (COMMITS > 0)
       rows.push(
         `| one-entry commit (answer: the whole data set, ${(answerBytes / 1e6).toFixed(1)} MB) | ${median(commit).toFixed(0)} | ${median(bareCommit).toFixed(0)} | ${(median(commit) / median(bareCommit)).toFixed(1)} |`,
+        `| one-entry commit, CPU time of the process | ${median(commitCpu).toFixed(0)} | ${median(bareCommitCpu).toFixed(0)} | ${(median(commitCpu) / median(bareCommitCpu)).toFixed(1)} |`,
+        `| list every entry (GET …/data), median of 3 | ${median(list).toFixed(0)} | ${median(bareCommit).toFixed(0)} | ${(median(list) / median(bareCommit)).toFixed(1)} |`,
+        `| list every entry, CPU time of the process | ${median(listCpu).toFixed(0)} | ${median(bareCommitCpu).toFixed(0)} | ${(median(listCpu) / median(bareCommitCpu)).toFixed(1)} |`,
         `| insert one entry, right after a commit | ${median(insert).toFixed(1)} | ${median(bareInsert).toFixed(2)} | ${(median(insert) / median(bareInsert)).toFixed(0)} |`,
       );
     rows.push(
@@ -105,6 +133,7 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
       `| import in 100,000-entry chunks (HTTP bodies built in the same process) | ${importMs.toFixed(0)} | ${bareImportMs.toFixed(0)} | ${(importMs / bareImportMs).toFixed(1)} |`,
       `| process RSS (server and bench client) after the import | ${rssAfterImportMb.toFixed(0)} MB | | |`,
       `| process RSS after the writes | ${rssMb.toFixed(0)} MB | | |`,
+      `| peak process RSS during the commits and lists (sampled every 10 ms) | ${peakRssMb.toFixed(0)} MB | | |`,
     );
     console.log(`\n${rows.join('\n')}`);
     expect(commit.length).toBe(COMMITS);

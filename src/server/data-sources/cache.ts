@@ -25,6 +25,8 @@ export interface EntryCache {
   /** Stores the entries of `version` (after a write computed them). */
   set(dataSourceId: number, version: number, entries: readonly EntryRecord[]): void;
   drop(dataSourceId: number): void;
+  /** Whether a data set of `count` entries fits the budget (`set` keeps it). */
+  holds(count: number): boolean;
 }
 
 export function createEntryCache(options: { maxEntries?: number } = {}): EntryCache {
@@ -79,5 +81,6 @@ export function createEntryCache(options: { maxEntries?: number } = {}): EntryCa
     },
     set,
     drop: remove,
+    holds: (count) => Math.max(1, count) <= maxEntries,
   };
 }

@@ -15,8 +15,11 @@ import {
   type EntryEvent,
 } from './core.js';
 import { pendingWebHooks, runOperationHooks } from './hooks.js';
+import type { KeptRows } from '../db/database.js';
+import { entryPages, type EntryPages } from './entry-pages.js';
 import { findCommitReceipt, insertCommitReceipt, pruneCommitReceipts, type ReceiptKey } from './store/commit-receipts.js';
-import { deleteAllEntries, deleteEntriesByIds, findEntriesByIds, loadEntries, updateEntryRow } from './store/entries.js';
+import { currentDataSet } from './current-data-set.js';
+import { deleteAllEntries, deleteEntriesByIds, findEntriesByIds, keepEntryRows, loadEntries, updateEntryRow, type EntryTuple } from './store/entries.js';
 import { advanceSummary, summarizeDataSet } from './summary.js';
 import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
 import { checkCommitBody, type CommitBody } from './validate.js';
@@ -43,10 +46,22 @@ export interface CommitItemError {
 
 export interface CommitResult {
   entries?: EntryView[];
+  /**
+   * Instead of `entries`, with `stream` when the data set is not in memory: the same entries as JSON text in pages,
+   * kept by the database as the commit left them (docs/data-sources.md, "Streamed answers"). The caller must read
+   * them to the end or `close()` them.
+   */
+  entryPages?: EntryPages;
   clientIds?: { id: number; clientId: unknown }[];
   errors?: CommitItemError[];
   /** Set when an earlier commit with the same Idempotency-Key was answered again (the route sends a header). */
   replayed?: true;
+}
+
+/** How the caller takes the answer. */
+export interface CommitAnswerOptions {
+  /** Answer a data set that is not in memory as `entryPages` (read after the commit) rather than `entries`. */
+  stream?: boolean;
 }
 
 /** The commit's Idempotency-Key, if the request sent one. */
@@ -86,6 +101,7 @@ export async function commitEntries(
   ref: DataSourceRef,
   input: Record<string, unknown>,
   idempotency?: CommitIdempotency,
+  options: CommitAnswerOptions = {},
 ): Promise<CommitResult> {
   const { ctx } = core;
   const ds = await resolveDataSource(ctx.db, ref, caller);
@@ -101,12 +117,20 @@ export async function commitEntries(
   const hash = idempotency ? hashOf(input) : '';
   const receipt = idempotency && { key: receiptKeyOf(ds, caller, idempotency.key, hash), hash };
 
-  /** `entries`: the data set right after this commit; a replay reads it as it is now. */
-  const answer = async (outcome: Receipt, replayed: boolean, entries?: readonly EntryRecord[]): Promise<CommitResult> => {
+  /** The data set as it is now (a replay), kept in a transaction when it is not in memory and the answer is streamed. */
+  const current = async (): Promise<{ entries?: readonly EntryRecord[]; kept?: KeptRows<EntryTuple> }> =>
+    options.stream ? currentDataSet(core, ds.id) : { entries: await core.cache.entries(ctx.db, ds.id) };
+  /** The data set right after this commit (`entries`, or the rows the database `kept`); a replay reads it as it is now. */
+  const answer = async (
+    outcome: Receipt,
+    replayed: boolean,
+    state?: { entries?: readonly EntryRecord[]; kept?: KeptRows<EntryTuple> },
+  ): Promise<CommitResult> => {
     const out: CommitResult = {};
     if (body.returnEntries) {
-      entries ??= await core.cache.entries(ctx.db, ds.id);
-      out.entries = withGrant([...entries].sort(byDefaultOrder), readGrant).map(toView);
+      const { entries, kept } = state?.entries || state?.kept ? state : await current();
+      if (kept) out.entryPages = entryPages(kept, ds.id, readGrant, { shape: 'commit' });
+      else out.entries = withGrant([...entries!].sort(byDefaultOrder), readGrant).map(toView);
     }
     if (outcome.clientIds?.length) out.clientIds = outcome.clientIds;
     if (outcome.errors?.length) out.errors = outcome.errors;
@@ -125,7 +149,7 @@ export async function commitEntries(
   if (earlier) return earlier;
   let result: Awaited<ReturnType<typeof applyCommit>>;
   try {
-    result = await applyCommit(core, caller, ds, body, receipt);
+    result = await applyCommit(core, caller, ds, body, receipt, options.stream === true);
   } catch (error) {
     // A commit with the same key that committed while this one ran: answer as a repeat of it.
     if (receipt && isDuplicateKey(error)) {
@@ -139,17 +163,29 @@ export async function commitEntries(
     return answer(result.replayed.answer as Receipt, true);
   }
   const applied = result.applied;
-  if (applied.next) core.cache.set(ds.id, applied.version, applied.next);
-  if (applied.appendedOnly) advanceSummary(core, ds, applied.version, applied.inserted, applied.appendedOnly);
-  emitLogs(core, applied.logs);
-  if (body.runHooks.includes('insert')) for (const e of applied.inserted) core.webhooks.fire(ds, pendingWebHooks(ds, 'insert', e, core.matcher));
-  if (body.runHooks.includes('update')) for (const e of applied.changed) core.webhooks.fire(ds, pendingWebHooks(ds, 'update', e, core.matcher));
-  // The state this commit produced, not read again: a data source too large for the entry cache is loaded once.
-  return answer(applied.outcome, false, applied.next);
+  try {
+    if (applied.next) core.cache.set(ds.id, applied.version, applied.next);
+    if (applied.appendedOnly) advanceSummary(core, ds, applied.version, applied.inserted, applied.appendedOnly);
+    emitLogs(core, applied.logs);
+    if (body.runHooks.includes('insert')) for (const e of applied.inserted) core.webhooks.fire(ds, pendingWebHooks(ds, 'insert', e, core.matcher));
+    if (body.runHooks.includes('update')) for (const e of applied.changed) core.webhooks.fire(ds, pendingWebHooks(ds, 'update', e, core.matcher));
+    // The state this commit produced, not read again: a data source too large for the entry cache is loaded once.
+    return await answer(applied.outcome, false, { entries: applied.next, kept: applied.kept });
+  } catch (error) {
+    await applied.kept?.close();
+    throw error;
+  }
 }
 
 /** The transaction of a commit: the receipt (if any) is checked and written in it, so a commit applies once. */
-async function applyCommit(core: Core, caller: Caller, ds: DataSourceRecord, body: CommitBody, receipt: { key: ReceiptKey; hash: string } | undefined) {
+async function applyCommit(
+  core: Core,
+  caller: Caller,
+  ds: DataSourceRecord,
+  body: CommitBody,
+  receipt: { key: ReceiptKey; hash: string } | undefined,
+  stream: boolean,
+) {
   const { ctx } = core;
   const runInsertHooks = body.runHooks.includes('insert');
   const runUpdateHooks = body.runHooks.includes('update');
@@ -220,14 +256,19 @@ async function applyCommit(core: Core, caller: Caller, ds: DataSourceRecord, bod
     const version = await bumpDataVersion(tx, ds.id);
     const logs = await writeEntryLogs(core, tx, ds, caller, events);
     // The data set after the commit: built from the one before when that was in memory, else read here when the
-    // answer needs it (in the transaction, so the answer is exactly what this commit produced).
+    // answer needs it (in the transaction, so the answer is exactly what this commit produced). A streamed answer is
+    // kept by the database instead, and read after the commit (docs/data-sources.md, "Streamed answers").
     let next: readonly EntryRecord[] | undefined;
+    let kept: KeptRows<EntryTuple> | undefined;
     if (state) {
       const built: EntryRecord[] = [];
       for (const e of state.entries) if (!removedSet.has(e.id)) built.push(changed.get(e.id) ?? e);
       for (const e of inserted) built.push(e);
       next = built;
-    } else if (body.returnEntries) next = await loadEntries(tx, ds.id);
+    }
+    // Streamed unless the cache keeps the data set (a full replacement of a data set too large for it).
+    if (body.returnEntries && stream && !(next && core.cache.holds(next.length))) kept = await keepEntryRows(tx, ds.id);
+    else if (body.returnEntries && !next) next = await loadEntries(tx, ds.id);
     const clientIds: { id: number; clientId: unknown }[] = [];
     inserted.forEach((e, k) => {
       const sent = body.entries[insertIndexes[k]!]!;
@@ -239,7 +280,7 @@ async function applyCommit(core: Core, caller: Caller, ds: DataSourceRecord, bod
     await assertCallerLiveIn(tx, ctx.db.dialect, caller);
     // Only an append that inserts moves the summary on (an update or removal may take a column away).
     const appendedOnly = summary && changed.size === 0 && removed.length === 0 ? summary : undefined;
-    return { applied: { version, next, logs, inserted, changed: [...changed.values()], outcome, appendedOnly } } as const;
+    return { applied: { version, next, kept, logs, inserted, changed: [...changed.values()], outcome, appendedOnly } } as const;
   });
 }
 

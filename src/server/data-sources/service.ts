@@ -3,7 +3,8 @@ import { HttpError } from '../http/errors.js';
 import type { DataSourceConnectionLike, DataQuery } from '../../contract/pipeline.js';
 import { assertCallerLive, type Caller } from './access.js';
 import { importEntries, queryEntries, restoreVersion, versionEntries, versionsOf } from './bulk-ops.js';
-import { commitEntries, type CommitIdempotency } from './commit.js';
+import { listAllEntries } from './list-entries.js';
+import { commitEntries, type CommitAnswerOptions, type CommitIdempotency } from './commit.js';
 import { createCore, type Core, type DataSourceRef } from './core.js';
 import { createOne, deleteOne, getOne, listOf, updateOne, type DataSourceScope } from './data-source-ops.js';
 import { querySelectWithSql } from './sql-query.js';
@@ -32,8 +33,10 @@ export function createDataSourceService(ctx: ServerContext) {
     deleteEntry: (caller: Caller, ref: DataSourceRef, id: number) => deleteEntry(core, caller, ref, id),
     indexes: (caller: Caller, ref: DataSourceRef, columns: readonly string[]) => getIndexes(core, caller, ref, columns),
     import: (caller: Caller, ref: DataSourceRef, entries: unknown, append: boolean) => importEntries(core, caller, ref, entries, append),
-    commit: (caller: Caller, ref: DataSourceRef, body: Record<string, unknown>, idempotency?: CommitIdempotency) =>
-      commitEntries(core, caller, ref, body, idempotency),
+    /** `GET …/data` without a page: the entries, or their pages (list-entries.ts). */
+    listAll: (caller: Caller, ref: DataSourceRef) => listAllEntries(core, caller, ref),
+    commit: (caller: Caller, ref: DataSourceRef, body: Record<string, unknown>, idempotency?: CommitIdempotency, options?: CommitAnswerOptions) =>
+      commitEntries(core, caller, ref, body, idempotency, options),
     // Selects the database can answer exactly run as SQL (sql-query.ts); the rest on the JS evaluator.
     query: async (caller: Caller, ref: DataSourceRef, body: unknown) =>
       (await querySelectWithSql(core, caller, ref, body)) ?? queryEntries(core, caller, ref, body),

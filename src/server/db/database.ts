@@ -19,6 +19,27 @@ export interface Queryable {
   run(sql: string, params?: readonly SqlValue[]): Promise<RunResult>;
 }
 
+/**
+ * The rows of a query as they were when it ran in a transaction, read after the transaction in pages (for an
+ * answer too large to hold in memory: docs/data-sources.md, "Streamed answers"). The database keeps them (SQLite:
+ * a TEMP table of the connection; PostgreSQL: a `WITH HOLD` cursor, materialized at COMMIT), so later writes do
+ * not change them. `close()` frees them; it is also done when `next` returns the last rows. When the transaction
+ * rolls back they are gone and `next` throws. Each row is an array of the selected columns' values, in the
+ * SELECT's order (no object per row: these are many rows).
+ */
+export interface KeptRows<T extends readonly unknown[]> {
+  /** The next rows in the query's order: `count` of them, fewer (or none) at the end. */
+  next(count: number): Promise<T[]>;
+  /** Frees the rows (idempotent; after it `next` returns none). */
+  close(): Promise<void>;
+}
+
+/** What a transaction's function works with: statements, and queries whose rows outlive the transaction. */
+export interface Transaction extends Queryable {
+  /** Runs `sql` (a SELECT) now and keeps its rows, to be read after the transaction (see KeptRows). */
+  keep<T extends readonly unknown[]>(sql: string, params?: readonly SqlValue[]): Promise<KeptRows<T>>;
+}
+
 export interface TransactionOptions {
   /**
    * `serializable` (default): the result is that of some serial order; on PostgreSQL `fn` may run again after
@@ -38,7 +59,7 @@ export interface Database extends Queryable {
    * may run again after a serialization failure: keep side effects other than
    * database writes (events, files, HTTP) out of `fn`.
    */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Runs `fn` in one transaction that holds the exclusive lock named `key` until it ends: transactions taking
    * the same key (on any instance) run one after the other, each seeing what the previous one committed. For

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Database, Queryable, RunResult, SqlValue, TransactionOptions } from './database.js';
+import type { Database, KeptRows, Queryable, RunResult, SqlValue, Transaction, TransactionOptions } from './database.js';
 import { identitySequenceSql, syncIdentitySql, translateToPostgres, type TranslatedSql } from './sql-dialect.js';
 
 /**
@@ -159,21 +159,71 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
   };
   const direct = queryable(pool);
 
-  /** One attempt of a transaction on its own pooled client: the opening statements, `fn`, COMMIT; ROLLBACK on any error. */
-  async function inTransaction<T>(opening: readonly (readonly [string, unknown[]?])[], fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  let keptCount = 0;
+
+  /**
+   * One attempt of a transaction on its own pooled client: the opening statements, `fn`, COMMIT; ROLLBACK on any error.
+   * Rows kept by `tx.keep` are a `WITH HOLD` cursor of this client (materialized by PostgreSQL at COMMIT): the client
+   * goes back to the pool when the last of them is closed.
+   */
+  async function inTransaction<T>(opening: readonly (readonly [string, unknown[]?])[], fn: (tx: Transaction) => Promise<T>): Promise<T> {
     alive();
     const client = await pool.connect();
     // A failed statement aborts a PostgreSQL transaction: remember it, so a
     // caller that caught the error cannot commit (COMMIT would silently roll back).
     let failure: unknown;
     let broken = false;
+    let ended = false;
+    let rolledBack = false;
+    let released = false;
+    const cursors = new Set<string>();
+    const release = (destroy: boolean) => {
+      if (released) return;
+      released = true;
+      client.release(destroy || dead);
+    };
+    const keep = async <R extends readonly unknown[]>(sql: string, params?: readonly SqlValue[]): Promise<KeptRows<R>> => {
+      alive();
+      const name = `kept_rows_${++keptCount}`;
+      try {
+        await client.query({ text: `DECLARE ${name} NO SCROLL CURSOR WITH HOLD FOR ${translate(sql).text}`, values: (params ?? []).map(toParam) });
+      } catch (error) {
+        failure ??= error;
+        throw error;
+      }
+      cursors.add(name);
+      const close = async (destroy = false) => {
+        if (!cursors.delete(name)) return;
+        if (!destroy) await client.query(`CLOSE ${name}`).catch(() => (destroy = true));
+        if (ended && (destroy || cursors.size === 0)) release(destroy);
+      };
+      return {
+        async next(count) {
+          if (rolledBack) throw new Error('The kept rows are gone: their transaction rolled back');
+          if (!cursors.has(name)) return [];
+          let rows: R[];
+          try {
+            rows = (await client.query({ text: `FETCH FORWARD ${Math.max(1, Math.floor(count))} FROM ${name}`, rowMode: 'array' })).rows as unknown as R[];
+          } catch (error) {
+            await close(true);
+            throw error;
+          }
+          if (rows.length < count) await close();
+          return rows;
+        },
+        close: () => close(),
+      };
+    };
     try {
       for (const [sql, params] of opening) await client.query(sql, params);
-      const result = await fn(queryable(client, (error) => (failure ??= error)));
+      const result = await fn({ ...queryable(client, (error) => (failure ??= error)), keep });
       if (failure !== undefined) throw failure;
       await client.query('COMMIT');
       return result;
     } catch (error) {
+      // The cursors of a transaction that rolled back are gone.
+      rolledBack = true;
+      cursors.clear();
       try {
         await client.query('ROLLBACK');
       } catch {
@@ -181,7 +231,8 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
       }
       throw error;
     } finally {
-      client.release(broken || dead);
+      ended = true;
+      if (broken || cursors.size === 0) release(broken);
     }
   }
 
@@ -194,7 +245,7 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
       alive();
       return (await pool.query({ text, values: (params ?? []).map(toParam) })).rows as T[];
     },
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
       if (options.isolation === 'read-committed') return inTransaction([['BEGIN ISOLATION LEVEL READ COMMITTED']], fn);
       for (let attempt = 1; ; attempt++) {
         try {

@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import type { Database, Queryable, RunResult, SqlValue } from './database.js';
+import type { Database, KeptRows, Queryable, RunResult, SqlValue, Transaction } from './database.js';
 
 /**
  * SQLite adapter (better-sqlite3, WAL). better-sqlite3 is synchronous; the
@@ -73,11 +73,45 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
         ? withLock(() => (direct[key] as (...a: unknown[]) => Promise<unknown>)(...args))
         : (direct[key] as (...a: unknown[]) => Promise<unknown>)(...args)) as Queryable[K];
 
-  function transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  /** After the transaction, a statement waits for the one running (if any), like a plain statement. */
+  const afterwards = <T>(fn: () => T): Promise<T> => (locked ? withLock(async () => fn()) : (async () => fn())());
+
+  // Kept rows are copied into a TEMP table (private to this connection, untouched by later writes), in the
+  // query's order: its rowids are 1, 2, … in that order, so a page is a rowid range.
+  let kept = 0;
+  const keep = async <T extends readonly unknown[]>(sql: string, p?: readonly SqlValue[]): Promise<KeptRows<T>> => {
+    const table = `temp.kept_rows_${++kept}`;
+    db.prepare(`CREATE TABLE ${table} AS ${sql}`).run(...params(p));
+    let page: BetterSqlite3.Statement | undefined;
+    let read = 0;
+    let closed = false;
+    const close = () =>
+      afterwards(() => {
+        if (closed) return;
+        closed = true;
+        db.exec(`DROP TABLE IF EXISTS ${table}`);
+      });
+    return {
+      async next(count) {
+        const rows = await afterwards(() => {
+          if (closed) return [];
+          page ??= db.prepare(`SELECT * FROM ${table} WHERE rowid > ? AND rowid <= ? ORDER BY rowid`).raw(true);
+          return page.all(read, read + count) as T[];
+        });
+        read += rows.length;
+        if (rows.length < count) await close();
+        return rows;
+      },
+      close,
+    };
+  };
+  const inTransaction: Transaction = { ...direct, keep };
+
+  function transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     return withLock(async () => {
       db.exec('BEGIN IMMEDIATE');
       try {
-        const result = await fn(direct);
+        const result = await fn(inTransaction);
         db.exec('COMMIT');
         return result;
       } catch (error) {

@@ -4,12 +4,13 @@ import { requireKind } from '../../http/auth.js';
 import { HttpError } from '../../http/errors.js';
 import { idempotencyKey } from '../../http/idempotency.js';
 import { isMultipart, readMultipart } from '../../http/multipart.js';
+import { streamedJson } from '../../http/streamed-json.js';
 import type { DataSourceService } from '../service.js';
 import { parseBooleanFlag, isPlainObject } from '../validate.js';
 import { callerOf, dataSourceRef, idParam } from './http.js';
 
 /** Entries: bulk import, insert (JSON or multipart), get, update, delete, indexes, commit, query. */
-export function registerEntryRoutes(app: App, _ctx: ServerContext, service: DataSourceService): void {
+export function registerEntryRoutes(app: App, ctx: ServerContext, service: DataSourceService): void {
   // Bulk import / truncate.
   app.post('/v1/data-sources/:ds/data', async (c) => {
     const ref = dataSourceRef(c);
@@ -30,6 +31,12 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
       if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
         throw new HttpError(400, 'INVALID_PARAMETER', `Query parameter "${name}" must be a non-negative integer`);
       page[name] = Number(raw);
+    }
+    if (page.limit === undefined && page.offset === undefined) {
+      // Every entry: streamed when the data set is not in memory (docs/data-sources.md, "Streamed answers").
+      const all = await service.listAll(callerOf(c), ref);
+      if ('entries' in all) return c.json({ entries: all.entries });
+      return streamedJson(c, { head: '{"entries":[', next: all.pages.next, tail: ']}', close: all.pages.close }, ctx.limits.answerStallMs);
     }
     const result = await service.query(callerOf(c), ref, { type: 'select', ...page });
     return c.json({ entries: 'entries' in result ? result.entries : [] });
@@ -80,8 +87,16 @@ export function registerEntryRoutes(app: App, _ctx: ServerContext, service: Data
     // Without append: true a commit replaces the whole data source (like a truncate): not for a page's token.
     if (parseBooleanFlag(body.append, 'append') !== true) requireKind(c, ['api', 'studio'], 'commit without append: true (it replaces the whole data source)');
     const key = idempotencyKey(c);
-    const { replayed, ...result } = await service.commit(callerOf(c), ref, body, key === undefined ? undefined : { key });
+    // A data set not in memory is answered in pages as the commit left it (docs/data-sources.md, "Streamed answers").
+    const { replayed, entryPages, ...result } = await service.commit(callerOf(c), ref, body, key === undefined ? undefined : { key }, { stream: true });
     if (replayed) c.header('Idempotent-Replayed', 'true');
-    return c.json(result);
+    if (!entryPages) return c.json(result);
+    // `{"entries":[…]` then the rest of the answer, keys in the same order as the unstreamed answer.
+    const rest = JSON.stringify(result);
+    return streamedJson(
+      c,
+      { head: '{"entries":[', next: entryPages.next, tail: rest === '{}' ? ']}' : `],${rest.slice(1)}`, close: entryPages.close },
+      ctx.limits.answerStallMs,
+    );
   });
 }

@@ -1,4 +1,4 @@
-import type { Queryable, SqlValue } from '../../db/database.js';
+import type { KeptRows, Queryable, SqlValue, Transaction } from '../../db/database.js';
 import type { EntryRecord } from '../types.js';
 import { recordExisting, recordInserted, recordInsertedRange } from './changes.js';
 
@@ -14,6 +14,9 @@ export interface RawEntryRow {
   created_at: string;
   updated_at: string;
 }
+
+/** A row of `SELECT` as an array (kept rows). */
+export type EntryTuple = readonly [id: number, data: string, sortOrder: number, createdAt: string, updatedAt: string];
 
 const SELECT = 'SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries';
 
@@ -38,6 +41,14 @@ export async function loadEntries(db: Queryable, dataSourceId: number): Promise<
   const entries = new Array<EntryRecord>(rows.length);
   for (let i = 0; i < rows.length; i++) entries[i] = entryFromRow(dataSourceId, rows[i]!);
   return entries;
+}
+
+/**
+ * Every entry of a data source in the default order (`order` ASC, then `id` DESC), data still as JSON text, kept by
+ * the database as they are now, to be read in pages after the transaction (a streamed answer).
+ */
+export function keepEntryRows(tx: Transaction, dataSourceId: number): Promise<KeptRows<EntryTuple>> {
+  return tx.keep<EntryTuple>(`${SELECT} WHERE data_source_id = ? ORDER BY sort_order, id DESC`, [dataSourceId]);
 }
 
 /** Count and highest `sort_order` of a data source's entries (one indexed read). */

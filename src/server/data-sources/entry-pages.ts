@@ -1,0 +1,50 @@
+import type { KeptRows } from '../db/database.js';
+import { filterColumns, hasColumnFilter, type Grant } from './access.js';
+import type { EntryTuple } from './store/entries.js';
+
+/**
+ * A data set answered as JSON text in pages, never as one string nor as an array of entries (docs/data-sources.md,
+ * "Streamed answers"): each page is the JSON of a few thousand entries, as `toView` shapes them and
+ * `JSON.stringify` writes them, the stored `data` text copied as it is (it was written by `JSON.stringify`) unless
+ * the grant hides columns.
+ */
+export interface EntryPages {
+  /** The next page: entries' JSON separated by commas (a leading comma after the first page); undefined at the end. */
+  next(): Promise<string | undefined>;
+  /** Frees the rows the database keeps (idempotent). */
+  close(): Promise<void>;
+}
+
+/** Entries per page: about 0.5 MB of text for entries of a few columns. */
+export const ENTRY_PAGE_ROWS = 2_000;
+
+/** One entry as `JSON.stringify(toView(entry))` writes it (a commit), or without `deletedAt` as a select does. */
+function entryJson(dataSourceId: number, row: EntryTuple, grant: Grant, filtered: boolean, deletedAt: boolean): string {
+  const [id, stored, order, createdAt, updatedAt] = row;
+  const data = filtered ? JSON.stringify(filterColumns(JSON.parse(stored) as Record<string, unknown>, grant)) : stored;
+  const json = `{"id":${id},"dataSourceId":${dataSourceId},"data":${data},"order":${order},"createdAt":${JSON.stringify(createdAt)},"updatedAt":${JSON.stringify(updatedAt)}`;
+  return deletedAt ? `${json},"deletedAt":null}` : `${json}}`;
+}
+
+export function entryPages(
+  rows: KeptRows<EntryTuple>,
+  dataSourceId: number,
+  grant: Grant,
+  options: { shape: 'commit' | 'select'; pageRows?: number },
+): EntryPages {
+  const pageRows = options.pageRows ?? ENTRY_PAGE_ROWS;
+  const deletedAt = options.shape === 'commit';
+  const filtered = hasColumnFilter(grant);
+  let first = true;
+  return {
+    async next() {
+      const page = await rows.next(pageRows);
+      if (page.length === 0) return undefined;
+      let text = first ? '' : ',';
+      first = false;
+      for (let i = 0; i < page.length; i++) text += (i === 0 ? '' : ',') + entryJson(dataSourceId, page[i]!, grant, filtered, deletedAt);
+      return text;
+    },
+    close: () => rows.close(),
+  };
+}
