@@ -15,7 +15,7 @@
   const PAGE_SIZE = 5;
   const $ = (id) => document.getElementById(id);
 
-  const state = { config: null, adminToken: null, offset: 0, total: 0, actions: new Map(), cards: new Map() };
+  const state = { config: null, adminToken: null, offset: 0, total: 0, actions: new Map(), cards: new Map(), failed: false };
   /** The studio stand-in of the actions panel (API token, development only; see the top of this file). */
   let admin = null;
 
@@ -51,6 +51,8 @@
       logUploads && count(logUploads, 'run log', 'run logs'),
     ].filter(Boolean);
     Object.assign(node.dataset, { online: String(online), queuedRuns, analyticsBatches, logUploads });
+    // A start that failed while online stays on screen until a load succeeds (status changes do not hide it).
+    if (state.failed) return;
     if (!online) setStatus(node, `Offline${waiting.length ? ` · ${waiting.join(', ')} waiting` : ''}`, 'offline');
     else if (waiting.length) setStatus(node, `Connected · sending ${waiting.join(', ')}`, 'pending');
     else setStatus(node, 'Connected', 'ok');
@@ -360,6 +362,7 @@
 
       await loadApp();
     } catch (error) {
+      state.failed = true;
       setStatus(status, `Failed: ${describeError(error)}`, 'error');
     }
   })();
@@ -376,11 +379,23 @@
       $('app-card').hidden = false;
       await Promise.all([loadBookings(), loadInbox(), refreshActions()]);
       document.body.dataset.ready = 'true';
+      if (state.failed) {
+        state.failed = false;
+        Client.status().then(showConnection);
+      }
     } catch (error) {
       // Offline: the header already says so (Client.onStatusChange); try again once back online.
       if (navigator.onLine) throw error;
       console.warn('[demo] offline at start:', describeError(error));
-      window.addEventListener('online', () => loadApp().catch((e) => setStatus($('status'), `Failed: ${describeError(e)}`, 'error')), { once: true });
+      window.addEventListener(
+        'online',
+        () =>
+          loadApp().catch((e) => {
+            state.failed = true;
+            setStatus($('status'), `Failed: ${describeError(e)}`, 'error');
+          }),
+        { once: true },
+      );
       return;
     }
     poll(loadInbox, 1500);

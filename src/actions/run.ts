@@ -67,13 +67,22 @@ const offlineUnknown = (target: string): Action => ({ name: decodeURIComponent(t
 
 async function runOnServer(ctx: ClientContext, target: string, payload: Record<string, unknown>, wait: boolean, options: RunOptions) {
   const idempotencyKey = options.idempotencyKey ?? randomId();
-  const answer = await ctx.http.request<{ runId: number; status: string; result?: unknown }>('POST', tasksPath(ctx, `/${target}/run`), {
-    json: { payload, wait, environment: ctx.config().environment },
-    headers: { 'Idempotency-Key': idempotencyKey },
-    timeout: wait ? ctx.config().limits.runTimeoutMs + 15_000 : undefined,
-  });
-  remember(runState(ctx).keys, answer.runId, idempotencyKey);
-  return { ...answer, idempotencyKey };
+  const keep = (o: { runId?: number; idempotencyKey?: string } | undefined) => {
+    if (o?.runId) remember(runState(ctx).keys, o.runId, (o.idempotencyKey = idempotencyKey));
+  };
+  const answer = await ctx.http
+    .request<{ runId: number; status: string; result?: unknown }>('POST', tasksPath(ctx, `/${target}/run`), {
+      json: { payload, wait, environment: ctx.config().environment },
+      headers: { 'Idempotency-Key': idempotencyKey },
+      timeout: wait ? ctx.config().limits.runTimeoutMs + 15_000 : undefined,
+    })
+    // A failed run (422, 413) is followed with getRun too: its details name the run.
+    .catch((error) => {
+      keep(error?.details);
+      throw error;
+    });
+  keep(answer);
+  return answer as typeof answer & { idempotencyKey: string };
 }
 
 export function createRunner(ctx: ClientContext) {

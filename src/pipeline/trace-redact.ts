@@ -12,19 +12,26 @@ import { mentionsSecret, REDACTED } from './trace-values.js';
 import type { TruncatedValue } from '../contract/pipeline.js';
 
 /** Query parameter names that are secrets by themselves, beyond the secret-looking words. */
-const SECRET_PARAMS = new Set(['key', 'sig', 'signature', 'code', 'auth', 'pwd', 'pass', 'jwt']);
+const SECRET_PARAMS = new Set(['sig', 'code', 'auth', 'pass']);
 const PARAM = /([?&#;])([^=&#;\s"'<>]{1,100})=([^&#;\s"'<>]*)/g;
-const USERINFO = /(\/\/[^/?#@\s:"']{0,200}:)[^/?#@\s"']{1,200}@/g;
-const SCHEME = /\b(Bearer|Basic|Token)\s+[\w.~+/=-]{8,}/gi;
+/** `//user:password@` (the password redacted) or `//token@` (a token used as the user name: all of it). */
+const USERINFO = /(\/\/)([^/?#@\s:"']{1,200})(:[^/?#@\s"']{0,200})?@/g;
+/** A credential after an authorization scheme: token characters with a digit or a symbol (not "Basic information"). */
+const SCHEME = /\b(Bearer|Basic|Token|bearer|token)\s+(?=[A-Za-z]*[\d._~+/=-])[\w.~+/=-]{8,}/g;
 
-const secretParam = (name: string) => SECRET_PARAMS.has(name.toLowerCase()) || mentionsSecret(name);
+/** A parameter name that is a secret: the secret words, the names above, and names ending in key or signature (`X-Amz-Signature`, `subscription-key`). */
+const secretParam = (name: string) => {
+  const lower = name.toLowerCase();
+  return SECRET_PARAMS.has(lower) || mentionsSecret(lower) || /(key|signature)$/.test(lower);
+};
 
 /** A string with the credentials it carries replaced (URL parameters, userinfo, authorization schemes). */
 export function redactString(text: string): string {
   if (text.length < 8) return text;
   let out = text;
   if (out.includes('=')) out = out.replace(PARAM, (whole, sep: string, name: string) => (secretParam(name) ? `${sep}${name}=${REDACTED}` : whole));
-  if (out.includes('@')) out = out.replace(USERINFO, `$1${REDACTED}@`);
+  if (out.includes('@'))
+    out = out.replace(USERINFO, (_, slashes: string, user: string, password?: string) => `${slashes}${password ? `${user}:${REDACTED}` : REDACTED}@`);
   if (/bearer|basic|token/i.test(out)) out = out.replace(SCHEME, `$1 ${REDACTED}`);
   return out;
 }
@@ -40,7 +47,7 @@ export function redactValue(value: unknown): unknown {
 }
 
 /** A JSON string literal, or a scalar, after `"key":` in a JSON text (a preview may end inside it). */
-const MEMBER = /"((?:[^"\\]|\\.){0,200})"\s*:\s*("(?:[^"\\]|\\.)*(?:"|$)|[{[]|[^,}\]\s]*)/g;
+const MEMBER = /"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*(?:"|$)|[{[]|[^,}\]\s]*)/g;
 
 /**
  * The preview of a truncated value (the first characters of its JSON text): the scalar values of secret-looking

@@ -1,4 +1,4 @@
-import { redactTraced } from './trace-redact.js';
+import { redactString, redactTraced } from './trace-redact.js';
 import { decodeValue, type EncodedValue, omittedValue } from './trace-values.js';
 import type { TraceEntry } from '../contract/pipeline.js';
 
@@ -38,23 +38,26 @@ export function createTrace(max: number, valueBytes = 4096): TraceRecorder {
   let budget = valueBytes * TRACE_BUDGET_VALUES;
   // Values traced again and again (an `if` outcome, a `set`'s input as its output) are decoded once.
   const decoded = new WeakMap<EncodedValue, unknown>();
-  const value = (encoded: EncodedValue): unknown => {
+  const value = (given: EncodedValue): unknown => {
+    // The guest cuts at `valueBytes` with built-ins user code can patch: the host cuts again.
+    const encoded: EncodedValue = given[1].length > valueBytes ? [Math.max(given[0], given[1].length), given[1].slice(0, valueBytes)] : given;
     const kept = encoded[1].length;
     if (kept > budget) {
       budget = 0;
       return omittedValue(encoded[0]);
     }
     budget -= kept;
-    let v = decoded.get(encoded);
+    let v = decoded.get(given);
     if (v === undefined) {
       // Redacted again here, on the host: the guest's own redaction runs with built-ins user code can patch.
       v = redactTraced(decodeValue(encoded));
-      decoded.set(encoded, v);
+      decoded.set(given, v);
     }
     return v;
   };
   const listed = (entry: TraceEntry, values: EntryValues | undefined): TraceEntry => {
-    const message = entry.message;
+    // Messages quote what failed (a URL, a value): credentials in them are redacted like values'.
+    const message = entry.message === undefined ? undefined : (entry.message = redactString(entry.message));
     if (message !== undefined && message.length > MESSAGE_KEPT) {
       const cap = Math.max(MESSAGE_KEPT, Math.min(valueBytes, budget + MESSAGE_KEPT));
       if (message.length > cap) entry.message = `${message.slice(0, cap)}… (${message.length} characters)`;

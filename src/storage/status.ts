@@ -26,33 +26,38 @@ export async function status(host: RunsHost): Promise<ClientStatus> {
 type Watch = {
   listeners: Set<StatusListener>;
   check: () => void;
-  /** What was reported last (JSON) and its read's number: a read that started earlier is never reported after it. */
+  /** The latest read: its status, JSON and number (reads are numbered as they start). */
   last?: { text: string; status: ClientStatus; seq: number };
-  /** Numbers the status reads in the order they start. */
   seq: number;
   pending?: boolean;
   /** Other tabs' notices, open while someone listens. */
   channel?: BroadcastChannel;
-  /** The number of the read each listener heard last. */
-  heard: Map<StatusListener, number>;
+  /** The status (JSON) each listener heard last. */
+  heard: Map<StatusListener, string>;
 };
 const watches = new WeakMap<RunsHost['runs'], Watch>();
 
-/** Reads the status; undefined when a read that started later has already been reported, or on failure. */
-async function read(host: RunsHost, w: Watch): Promise<ClientStatus | undefined> {
+/**
+ * Reads the status and tells every listener whose last status differs. A read that ends after a later one has
+ * been taken is dropped: nobody hears an older status after a newer one.
+ */
+async function read(host: RunsHost, w: Watch): Promise<void> {
   const seq = ++w.seq;
   let now: ClientStatus;
   try {
     now = await status(host);
   } catch (error) {
     host.ctx.logger.warn(`Client status could not be read: ${(error as Error)?.message ?? error}`);
-    return undefined;
+    return;
   }
-  if (w.last && w.last.seq > seq) return undefined;
+  if (w.last && w.last.seq > seq) return;
   const text = JSON.stringify(now);
-  const changed = text !== w.last?.text;
   w.last = { text, status: now, seq };
-  return changed ? now : undefined;
+  for (const fn of [...w.listeners])
+    if (w.heard.get(fn) !== text && w.listeners.has(fn)) {
+      w.heard.set(fn, text);
+      call(host, fn, now);
+    }
 }
 
 function watchOf(host: RunsHost): Watch {
@@ -65,10 +70,9 @@ function watchOf(host: RunsHost): Watch {
     check: () => {
       if (w.pending || w.listeners.size === 0) return;
       w.pending = true;
-      setTimeout(async () => {
+      setTimeout(() => {
         w.pending = false;
-        const now = await read(host, w);
-        if (now && w.last) for (const fn of [...w.listeners]) tell(host, w, fn, w.last);
+        void read(host, w);
       }, 0);
     },
   };
@@ -83,8 +87,8 @@ function watchOf(host: RunsHost): Watch {
 /**
  * Calls `listener` with the status now, then whenever it changes: the browser goes online or offline, or a
  * queue grows or shrinks, in this tab or another tab of the app (their notices come over a BroadcastChannel).
- * Changes in one turn are reported once; a status equal to the last one reported is not, and a read that
- * started before the last one reported is dropped. Returns the function that stops it.
+ * Changes in one turn are reported once; a listener never hears the same status twice in a row, nor an older
+ * status after a newer one. Returns the function that stops it.
  */
 export function watchStatus(host: RunsHost, listener: StatusListener): () => void {
   const w = watchOf(host);
@@ -92,28 +96,20 @@ export function watchStatus(host: RunsHost, listener: StatusListener): () => voi
   if (!w.channel && typeof BroadcastChannel === 'function') {
     w.channel = new BroadcastChannel(host.statusChannel);
     w.channel.onmessage = w.check;
+    // Node: a listener nobody stops must not keep the process alive (browsers have no unref).
+    (w.channel as { unref?: () => void }).unref?.();
   }
-  // The status now, to this listener only: the latest reported if a later read overtook this one.
-  const seq = w.seq + 1;
-  void read(host, w).then(() => {
-    if (w.listeners.has(listener) && w.last && w.last.seq >= seq) tell(host, w, listener, w.last);
-  });
+  // The status now: this read tells the new listener (and anyone a change has not reached yet).
+  void read(host, w);
   return () => {
     if (!w.listeners.delete(listener)) return;
     w.heard.delete(listener);
     if (w.listeners.size > 0) return;
-    // Nobody watches: the next listener's first status is the new baseline (changes meanwhile were not followed).
+    // Nobody watches: changes meanwhile are not followed; the next listener starts from a fresh read.
     w.last = undefined;
     w.channel?.close();
     w.channel = undefined;
   };
-}
-
-/** Reports a read to a listener that has not heard it (or a later one) yet. */
-function tell(host: RunsHost, w: Watch, listener: StatusListener, read: NonNullable<Watch['last']>): void {
-  if ((w.heard.get(listener) ?? 0) >= read.seq) return;
-  w.heard.set(listener, read.seq);
-  call(host, listener, read.status);
 }
 
 function call(host: RunsHost, listener: StatusListener, now: ClientStatus): void {

@@ -101,6 +101,18 @@ describe('a trace in every run log record', () => {
     expect(where.logs.map((l) => [l.id, 'trace' in l.data])).toEqual([[log.id, false]]);
   });
 
+  it('getLogs without traces reads records whose values jsonb cannot hold (a NUL character)', async () => {
+    const action = await b.client.App.Actions.create({
+      name: 'traced-nul',
+      functions: [{ functionPackage: F('script'), settings: { code: "return 'a' + String.fromCharCode(0) + 'b';" } }],
+    });
+    await b.client.App.Actions.publish(action.id, true);
+    expect(await b.client.App.Actions.runWithResult('traced-nul')).toBe('a\u0000b');
+    const page = await b.client.App.Actions.getLogs({ id: action.id });
+    expect(page.logs.map((l) => [l.data.result, 'trace' in l.data])).toEqual([['a\u0000b', false]]);
+    expect((await logOf(action.id)).data.trace).toHaveLength(1);
+  });
+
   it('getLogs with traces answers at most 100 records; bad trace options are refused', async () => {
     const tooMany = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { limit: 101, trace: true } });
     expect(tooMany.status).toBe(400);
@@ -140,6 +152,9 @@ describe('a trace in every run log record', () => {
             header: 'Bearer sekrit3sekrit3',
             proxy: 'https://user:sekrit4@proxy.example.com/',
             plain: 'https://example.com/?page=2',
+            signed: 'https://bucket.example.com/o?X-Amz-Signature=sekrit8&X-Amz-Date=20260101',
+            asUser: 'https://ghp_sekrit9abc@github.com/org/repo.git',
+            prose: 'Basic information about the token expiration',
           },
         },
         // User code breaks the guest's redaction (it lowercases with a patched built-in) before returning a password.
@@ -164,6 +179,9 @@ describe('a trace in every run log record', () => {
       header: 'Bearer [redacted]',
       proxy: 'https://user:[redacted]@proxy.example.com/',
       plain: 'https://example.com/?page=2',
+      signed: 'https://bucket.example.com/o?X-Amz-Signature=[redacted]&X-Amz-Date=20260101',
+      asUser: 'https://[redacted]@github.com/org/repo.git',
+      prose: 'Basic information about the token expiration',
     });
     expect(entries[1]!.output).toMatchObject({ $truncated: true, preview: expect.stringContaining('"password":"[redacted]"') });
     expect(entries[2]!.output).toMatchObject({ $truncated: true, preview: '{"note":"ok",' });

@@ -121,6 +121,17 @@ describe('http-request in server runs', () => {
     await waitClosed('/hang-outbound');
   });
 
+  it('error messages redact credentials in the URL: the error, the log record and the trace', async () => {
+    await action(b, 'http-secret-url', [httpNode('/hang-outbound?api_key=sekrit1&page=2')]);
+    const error = (await rejection(b.client.App.Actions.runWithResult('http-secret-url'))) as Error & { code: string; details: { runId: number } };
+    expect(error.code).toBe('HTTP_TIMEOUT');
+    expect(error.message).toContain('/hang-outbound?api_key=[redacted]&page=2 timed out');
+    const run = await b.client.App.Actions.getRun(error.details.runId);
+    const log = (await b.client.App.Actions.getLogs({ runId: error.details.runId, trace: true })).logs[0]!;
+    expect(JSON.stringify([error.message, run, log])).not.toContain('sekrit1');
+    expect(run.trace.find((t) => t.outcome === 'failed')?.message).toContain('api_key=[redacted]');
+  });
+
   it("the run's time limit ends the run with TIMEOUT and cancels the request", async () => {
     const short = await startTestBackend({ limits: { runTimeoutMs: 300 } });
     try {

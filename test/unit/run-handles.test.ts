@@ -65,7 +65,7 @@ const ended = (client: Client, runId: RunHandle['runId']) =>
   eventually(async () => {
     const run = await client.App.Actions.getRun(runId);
     return (run.status === 'completed' || run.status === 'failed') && run;
-  });
+  }, 30_000);
 
 describe('run handles', () => {
   it('a server run: run() resolves with the numeric run id; getRun follows it to its result', async () => {
@@ -93,6 +93,15 @@ describe('run handles', () => {
     // The same page after a reload (a new client) reads it with the whole handle it kept: the key goes along.
     const kept = JSON.parse(JSON.stringify(handle)) as RunHandle;
     expect(await page({ authToken: b.clientToken }).App.Actions.getRun(kept)).toMatchObject({ runId: handle.runId, status: 'completed', result: 6 });
+  });
+
+  it('with a client token, a failed runWithResult is followed by the run its error names', async () => {
+    const visitor = page({ authToken: b.clientToken });
+    const error = (await rejection(visitor.App.Actions.runWithResult('fails'))) as Error & { code: string; details: { runId: number; idempotencyKey: string } };
+    expect(error.code).toBe('FUNCTION_FAILED');
+    expect(error.details).toMatchObject({ runId: expect.any(Number), idempotencyKey: expect.any(String) });
+    expect(await visitor.App.Actions.getRun(error.details.runId)).toMatchObject({ status: 'failed', error: { code: 'FUNCTION_FAILED' } });
+    expect(await page({ authToken: b.clientToken }).App.Actions.getRun(error.details)).toMatchObject({ status: 'failed' });
   });
 
   it('with a client token, a run queued offline is read by its backend run id once sent, and by its handle anywhere', async () => {

@@ -81,14 +81,18 @@ export async function getDeviceLog(db: Queryable, appId: number, deviceKey: stri
  * Action log records of an app, newest first, in pages (callers filter with
  * sift in JS and keep paging until they have enough).
  */
-export async function* iterateLogs(db: Queryable, appId: number, options: LogSelection & { pageSize?: number }): AsyncGenerator<ActionLog> {
+export async function* iterateLogs(
+  db: Queryable,
+  appId: number,
+  options: LogSelection & { pageSize?: number /** The SQL read for `data` (e.g. without its trace). */; dataSql?: string },
+): AsyncGenerator<ActionLog> {
   const types = options.types ?? LOG_TYPES;
   const pageSize = options.pageSize ?? 500;
   const typeList = types.map(() => '?').join(', ');
   let cursor: { createdAt: string; id: number } | undefined;
   for (;;) {
     const params: (string | number)[] = [appId, ...types];
-    let sql = `SELECT id, type, data, created_at AS createdAt, device_key AS deviceKey FROM logs
+    let sql = `SELECT id, type, ${options.dataSql ?? 'data'} AS data, created_at AS createdAt, device_key AS deviceKey FROM logs
       WHERE app_id = ? AND type IN (${typeList}) AND action_id IS NOT NULL`;
     sql += narrow(options, params);
     if (cursor) {
@@ -104,6 +108,14 @@ export async function* iterateLogs(db: Queryable, appId: number, options: LogSel
     cursor = { createdAt: last.createdAt, id: last.id };
   }
 }
+
+/**
+ * `data` without its `trace`, read by the database (a trace holds up to 256 KB of values; a page of 500 records
+ * need not be read whole to be answered without them). jsonb refuses `\u0000` in strings: such a record is read
+ * whole (and its trace dropped in JS).
+ */
+export const dataWithoutTrace = (dialect: 'sqlite' | 'postgres'): string =>
+  dialect === 'sqlite' ? "json_remove(data, '$.trace')" : "CASE WHEN strpos(data, '\\u0000') > 0 THEN data ELSE (data::jsonb - 'trace')::text END";
 
 export async function countLogs(db: Queryable, appId: number, options: LogSelection): Promise<number> {
   const types = options.types ?? LOG_TYPES;

@@ -5,7 +5,7 @@ import type { ServerContext } from '../context.js';
 import { DEFAULT_SERVER_LIMITS } from '../context.js';
 import { HttpError } from '../http/errors.js';
 import { checkNesting } from '../http/nesting.js';
-import { countLogs, insertDeviceLog, iterateLogs, type LogSelection } from './log-store.js';
+import { countLogs, dataWithoutTrace, insertDeviceLog, iterateLogs, type LogSelection } from './log-store.js';
 import { getAppRun } from './run-store.js';
 import { parseRunId, type ParsedRunId } from './run-view.js';
 import { getActionById, touchLastRun } from './store.js';
@@ -90,7 +90,8 @@ export async function readLogs(ctx: ServerContext, appId: number, query: LogQuer
     // One transaction: the count and the page see the same records, even while runs are logging.
     return ctx.db.transaction(async (tx) => {
       const logs: ActionLog[] = [];
-      for await (const log of iterateLogs(tx, appId, { ...selection, pageSize: Math.min(limit, 500) })) {
+      const dataSql = query.trace ? undefined : dataWithoutTrace(ctx.db.dialect);
+      for await (const log of iterateLogs(tx, appId, { ...selection, pageSize: Math.min(limit, 500), dataSql })) {
         logs.push(shaped(log, query.trace));
         if (logs.length >= limit) break;
       }
@@ -111,7 +112,7 @@ export async function readLogs(ctx: ServerContext, appId: number, query: LogQuer
 }
 
 const MAX_UPLOAD = 500;
-/** A device run's duration as uploaded: runs end at `limits.runTimeoutMs` (120 s by default); a day is far past any. */
+/** A device run's duration as stored, at most: runs end at `limits.runTimeoutMs` (120 s by default); longer uploads are clamped to a day. */
 const MAX_DURATION_MS = 86_400_000;
 
 /** `POST tasks/logs { logs: [...] }`: records of device runs; idempotent by `deviceKey`. */
@@ -134,14 +135,14 @@ export async function uploadDeviceLogs(
     const data = r.data;
     if (!isObject(data)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data must be an object`);
     if (data.mode !== 'on-demand' && data.mode !== 'scheduled') throw new HttpError(400, 'INVALID_FIELD', `${at}.data.mode must be on-demand or scheduled`);
-    if (typeof data.duration !== 'number' || !(data.duration >= 0 && data.duration <= MAX_DURATION_MS))
-      throw new HttpError(400, 'INVALID_FIELD', `${at}.data.duration must be a number of ms from 0 to ${MAX_DURATION_MS} (one day)`);
+    if (typeof data.duration !== 'number' || !(data.duration >= 0)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data.duration must be a number of ms`);
     if (!Number.isInteger(data.actionId)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data.actionId must be an integer`);
     return {
       deviceKey: r.deviceKey,
       type: r.type,
       createdAt: new Date(Date.parse(r.createdAt)).toISOString(),
-      data: { ...data, source: 'device' } as Record<string, unknown>,
+      // Clamped, not refused: a refused record is dropped by the device for good (a sleep or clock jump mid-run).
+      data: { ...data, duration: Math.min(data.duration, MAX_DURATION_MS), source: 'device' } as Record<string, unknown>,
     };
   });
   for (const [i, r] of checked.entries())

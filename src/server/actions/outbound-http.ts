@@ -4,6 +4,7 @@
  * `code` the run reports: HTTP_INVALID_URL, HTTP_TIMEOUT, HTTP_FAILED, RESPONSE_TOO_LARGE.
  */
 import type { HttpRequestLike, HttpResponseLike } from '../../contract/pipeline.js';
+import { redactString } from '../../pipeline/trace-redact.js';
 import { checkOutboundUrl, type PrivateNetworkPolicy } from '../http/outbound-guard.js';
 
 export interface OutboundLimits {
@@ -33,11 +34,13 @@ export async function outboundRequest(request: HttpRequestLike, limits: Outbound
   try {
     url = new URL(request.url);
   } catch {
-    throw new OutboundError('HTTP_INVALID_URL', `http-request: "${request.url}" is not an absolute URL`);
+    throw new OutboundError('HTTP_INVALID_URL', `http-request: "${redactString(String(request.url))}" is not an absolute URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new OutboundError('HTTP_INVALID_URL', `http-request: only http and https URLs, got ${url.protocol}`);
   const method = (request.method ?? 'GET').toUpperCase();
+  // Error messages reach log records and callers: the URL in them has its credentials redacted (query keys, userinfo).
+  const shown = redactString(url.href);
   const headers = new Headers(request.headers ?? {});
   let body: string | undefined;
   if (request.body !== undefined && request.body !== null && method !== 'GET' && method !== 'HEAD') {
@@ -76,11 +79,11 @@ export async function outboundRequest(request: HttpRequestLike, limits: Outbound
       }
     }
   } catch (error) {
-    if (timeout.aborted) throw new OutboundError('HTTP_TIMEOUT', `http-request: ${method} ${url} timed out after ${limits.timeoutMs} ms`);
-    throw new OutboundError('HTTP_FAILED', `http-request: ${method} ${url} failed: ${(error as Error).message}`);
+    if (timeout.aborted) throw new OutboundError('HTTP_TIMEOUT', `http-request: ${method} ${shown} timed out after ${limits.timeoutMs} ms`);
+    throw new OutboundError('HTTP_FAILED', `http-request: ${method} ${shown} failed: ${(error as Error).message}`);
   }
   const tooLarge = () =>
-    new OutboundError('RESPONSE_TOO_LARGE', `http-request: the response of ${method} ${url} is larger than ${limits.maxResponseBytes} bytes`);
+    new OutboundError('RESPONSE_TOO_LARGE', `http-request: the response of ${method} ${shown} is larger than ${limits.maxResponseBytes} bytes`);
   const declared = Number(response.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limits.maxResponseBytes) {
     await response.body?.cancel().catch(() => undefined);
@@ -104,8 +107,8 @@ export async function outboundRequest(request: HttpRequestLike, limits: Outbound
     } catch (error) {
       if (error instanceof OutboundError) throw error;
       if (timeout.aborted)
-        throw new OutboundError('HTTP_TIMEOUT', `http-request: ${method} ${url} timed out after ${limits.timeoutMs} ms while reading the response`);
-      throw new OutboundError('HTTP_FAILED', `http-request: reading the response of ${method} ${url} failed: ${(error as Error).message}`);
+        throw new OutboundError('HTTP_TIMEOUT', `http-request: ${method} ${shown} timed out after ${limits.timeoutMs} ms while reading the response`);
+      throw new OutboundError('HTTP_FAILED', `http-request: reading the response of ${method} ${shown} failed: ${(error as Error).message}`);
     }
   }
   const text = Buffer.concat(chunks).toString('utf8');
