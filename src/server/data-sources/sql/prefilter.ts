@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cond } from './conditions.js';
 import { joinSql, sql, type Sql } from './fragment.js';
-import { keyTest, type SortKey } from './keys.js';
+import { keyTest, keyTestIsExact, type SortKey } from './keys.js';
 
 /** The key of a data path as the index list names it. */
 export const pathKey = (segments: readonly string[]) => segments.join('.');
@@ -48,4 +48,22 @@ export function indexablePaths(cond: Cond, into: Set<string>): Set<string> {
   if (cond.kind === 'path' && cond.test.kind !== 'exists') into.add(pathKey(cond.segments));
   else if (cond.kind === 'and' || cond.kind === 'or') for (const item of cond.items) indexablePaths(item, into);
   return into;
+}
+
+/**
+ * Whether `prefilterOf(cond, {path})` is exactly `cond` for every entry of rank below 3 on `path`: `cond` is
+ * made only of tests on `path` whose key test is exact (keys.ts), under `and` / `or` (each key test implies
+ * rank < 3, and `and`/`or` keep that; `not` has no prefilter). With the rank 3 probe of select.ts, the
+ * prefilter alone then counts the matches, without reading the entries.
+ */
+export function prefilterIsExact(cond: Cond, path: string): boolean {
+  switch (cond.kind) {
+    case 'path':
+      return pathKey(cond.segments) === path && keyTestIsExact(cond.test);
+    case 'and':
+    case 'or':
+      return cond.items.every((item) => prefilterIsExact(item, path));
+    default:
+      return false;
+  }
 }
