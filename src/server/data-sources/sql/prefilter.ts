@@ -67,3 +67,13 @@ export function prefilterIsExact(cond: Cond, path: string): boolean {
       return false;
   }
 }
+
+/**
+ * The tested indexed path a query should seek: the first one whose index form alone (prefilterOf with only
+ * that path) is a condition `cond` implies (in `{ $or: [{ a }, { b }] }` neither is), or undefined.
+ */
+export function seekPath(cond: Cond, indexed: ReadonlySet<string>, keyOf: (segments: readonly string[]) => SortKey): string[] | undefined {
+  const candidates = new Map<string, string[]>();
+  prefilterOf(cond, indexed, keyOf, candidates);
+  return [...candidates].find(([path]) => prefilterOf(cond, new Set([path]), keyOf, new Map()) !== null)?.[1];
+}

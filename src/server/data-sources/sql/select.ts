@@ -6,7 +6,7 @@ import { renderCond, type SqlDialect } from './dialect.js';
 import { joinSql, raw, sql, type Sql } from './fragment.js';
 import { translateOrder, type SqlOrderTerm } from './order.js';
 import { postgresDialect } from './postgres.js';
-import { indexablePaths, indexName, pathKey, prefilterIsExact, prefilterOf } from './prefilter.js';
+import { indexablePaths, indexName, pathKey, prefilterIsExact, prefilterOf, seekPath } from './prefilter.js';
 import { sqliteDialect } from './sqlite.js';
 import { type Access, chooseAccess, CREATED_INDEX, SEEK } from './walk.js';
 import { translateWhere } from './where.js';
@@ -140,9 +140,7 @@ export function selectStatement(
     if (prefilter && counting && prefilterIsExact(plan.where, pathKey(segments!))) return { from, where: prefilter };
     return { from, where: prefilter ? sql`${prefilter} AND ${exact}` : exact };
   };
-  const candidates = new Map<string, string[]>();
-  prefilterOf(plan.where, indexed, keyOf, candidates);
-  const tested = [...candidates.values()][0];
+  const tested = seekPath(plan.where, indexed, keyOf);
   let page: { from: Sql; where: Sql };
   if (access.kind === 'walk') {
     const desc = plan.order[0]?.desc === true;

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/database.js';
 import { idText, type SqlDialect } from './dialect.js';
 import { raw, sql } from './fragment.js';
-import { indexName, pathKey, prefilterOf } from './prefilter.js';
+import { indexName, pathKey, prefilterOf, seekPath } from './prefilter.js';
 import type { SqlSelectPlan } from './select.js';
 
 /**
@@ -44,12 +44,10 @@ export async function chooseAccess(
   const entries = Number(span.hi) - Number(span.lo) + 1;
   const threshold = Math.ceil(Math.sqrt((plan.limit + plan.offset) * entries));
   const keyOf = (segments: readonly string[]) => dialect.sortKey(segments, 'e.data');
-  const candidates = new Map<string, string[]>();
-  prefilterOf(plan.where, indexed, keyOf, candidates);
-  const tested = [...candidates.keys()][0];
-  if (tested !== undefined) {
-    const prefilter = prefilterOf(plan.where, new Set([tested]), keyOf, new Map())!;
-    const from = dialect.entries(dataSourceId, indexName(dataSourceId, pathKey(candidates.get(tested)!)));
+  const tested = seekPath(plan.where, indexed, keyOf);
+  const prefilter = tested && prefilterOf(plan.where, new Set([pathKey(tested)]), keyOf, new Map());
+  if (tested && prefilter) {
+    const from = dialect.entries(dataSourceId, indexName(dataSourceId, pathKey(tested)));
     const probe = sql`SELECT COUNT(*) AS m FROM (SELECT 1 AS one FROM ${from} WHERE ${prefilter} LIMIT ${threshold}) x`;
     const found = await db.get<{ m: number | string }>(probe.text, probe.params);
     if (Number(found?.m ?? 0) < threshold) return SEEK;
