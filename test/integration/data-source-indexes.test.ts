@@ -66,12 +66,13 @@ describe(`data path indexes (${testEngine})`, () => {
   }
 
   /** The plan's statement as the server runs it, and what the database says it does with it. */
-  async function explain(dsId: number, body: object, indexed: string[], access: Access = SEEK): Promise<string> {
+  async function explain(dsId: number, body: object, indexed: string[], access: Access = SEEK, noSort = false): Promise<string> {
     const statement = selectStatement(testEngine, dsId, planSqlSelect(compileQuery(body))!, new Set(indexed), access);
     if (testEngine === 'postgres') {
       // A small table: the planner would rather scan; this asks whether the index can serve the query at all.
       const rows = await db.transaction(async (tx) => {
         await tx.run('SET LOCAL enable_seqscan = off');
+        if (noSort) await tx.run('SET LOCAL enable_sort = off');
         return tx.all<Record<string, string>>(`EXPLAIN ${statement.text}`, statement.params);
       });
       return rows.map((r) => Object.values(r)[0]).join('\n');
@@ -121,7 +122,10 @@ describe(`data path indexes (${testEngine})`, () => {
       expect(walked).toContain(`USING INDEX ${CREATED_INDEX} (data_source_id=? AND created_at>?)`);
       expect(walked).not.toContain('TEMP B-TREE');
     } else {
-      expect(await explain(indexed, { order: [['createdAt', 'DESC']], limit: 5 }, [], { kind: 'walk', bound: null })).toContain(CREATED_INDEX);
+      // Unanalyzed, the planner would rather sort this small table's 400 rows: can the walk avoid sorting?
+      const walkedPg = await explain(indexed, { order: [['createdAt', 'DESC']], limit: 5 }, [], { kind: 'walk', bound: null }, true);
+      expect(walkedPg).toContain(`Index Scan Backward using ${CREATED_INDEX}`);
+      expect(walkedPg).not.toContain('Sort');
       expect(await explain(indexed, { where: { age: 42 }, limit: 5 }, ['age'])).toContain(indexName(indexed, 'age'));
       expect(await explain(indexed, { where: { age: { $gte: 45 } }, order: [['age', 'DESC']], limit: 5 }, ['age'])).toContain(indexName(indexed, 'age'));
     }
