@@ -77,3 +77,16 @@ export function seekPath(cond: Cond, indexed: ReadonlySet<string>, keyOf: (segme
   prefilterOf(cond, indexed, keyOf, candidates);
   return [...candidates].find(([path]) => prefilterOf(cond, new Set([path]), keyOf, new Map()) !== null)?.[1];
 }
+
+/**
+ * Whether every entry the index form of `path` lets through has one same key on it (rank, num, txt): `cond`
+ * is, or ANDs, a test on `path` for one value (null, or `$eq`/`$in` of a single scalar). The page can then
+ * be ordered by that key first without changing its order, which tells PostgreSQL that the index (key,
+ * sort_order, id DESC) already gives the default order (it does not infer it from `num IS NULL`).
+ */
+export function pinsKey(cond: Cond, path: string): boolean {
+  if (cond.kind === 'and') return cond.items.some((item) => pinsKey(item, path));
+  if (cond.kind !== 'path' || pathKey(cond.segments) !== path) return false;
+  const { test } = cond;
+  return test.kind === 'null' || (test.kind === 'in' && test.strings.length + test.numbers.length + new Set(test.booleans).size === 1);
+}

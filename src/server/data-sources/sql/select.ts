@@ -6,7 +6,7 @@ import { renderCond, type SqlDialect } from './dialect.js';
 import { joinSql, raw, sql, type Sql } from './fragment.js';
 import { translateOrder, type SqlOrderTerm } from './order.js';
 import { postgresDialect } from './postgres.js';
-import { indexablePaths, indexName, pathKey, prefilterIsExact, prefilterOf, seekPath } from './prefilter.js';
+import { indexablePaths, indexName, pathKey, pinsKey, prefilterIsExact, prefilterOf, seekPath } from './prefilter.js';
 import { sqliteDialect } from './sqlite.js';
 import { type Access, chooseAccess, CREATED_INDEX, SEEK } from './walk.js';
 import { translateWhere } from './where.js';
@@ -142,6 +142,7 @@ export function selectStatement(
   };
   const tested = seekPath(plan.where, indexed, keyOf);
   let page: { from: Sql; where: Sql };
+  let pinned: string[] = [];
   if (access.kind === 'walk') {
     const desc = plan.order[0]?.desc === true;
     const bound = access.bound === null ? null : dialect.column('created_at', { kind: 'cmp', op: desc ? '>=' : '<=', value: access.bound });
@@ -150,12 +151,17 @@ export function selectStatement(
     // The first order key's index (the page then stops early), else a tested path's. Only its path gets the
     // index form (the keys of other paths would only be computed row by row).
     const first = plan.order[0];
-    page = through(first?.kind === 'path' && indexed.has(pathKey(first.segments)) ? first.segments : tested, false);
+    const via = first?.kind === 'path' && indexed.has(pathKey(first.segments)) ? first.segments : tested;
+    page = through(via, false);
+    if (via && via === tested && pinsKey(plan.where, pathKey(via))) {
+      const key = keyOf(via);
+      pinned = [key.rank, key.num, key.txt];
+    }
   }
   const terms = orderTerms(dialect, plan, 'e');
   const limit = plan.limit > 0 ? plan.limit : -1;
   const columns = ['e.id', 'e.data', 'e.sort_order', 'e.created_at', 'e.updated_at', ...terms.select].join(', ');
-  const pageSql = sql`SELECT ${raw(columns)} FROM ${page.from} WHERE ${page.where} ORDER BY ${raw(terms.orderBy)} LIMIT ${raw(String(limit))} OFFSET ${plan.offset}`;
+  const pageSql = sql`SELECT ${raw(columns)} FROM ${page.from} WHERE ${page.where} ORDER BY ${raw([...pinned, terms.orderBy].join(', '))} LIMIT ${raw(String(limit))} OFFSET ${plan.offset}`;
   const count = plan.count ? through(tested, true) : null;
   // Rank 3 rows matching the exact condition, one probe per path (each through its index when it has one).
   const anyRank3 = (paths: readonly (readonly string[])[]): Sql =>
