@@ -209,3 +209,48 @@ export function queryBody(rng: Rng, bounds: { maxId: number; times: string[] }):
   if (rng() < 0.5) body.includePagination = true;
   return body;
 }
+
+/** The paths sql-differential.test.ts declares indexes on. */
+export const INDEXED_PATHS = ['n', 's', 'b', 'd', 'k', 'obj.x', 'deep.a.b', 'mixed', 'tags'] as const;
+
+/** A test on an indexed path that has an index form (keys.ts): equality, `$in`, a comparison, null; 'true'/'false' and booleans often. */
+function indexedCondition(rng: Rng): unknown {
+  const operandOf = () => (rng() < 0.25 ? pick(rng, [true, false, 'true', 'false', null]) : pick(rng, SCALARS));
+  const r = rng();
+  if (r < 0.3) return operandOf();
+  if (r < 0.5) return { $in: Array.from({ length: int(rng, 1, 3) }, operandOf) };
+  if (r < 0.85) {
+    const bound = () => (rng() < 0.5 ? pick(rng, NUMBERS) : pick(rng, [...STRINGS, 'f', 'g', 'tru', 'truf', 'fals', 'falsf', 'u']));
+    return rng() < 0.7 ? { [pick(rng, COMPARISONS)]: bound() } : { $gte: bound(), $lt: bound() };
+  }
+  return { $eq: operandOf() };
+}
+
+/**
+ * A select whose plan has a choice of index (sql/walk.ts, sql/select.ts): tests on indexed paths (one path
+ * alone, whose count is then index-only, or two, under `$or` now and then), ordered by `createdAt` either way
+ * (sometimes with more keys) or by the default order, often with `includePagination`.
+ */
+export function indexedQueryBody(rng: Rng, bounds: { maxId: number; times: string[] }): Record<string, unknown> {
+  const path = pick(rng, INDEXED_PATHS);
+  const r = rng();
+  let where: Record<string, unknown>;
+  if (r < 0.5) where = { [path]: indexedCondition(rng) };
+  else if (r < 0.65) where = { $or: [{ [path]: indexedCondition(rng) }, { [path]: indexedCondition(rng) }] };
+  else if (r < 0.8) where = { [path]: indexedCondition(rng), [pick(rng, INDEXED_PATHS)]: indexedCondition(rng) };
+  else if (r < 0.9) where = { [path]: indexedCondition(rng), [pick(rng, PATHS)]: condition(rng) };
+  else where = { [path]: indexedCondition(rng), $createdAt: { $lte: pick(rng, bounds.times) } };
+  const body: Record<string, unknown> = { where };
+  const o = rng();
+  if (o < 0.4) body.order = [['createdAt', 'DESC']];
+  else if (o < 0.7) body.order = [['createdAt', 'ASC']];
+  else if (o < 0.8)
+    body.order = [
+      ['createdAt', pick(rng, ['ASC', 'DESC'])],
+      [pick(rng, ['id', 'order', 'k', 'n']), pick(rng, ['ASC', 'DESC'])],
+    ];
+  if (rng() < 0.9) body.limit = int(rng, 1, 25);
+  if (rng() < 0.3) body.offset = int(rng, 0, 60);
+  if (rng() < 0.6) body.includePagination = true;
+  return body;
+}

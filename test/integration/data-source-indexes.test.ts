@@ -6,6 +6,7 @@ import type { Database } from '../../src/server/db/database.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { indexName } from '../../src/server/data-sources/indexes.js';
 import { planSqlSelect, selectStatement } from '../../src/server/data-sources/sql/select.js';
+import { type Access, CREATED_INDEX, SEEK } from '../../src/server/data-sources/sql/walk.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
 
@@ -65,12 +66,13 @@ describe(`data path indexes (${testEngine})`, () => {
   }
 
   /** The plan's statement as the server runs it, and what the database says it does with it. */
-  async function explain(dsId: number, body: object, indexed: string[]): Promise<string> {
-    const statement = selectStatement(testEngine, dsId, planSqlSelect(compileQuery(body))!, new Set(indexed));
+  async function explain(dsId: number, body: object, indexed: string[], access: Access = SEEK, noSort = false): Promise<string> {
+    const statement = selectStatement(testEngine, dsId, planSqlSelect(compileQuery(body))!, new Set(indexed), access);
     if (testEngine === 'postgres') {
       // A small table: the planner would rather scan; this asks whether the index can serve the query at all.
       const rows = await db.transaction(async (tx) => {
         await tx.run('SET LOCAL enable_seqscan = off');
+        if (noSort) await tx.run('SET LOCAL enable_sort = off');
         return tx.all<Record<string, string>>(`EXPLAIN ${statement.text}`, statement.params);
       });
       return rows.map((r) => Object.values(r)[0]).join('\n');
@@ -112,7 +114,21 @@ describe(`data path indexes (${testEngine})`, () => {
       // The page walks the index in order (only the outer ORDER BY of the few page rows sorts).
       expect(ordered).toContain(`SCAN data_source_entries USING INDEX ${indexName(indexed, 'age')}`);
       expect(ordered.match(/USE TEMP B-TREE FOR ORDER BY/g) ?? []).toHaveLength(1);
+      // A newest-first page walking the createdAt index (sql/walk.ts) reads it in order: nothing is sorted.
+      const walked = await explain(indexed, { where: { 'address.city': 'Oslo' }, order: [['createdAt', 'DESC']], limit: 5 }, ['address.city'], {
+        kind: 'walk',
+        bound: '2000-01-01',
+      });
+      expect(walked).toContain(`USING INDEX ${CREATED_INDEX} (data_source_id=? AND created_at>?)`);
+      expect(walked).not.toContain('TEMP B-TREE');
+      // A counted page of one city: the index gives the default order after the key (only the outer ORDER BY sorts).
+      const counted = await explain(indexed, { where: { 'address.city': 'Oslo' }, limit: 5, includePagination: true }, ['address.city']);
+      expect(counted.match(/USE TEMP B-TREE FOR ORDER BY/g) ?? []).toHaveLength(1);
     } else {
+      // Unanalyzed, the planner would rather sort this small table's 400 rows: can the walk avoid sorting?
+      const walkedPg = await explain(indexed, { order: [['createdAt', 'DESC']], limit: 5 }, [], { kind: 'walk', bound: null }, true);
+      expect(walkedPg).toContain(`Index Scan Backward using ${CREATED_INDEX}`);
+      expect(walkedPg).not.toContain('Sort');
       expect(await explain(indexed, { where: { age: 42 }, limit: 5 }, ['age'])).toContain(indexName(indexed, 'age'));
       expect(await explain(indexed, { where: { age: { $gte: 45 } }, order: [['age', 'DESC']], limit: 5 }, ['age'])).toContain(indexName(indexed, 'age'));
     }

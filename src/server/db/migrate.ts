@@ -5,6 +5,8 @@ export interface Migration {
   id: string;
   /** Statements run in one transaction. Portable SQL (see database.ts). */
   up: readonly string[];
+  /** Run instead of `up` on PostgreSQL, when the portable SQL cannot say it (e.g. an index's collation). */
+  postgres?: readonly string[];
 }
 
 /** Applies the migrations not yet recorded in `schema_migrations`. */
@@ -15,7 +17,7 @@ export async function migrate(db: Database, migrations: readonly Migration[]): P
   for (const migration of migrations) {
     if (done.has(migration.id)) continue;
     await db.transaction(async (tx) => {
-      for (const statement of migration.up) await tx.run(statement);
+      for (const statement of (db.dialect === 'postgres' && migration.postgres) || migration.up) await tx.run(statement);
       await tx.run('INSERT INTO schema_migrations (id, applied_at) VALUES (?, ?)', [migration.id, new Date().toISOString()]);
     });
     applied.push(migration.id);

@@ -50,3 +50,30 @@ export function keyTest(key: SortKey, test: ValueTest): Sql | null {
     }
   }
 }
+
+const JS_CMP = {
+  '>': (a: string, b: string) => a > b,
+  '>=': (a: string, b: string) => a >= b,
+  '<': (a: string, b: string) => a < b,
+  '<=': (a: string, b: string) => a <= b,
+};
+
+/**
+ * Whether `keyTest(key, test)` is exactly `test` for every value of rank below 3, so that a count needs no
+ * other check than the index (select.ts). Rank 0-2 values are what sift reaches by the plain path alone: one
+ * number, string or boolean, or null/missing (arrays, objects, literal dotted keys are rank 3). Numbers and
+ * null are told apart by rank; but rank 1 holds strings and booleans under one text, 'true'/'false': a test
+ * whose strings or range include that text, or that names a boolean, also needs the exact condition.
+ */
+export function keyTestIsExact(test: ValueTest): boolean {
+  switch (test.kind) {
+    case 'exists':
+      return false;
+    case 'null':
+      return true;
+    case 'cmp':
+      return typeof test.value === 'number' || !['true', 'false'].some((text) => JS_CMP[test.op](text, test.value as string));
+    case 'in':
+      return test.booleans.length === 0 && test.strings.length + test.numbers.length > 0 && !test.strings.some((s) => s === 'true' || s === 'false');
+  }
+}

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cond } from './conditions.js';
 import { joinSql, sql, type Sql } from './fragment.js';
-import { keyTest, type SortKey } from './keys.js';
+import { keyTest, keyTestIsExact, type SortKey } from './keys.js';
 
 /** The key of a data path as the index list names it. */
 export const pathKey = (segments: readonly string[]) => segments.join('.');
@@ -48,4 +48,45 @@ export function indexablePaths(cond: Cond, into: Set<string>): Set<string> {
   if (cond.kind === 'path' && cond.test.kind !== 'exists') into.add(pathKey(cond.segments));
   else if (cond.kind === 'and' || cond.kind === 'or') for (const item of cond.items) indexablePaths(item, into);
   return into;
+}
+
+/**
+ * Whether `prefilterOf(cond, {path})` is exactly `cond` for every entry of rank below 3 on `path`: `cond` is
+ * made only of tests on `path` whose key test is exact (keys.ts), under `and` / `or` (each key test implies
+ * rank < 3, and `and`/`or` keep that; `not` has no prefilter). With the rank 3 probe of select.ts, the
+ * prefilter alone then counts the matches, without reading the entries.
+ */
+export function prefilterIsExact(cond: Cond, path: string): boolean {
+  switch (cond.kind) {
+    case 'path':
+      return pathKey(cond.segments) === path && keyTestIsExact(cond.test);
+    case 'and':
+    case 'or':
+      return cond.items.every((item) => prefilterIsExact(item, path));
+    default:
+      return false;
+  }
+}
+
+/**
+ * The tested indexed path a query should seek: the first one whose index form alone (prefilterOf with only
+ * that path) is a condition `cond` implies (in `{ $or: [{ a }, { b }] }` neither is), or undefined.
+ */
+export function seekPath(cond: Cond, indexed: ReadonlySet<string>, keyOf: (segments: readonly string[]) => SortKey): string[] | undefined {
+  const candidates = new Map<string, string[]>();
+  prefilterOf(cond, indexed, keyOf, candidates);
+  return [...candidates].find(([path]) => prefilterOf(cond, new Set([path]), keyOf, new Map()) !== null)?.[1];
+}
+
+/**
+ * Whether every entry the index form of `path` lets through has one same key on it (rank, num, txt): `cond`
+ * is, or ANDs, a test on `path` for one value (null, or `$eq`/`$in` of a single scalar). The page can then
+ * be ordered by that key first without changing its order, which tells PostgreSQL that the index (key,
+ * sort_order, id DESC) already gives the default order (it does not infer it from `num IS NULL`).
+ */
+export function pinsKey(cond: Cond, path: string): boolean {
+  if (cond.kind === 'and') return cond.items.some((item) => pinsKey(item, path));
+  if (cond.kind !== 'path' || pathKey(cond.segments) !== path) return false;
+  const { test } = cond;
+  return test.kind === 'null' || (test.kind === 'in' && test.strings.length + test.numbers.length + new Set(test.booleans).size === 1);
 }

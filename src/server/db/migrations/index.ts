@@ -12,6 +12,7 @@ import { versionChangeMigrations } from './0010-version-changes.js';
 import { runQueueMigrations } from './0011-run-queue.js';
 import { dataSourceIndexMigrations } from './0012-data-source-indexes.js';
 import { triggerKeyMigrations } from './0013-trigger-keys.js';
+import { entriesCreatedOrderMigrations } from './0014-entries-created-order.js';
 
 /** Every migration, in the order they are applied. */
 export const migrations: readonly Migration[] = [
@@ -28,4 +29,5 @@ export const migrations: readonly Migration[] = [
   ...runQueueMigrations,
   ...dataSourceIndexMigrations,
   ...triggerKeyMigrations,
+  ...entriesCreatedOrderMigrations,
 ];
