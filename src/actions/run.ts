@@ -132,7 +132,7 @@ export function createRunner(ctx: ClientContext) {
           // `details` is the run's handle: getRun(error.details) follows it.
           throw new ClientError(
             'RUN_PENDING',
-            `Run ${answer.runId} of "${action.name}" is still ${answer.status}; follow it with getRun(error.details)`,
+            `Run ${answer.runId} of "${action.name}" is still ${answer.status}: see getRun(error.details)`,
             answer,
           );
         return answer.result as T;

@@ -1,6 +1,7 @@
 import type { ActionLog } from '../contract/actions.js';
 import type { ClientContext } from '../core/context.js';
 import { isApiError } from '../http/errors.js';
+import { loadChunk } from '../core/lazy.js';
 import { clientStore, perClient, statusChanged } from './client-store.js';
 import { randomId } from './connectivity.js';
 import { isRetryable } from './outbox.js';
@@ -60,15 +61,11 @@ export async function removeRunLogs(ctx: ClientContext, keys: readonly string[],
  */
 const refusedForGood = (error: unknown) => isApiError(error) && error.status >= 400 && error.status < 500 && !isRetryable(error);
 
-const describe = (log: ActionLog) => `of action ${String(log.data?.actionId)} at ${log.createdAt} (${log.deviceKey})`;
-
 /**
- * Uploads pending logs in batches with `upload` (which the actions module supplies: the route is its own)
- * and removes each batch once accepted. A failure that may pass later stops the upload, keeping the rest for
- * the next time. The backend takes or refuses a batch whole; when it refuses one for good (`refusedForGood`),
- * the records of that batch are sent one at a time: those it takes are removed as uploaded, those it refuses
- * are dropped with an error log, so one bad record never blocks the ones after it. (Done on the device so that
- * it works with any backend; the extra requests happen only after such a refusal.)
+ * Uploads pending logs in batches with `upload` (which the actions module supplies: the route is its own), one
+ * upload at a time per client and app (getLogs, the scheduled upload: two at once sent, and dropped, the same
+ * records twice). The loop (src/storage/upload-logs.ts) is in the lazy `runs` chunk: it runs only after device
+ * runs, which load the engine anyway, or when logs are pending.
  */
 export function uploadRunLogs(
   ctx: ClientContext,
@@ -76,58 +73,19 @@ export function uploadRunLogs(
   batchSize = 50,
   appId: number = ctx.appId(),
 ): Promise<{ uploaded: number; remaining: number }> {
-  // One at a time per client and app (getLogs, the scheduled upload): two at once sent, and dropped, the same records twice.
   const chain = perClient(ctx, `runLogUploads:${appId}`, () => ({ last: Promise.resolve() as Promise<unknown> }));
-  const next = chain.last.then(() => uploadNow(ctx, upload, batchSize, appId));
+  const next = chain.last.then(async () =>
+    (await loadChunk('runs', ctx.config().assetsUrl)).uploadLogs(
+      {
+        logger: ctx.logger,
+        pending: (limit) => pendingRunLogs(ctx, limit, appId),
+        remove: (keys) => removeRunLogs(ctx, keys, appId),
+        refusedForGood,
+      },
+      upload,
+      batchSize,
+    ),
+  );
   chain.last = next.catch(() => {});
   return next;
-}
-
-async function uploadNow(
-  ctx: ClientContext,
-  upload: (logs: ActionLog[]) => Promise<void>,
-  batchSize: number,
-  appId: number,
-): Promise<{ uploaded: number; remaining: number }> {
-  let uploaded = 0;
-  const later = async (error: unknown) => {
-    ctx.logger.info(`Device run logs will be uploaded later: ${(error as Error)?.message ?? error}`);
-    return { uploaded, remaining: (await pendingRunLogs(ctx, Infinity, appId)).length };
-  };
-  const drop = async (record: StoredRunLog, error: unknown) => {
-    ctx.logger.error(`Device run log ${describe(record.log)} was refused by the backend for good, dropping it: ${(error as Error)?.message ?? error}`);
-    await removeRunLogs(ctx, [record.key], appId);
-  };
-  for (;;) {
-    const batch = await pendingRunLogs(ctx, batchSize, appId);
-    if (batch.length === 0) return { uploaded, remaining: 0 };
-    try {
-      await upload(batch.map((b) => b.log));
-    } catch (error) {
-      if (!refusedForGood(error)) return later(error);
-      if (batch.length === 1) {
-        await drop(batch[0]!, error);
-        continue;
-      }
-      // One by one, to find the record(s) refused.
-      for (const record of batch) {
-        try {
-          await upload([record.log]);
-        } catch (one) {
-          if (!refusedForGood(one)) return later(one);
-          await drop(record, one);
-          continue;
-        }
-        await removeRunLogs(ctx, [record.key], appId);
-        uploaded++;
-      }
-      continue;
-    }
-    await removeRunLogs(
-      ctx,
-      batch.map((b) => b.key),
-      appId,
-    );
-    uploaded += batch.length;
-  }
 }
