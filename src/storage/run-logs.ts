@@ -75,16 +75,19 @@ export function uploadRunLogs(
 ): Promise<{ uploaded: number; remaining: number }> {
   const chain = perClient(ctx, `runLogUploads:${appId}`, () => ({ last: Promise.resolve() as Promise<unknown> }));
   const next = chain.last.then(async () =>
-    (await loadChunk('runs', ctx.config().assetsUrl)).uploadLogs(
-      {
-        logger: ctx.logger,
-        pending: (limit) => pendingRunLogs(ctx, limit, appId),
-        remove: (keys) => removeRunLogs(ctx, keys, appId),
-        refusedForGood,
-      },
-      upload,
-      batchSize,
-    ),
+    // Nothing pending (most page loads): no chunk to fetch.
+    (await pendingRunLogs(ctx, 1, appId)).length === 0
+      ? { uploaded: 0, remaining: 0 }
+      : (await loadChunk('runs', ctx.config().assetsUrl)).uploadLogs(
+          {
+            logger: ctx.logger,
+            pending: (limit) => pendingRunLogs(ctx, limit, appId),
+            remove: (keys) => removeRunLogs(ctx, keys, appId),
+            refusedForGood,
+          },
+          upload,
+          batchSize,
+        ),
   );
   chain.last = next.catch(() => {});
   return next;
