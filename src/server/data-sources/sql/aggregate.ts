@@ -1,0 +1,179 @@
+import type { Queryable } from '../../db/database.js';
+import { runAggregate } from '../query/aggregate.js';
+import { AggregateBudget, type AggregateLimits } from '../query/budget.js';
+import type { AggregateDialect } from './aggregate-dialect.js';
+import type { Accumulator, SqlAggregatePlan } from './aggregate-plan.js';
+import { renderCond } from './dialect.js';
+import { raw, sql, type Sql } from './fragment.js';
+import { postgresAggregate } from './postgres-aggregate.js';
+import { dialectOf } from './select.js';
+import { sqliteAggregate } from './sqlite-aggregate.js';
+
+/**
+ * Runs an aggregation plan (aggregate-plan.ts) as one statement: the groups of the entries matching `where`
+ * and `$match`, with their accumulators, in mingo's order (a group comes where its first entry comes in the
+ * default order, `order` ASC then `id` DESC), then the rest of the pipeline on mingo over the groups. Only the
+ * groups are read, never the entries. null when the statement saw something it does not answer exactly as
+ * mingo (the caller then runs the JS evaluator):
+ *
+ * - an "ambiguous" row (aggregate-dialect.ts): an array on a grouped or `$min`/`$max` path or on a `$match`
+ *   path, an object or array grouped or compared, a string whose order SQL does not keep;
+ * - a `$sum`/`$avg` whose total may differ: mingo adds doubles one by one in entry order, the database in its
+ *   own order (and SQLite with compensation). The two agree when every partial sum is exact: integers with a
+ *   total of absolute values up to 2^52, or multiples of 1/1024 up to 2^42;
+ * - `order` or ids out of the range where first-appearance keys (`sort_order * 2^32 - id`) are exact;
+ * - more groups than the memory budget could hold (the JS path then answers AGGREGATE_TOO_LARGE, or not).
+ *
+ * The groups are charged to the same budget as mingo's `$group` output (budget.ts), so a too large answer is
+ * 422 AGGREGATE_TOO_LARGE here too.
+ */
+const aggregateDialectOf = (engine: 'sqlite' | 'postgres'): AggregateDialect => (engine === 'postgres' ? postgresAggregate : sqliteAggregate);
+
+/** The least budget a group document is charged (an object and one field): more groups cannot fit. */
+const MIN_GROUP_BYTES = 40;
+const SAFE_ORDER = 2 ** 30;
+const SAFE_ID = 2 ** 32;
+
+type Row = Record<string, unknown>;
+type SumAccumulator = Extract<Accumulator, { op: 'sum' | 'avg' | 'min' | 'max' }>;
+
+/** The statement of a plan (exported for EXPLAIN in tests and benchmarks). */
+export function aggregateStatement(engine: 'sqlite' | 'postgres', dataSourceId: number, plan: SqlAggregatePlan, maxGroups: number): Sql {
+  const dialect = dialectOf(engine);
+  const agg = aggregateDialectOf(engine);
+  const select: string[] = [
+    'COUNT(*) AS n',
+    'MIN(e.sort_order * 4294967296 - e.id) AS fa',
+    'MIN(e.sort_order) AS omin',
+    'MAX(e.sort_order) AS omax',
+    'MAX(e.id) AS idmax',
+  ];
+  const group: string[] = [];
+  const ambiguous: string[] = plan.matchPaths.map((segments) => agg.matchAmbiguous(segments));
+  const keys = plan.key.kind === 'path' ? [plan.key.segments] : plan.key.kind === 'object' ? plan.key.fields.map((f) => f.segments) : [];
+  keys.forEach((segments, i) => {
+    const key = agg.key(segments, `k${i}`, plan.key.kind === 'path' ? 0 : 4);
+    select.push(...key.select);
+    group.push(...key.group);
+    ambiguous.push(key.amb);
+  });
+  plan.accumulators.forEach((acc, i) => {
+    if (acc.op === 'count' || acc.op === 'times') return;
+    const out = agg.accumulator(acc, `a${i}`);
+    select.push(...out.select);
+    if (out.amb) ambiguous.push(out.amb);
+  });
+  select.push(ambiguous.length > 0 ? `MAX(CASE WHEN ${ambiguous.join(' OR ')} THEN 1 ELSE 0 END) AS amb` : '0 AS amb');
+  const where = renderCond(dialect, plan.where);
+  // A row the `$match` might treat otherwise than mingo is kept (and flagged) whether or not SQL matches it.
+  const matchAmb = plan.matchPaths.map((segments) => agg.matchAmbiguous(segments));
+  const filter = matchAmb.length > 0 ? sql`(${where} OR ${raw(matchAmb.join(' OR '))})` : where;
+  const groupBy = group.length > 0 ? ` GROUP BY ${group.join(', ')}` : '';
+  return sql`SELECT ${raw(select.join(', '))} FROM ${dialect.entries(dataSourceId)} WHERE ${filter}${raw(groupBy)} ORDER BY fa LIMIT ${raw(String(maxGroups + 1))}`;
+}
+
+const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+const yes = (value: unknown) => value === 1 || value === true || value === '1';
+
+/** A grouped value from its class and value columns (aggregate-dialect.ts); undefined when missing. */
+function keyValue(c: unknown, v: unknown): unknown {
+  switch (Number(c)) {
+    case 0:
+      return null;
+    case 1:
+      return Number(v);
+    case 2:
+      return v;
+    case 3:
+      return v === 1 || v === true;
+    default:
+      return undefined;
+  }
+}
+
+/** The accumulator's value, or undefined when the database's answer may differ from mingo's. */
+function accumulated(acc: Accumulator, row: Row, p: string, n: number): unknown {
+  switch (acc.op) {
+    case 'count':
+      return n;
+    case 'times':
+      return n * acc.value;
+    case 'sum':
+    case 'avg':
+      return sumOf(acc, row, p);
+    case 'min': {
+      if (row[`${p}_n`] !== null) return num(row[`${p}_n`]);
+      if (row[`${p}_t`] !== null) return row[`${p}_t`];
+      if (yes(row[`${p}_bf`])) return false;
+      return yes(row[`${p}_bt`]) ? true : null;
+    }
+    case 'max': {
+      if (yes(row[`${p}_bt`])) return true;
+      if (yes(row[`${p}_bf`])) return false;
+      if (row[`${p}_t`] !== null) return row[`${p}_t`];
+      return num(row[`${p}_n`]);
+    }
+  }
+}
+
+function sumOf(acc: SumAccumulator, row: Row, p: string): unknown {
+  const count = Number(row[`${p}_c`]);
+  if (count === 0) return acc.op === 'sum' ? 0 : null;
+  const absolute = Number(row[`${p}_a`]);
+  const exact = (Number(row[`${p}_i`]) === 0 && absolute <= 2 ** 52) || (Number(row[`${p}_d`]) === 0 && absolute <= 2 ** 42);
+  if (!exact) return undefined;
+  const sum = Number(row[`${p}_s`]);
+  return acc.op === 'sum' ? sum : sum / count;
+}
+
+/** One group document as mingo's `$group` builds it, or undefined when it may differ. */
+function groupDocument(plan: SqlAggregatePlan, row: Row): Record<string, unknown> | undefined {
+  const n = Number(row.n);
+  const doc: Record<string, unknown> = {};
+  if (plan.key.kind === 'null') doc._id = null;
+  else if (plan.key.kind === 'path') doc._id = keyValue(row.k0c, row.k0v);
+  else {
+    const id: Record<string, unknown> = {};
+    // As mingo: a missing value is a key holding undefined (it counts when `$sort` compares ids).
+    plan.key.fields.forEach((field, i) => {
+      id[field.name] = keyValue(row[`k${i}c`], row[`k${i}v`]);
+    });
+    doc._id = id;
+  }
+  for (let i = 0; i < plan.accumulators.length; i++) {
+    const acc = plan.accumulators[i]!;
+    const value = accumulated(acc, row, `a${i}`, n);
+    if (value === undefined) return undefined;
+    doc[acc.name] = value;
+  }
+  return doc;
+}
+
+export async function runSqlAggregate(
+  db: Queryable,
+  engine: 'sqlite' | 'postgres',
+  dataSourceId: number,
+  plan: SqlAggregatePlan,
+  limits: AggregateLimits,
+): Promise<unknown[] | null> {
+  const maxGroups = Math.floor(limits.bytes / MIN_GROUP_BYTES);
+  const statement = aggregateStatement(engine, dataSourceId, plan, maxGroups);
+  const rows = await db.all<Row>(statement.text, statement.params);
+  if (rows.length > maxGroups) return null;
+  for (const row of rows) {
+    if (Number(row.n) === 0) continue;
+    if (yes(row.amb) || Math.abs(Number(row.omin)) >= SAFE_ORDER || Math.abs(Number(row.omax)) >= SAFE_ORDER || Number(row.idmax) >= SAFE_ID) return null;
+  }
+  const budget = new AggregateBudget(limits);
+  const docs: unknown[] = [];
+  for (const row of rows) {
+    // `_id: null` over no entries: mingo has no group at all.
+    if (Number(row.n) === 0) continue;
+    const doc = groupDocument(plan, row);
+    if (!doc) return null;
+    budget.tick();
+    docs.push(budget.charge(budget.checkTree(doc, 'a document of $group'), '$group'));
+  }
+  if (plan.tail.length > 0) return runAggregate(docs as never, plan.tail, 'aggregate', limits);
+  return budget.checkTree(docs, 'the result');
+}
