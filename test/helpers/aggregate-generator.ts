@@ -37,6 +37,8 @@ export function entryData(rng: Rng): Record<string, unknown> {
   maybe('v', () => amount(rng, 0));
   maybe('f', () => amount(rng, 0.08));
   maybe('o', () => (rng() < 0.9 ? { x: rng() < 0.8 ? pick(rng, GROUPS) : amount(rng, 0), y: int(rng, 0, 3) } : rng() < 0.5 ? [{ x: 1 }] : 'flat'));
+  // Prices: decimal fractions, whose sums depend on the order of the additions (the translation must decline).
+  maybe('p', () => (rng() < 0.6 ? pick(rng, [19.99, 0.1, 0.2, 5.55, 2.675, 1.1, 0.7, 3.3]) : int(rng, 1, 30)));
   maybe('t', () => pick(rng, ['apple', 'Apple', 'banana', 'é', 'Z', '~', '10', '9', 'a b', '名前', '']));
   return data;
 }
@@ -64,7 +66,7 @@ const KEYS: readonly unknown[] = [
   { x: '$data.b', n: '$data.nope' },
   { x: '$data.o.x', n: '$data.nope' },
 ];
-const VALUES = ['v', 'v', 'v', 'v', 'g', 'g', 't', 't', 'b', 'nope', 'f', 'h', 'o.x', 'k', 'n'];
+const VALUES = ['v', 'v', 'v', 'v', 'g', 'g', 't', 't', 'b', 'nope', 'f', 'p', 'h', 'o.x', 'k', 'n'];
 
 function accumulator(rng: Rng): Record<string, unknown> {
   const path = `$data.${pick(rng, VALUES)}`;

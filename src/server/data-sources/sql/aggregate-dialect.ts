@@ -1,21 +1,30 @@
 import type { Accumulator } from './aggregate-plan.js';
 
 /**
- * What an aggregation statement needs from a dialect (sqlite-aggregate.ts, postgres-aggregate.ts). Every
- * expression reads the entry `e` (SQLite: `e.data` text; PostgreSQL: `e.doc` jsonb). Column names are
- * lower case (SQLite compares names without case).
+ * What an aggregation statement needs from a dialect (sqlite-aggregate.ts, postgres-aggregate.ts).
+ * aggregate.ts builds `SELECT <aggregates> FROM (SELECT <row columns> FROM entries e WHERE … <fence>) r
+ * GROUP BY …`: per-row values are computed once in the inner select (`col(expr)` registers one, over `e`,
+ * and returns its name as `r.<name>`), the aggregates read them. Aggregate column names are lower case
+ * (SQLite compares names without case).
  *
- * - `key`: the columns `<p>c` (class: 0 null, 1 number, 2 string, 3 boolean, 4 missing, 5 array or object)
- *   and `<p>v` (the value: SQLite's SQL value, booleans as 1/0; PostgreSQL's jsonb), both grouped on, and
- *   `amb`, true when mingo would not read the plain value (an array on the path: mingo's value is an array).
- *   `missing`: the class of a missing value (0 for a plain `_id`, where mingo's `?? null` merges the two).
- * - `accumulator`: aggregate columns named `<p>_…` (aggregate.ts reads them) and the rows that make the
- *   translation inexact (`amb`, null when none can).
- * - `matchAmbiguous`: a row where sift (the translated `$match`) and mingo could disagree on the path: an
- *   array on it, or a literal dotted key.
+ * - `key`: columns `<p>v` (the grouped value as JSON: SQLite's JSON text, PostgreSQL's jsonb) and `<p>m`
+ *   (1 when missing), the GROUP BY expressions, and `amb` (over `r`): true when mingo would not read the
+ *   plain value: an array or object (mingo groups those by deep equality, key order aside), or an array on the
+ *   path (mingo's value is then an array). `missingIsNull`: mingo's `?? null` merges missing into null (a plain
+ *   `_id`), not in an object `_id`.
+ * - `accumulator`: aggregate columns `<p>_…` (aggregate.ts reads them) and the rows that make the translation
+ *   inexact (`amb` over `r`, null when none can).
+ * - `matchAmbiguous` (over `e`): a row where sift (the translated `$match`) and mingo could disagree on the
+ *   path: an array on it, or a literal dotted key.
+ * - `json`: a `<p>v` value as returned by the driver, parsed.
  */
+export type Col = (expr: string) => string;
+
 export interface AggregateDialect {
-  key(segments: readonly string[], prefix: string, missing: 0 | 4): { select: string[]; group: string[]; amb: string };
-  accumulator(acc: Exclude<Accumulator, { op: 'count' } | { op: 'times' }>, prefix: string): { select: string[]; amb: string | null };
+  /** What keeps the inner select from being merged into the aggregate (each row value computed once). */
+  fence: string;
+  key(segments: readonly string[], prefix: string, missingIsNull: boolean, col: Col): { select: string[]; group: string[]; amb: string };
+  accumulator(acc: Extract<Accumulator, { segments: string[] }>, prefix: string, col: Col): { select: string[]; amb: string | null };
   matchAmbiguous(segments: readonly string[]): string;
+  json(value: unknown): unknown;
 }

@@ -41,55 +41,48 @@ type SumAccumulator = Extract<Accumulator, { op: 'sum' | 'avg' | 'min' | 'max' }
 export function aggregateStatement(engine: 'sqlite' | 'postgres', dataSourceId: number, plan: SqlAggregatePlan, maxGroups: number): Sql {
   const dialect = dialectOf(engine);
   const agg = aggregateDialectOf(engine);
-  const select: string[] = [
-    'COUNT(*) AS n',
-    'MIN(e.sort_order * 4294967296 - e.id) AS fa',
-    'MIN(e.sort_order) AS omin',
-    'MAX(e.sort_order) AS omax',
-    'MAX(e.id) AS idmax',
-  ];
+  const rowColumns = new Map<string, string>();
+  const col = (expr: string) => {
+    let name = rowColumns.get(expr);
+    if (!name) rowColumns.set(expr, (name = `c${rowColumns.size}`));
+    return `r.${name}`;
+  };
+  // First appearance orders several groups; one group (`_id: null`) needs none.
+  const select: string[] =
+    plan.key.kind === 'null'
+      ? ['COUNT(*) AS n', '0 AS fa', '0 AS omin', '0 AS omax', '0 AS idmax']
+      : ['COUNT(*) AS n', 'MIN(r.so * 4294967296 - r.id) AS fa', 'MIN(r.so) AS omin', 'MAX(r.so) AS omax', 'MAX(r.id) AS idmax'];
   const group: string[] = [];
-  const ambiguous: string[] = plan.matchPaths.map((segments) => agg.matchAmbiguous(segments));
+  // A row the `$match` might treat otherwise than mingo is kept (and flagged) whether or not SQL matches it.
+  const matchAmb = plan.matchPaths.map((segments) => agg.matchAmbiguous(segments));
+  const ambiguous: string[] = matchAmb.length > 0 ? [`${col(`(CASE WHEN ${matchAmb.join(' OR ')} THEN 1 ELSE 0 END)`)} = 1`] : [];
   const keys = plan.key.kind === 'path' ? [plan.key.segments] : plan.key.kind === 'object' ? plan.key.fields.map((f) => f.segments) : [];
   keys.forEach((segments, i) => {
-    const key = agg.key(segments, `k${i}`, plan.key.kind === 'path' ? 0 : 4);
+    const key = agg.key(segments, `k${i}`, plan.key.kind === 'path', col);
     select.push(...key.select);
     group.push(...key.group);
     ambiguous.push(key.amb);
   });
   plan.accumulators.forEach((acc, i) => {
     if (acc.op === 'count' || acc.op === 'times') return;
-    const out = agg.accumulator(acc, `a${i}`);
+    const out = agg.accumulator(acc, `a${i}`, col);
     select.push(...out.select);
     if (out.amb) ambiguous.push(out.amb);
   });
-  select.push(ambiguous.length > 0 ? `MAX(CASE WHEN ${ambiguous.join(' OR ')} THEN 1 ELSE 0 END) AS amb` : '0 AS amb');
+  const amb = [...new Set(ambiguous)];
+  select.push(amb.length > 0 ? `MAX(CASE WHEN ${amb.join(' OR ')} THEN 1 ELSE 0 END) AS amb` : '0 AS amb');
   const where = renderCond(dialect, plan.where);
-  // A row the `$match` might treat otherwise than mingo is kept (and flagged) whether or not SQL matches it.
-  const matchAmb = plan.matchPaths.map((segments) => agg.matchAmbiguous(segments));
   const filter = matchAmb.length > 0 ? sql`(${where} OR ${raw(matchAmb.join(' OR '))})` : where;
+  const inner = ['e.id AS id', 'e.sort_order AS so', ...[...rowColumns].map(([expr, name]) => `${expr} AS ${name}`)].join(', ');
   const groupBy = group.length > 0 ? ` GROUP BY ${group.join(', ')}` : '';
-  return sql`SELECT ${raw(select.join(', '))} FROM ${dialect.entries(dataSourceId)} WHERE ${filter}${raw(groupBy)} ORDER BY fa LIMIT ${raw(String(maxGroups + 1))}`;
+  return sql`SELECT ${raw(select.join(', '))} FROM (SELECT ${raw(inner)} FROM ${dialect.entries(dataSourceId)} WHERE ${filter} ${raw(agg.fence)}) r${raw(groupBy)} ORDER BY fa LIMIT ${raw(String(maxGroups + 1))}`;
 }
 
 const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 const yes = (value: unknown) => value === 1 || value === true || value === '1';
 
-/** A grouped value from its class and value columns (aggregate-dialect.ts); undefined when missing. */
-function keyValue(c: unknown, v: unknown): unknown {
-  switch (Number(c)) {
-    case 0:
-      return null;
-    case 1:
-      return Number(v);
-    case 2:
-      return v;
-    case 3:
-      return v === 1 || v === true;
-    default:
-      return undefined;
-  }
-}
+/** A grouped value from its columns (aggregate-dialect.ts); undefined when missing. */
+const keyValue = (agg: AggregateDialect, row: Row, p: string): unknown => (yes(row[`${p}m`]) ? undefined : agg.json(row[`${p}v`]));
 
 /** The accumulator's value, or undefined when the database's answer may differ from mingo's. */
 function accumulated(acc: Accumulator, row: Row, p: string, n: number): unknown {
@@ -120,23 +113,24 @@ function sumOf(acc: SumAccumulator, row: Row, p: string): unknown {
   const count = Number(row[`${p}_c`]);
   if (count === 0) return acc.op === 'sum' ? 0 : null;
   const absolute = Number(row[`${p}_a`]);
-  const exact = (Number(row[`${p}_i`]) === 0 && absolute <= 2 ** 52) || (Number(row[`${p}_d`]) === 0 && absolute <= 2 ** 42);
+  const fractions = Number(row[`${p}_x`]);
+  const exact = (fractions === 0 && absolute <= 2 ** 52) || (fractions <= 1 && absolute <= 2 ** 42);
   if (!exact) return undefined;
   const sum = Number(row[`${p}_s`]);
   return acc.op === 'sum' ? sum : sum / count;
 }
 
 /** One group document as mingo's `$group` builds it, or undefined when it may differ. */
-function groupDocument(plan: SqlAggregatePlan, row: Row): Record<string, unknown> | undefined {
+function groupDocument(agg: AggregateDialect, plan: SqlAggregatePlan, row: Row): Record<string, unknown> | undefined {
   const n = Number(row.n);
   const doc: Record<string, unknown> = {};
   if (plan.key.kind === 'null') doc._id = null;
-  else if (plan.key.kind === 'path') doc._id = keyValue(row.k0c, row.k0v);
+  else if (plan.key.kind === 'path') doc._id = keyValue(agg, row, 'k0') ?? null;
   else {
     const id: Record<string, unknown> = {};
     // As mingo: a missing value is a key holding undefined (it counts when `$sort` compares ids).
     plan.key.fields.forEach((field, i) => {
-      id[field.name] = keyValue(row[`k${i}c`], row[`k${i}v`]);
+      id[field.name] = keyValue(agg, row, `k${i}`);
     });
     doc._id = id;
   }
@@ -148,6 +142,10 @@ function groupDocument(plan: SqlAggregatePlan, row: Row): Record<string, unknown
   }
   return doc;
 }
+
+/** Equal for ids mingo groups together (scalars, or objects of scalars and undefined, by field). */
+const idSignature = (id: unknown): string =>
+  id !== null && typeof id === 'object' ? JSON.stringify(Object.entries(id).map(([k, v]) => [k, v === undefined ? 'u' : 'v', v ?? null])) : JSON.stringify(id);
 
 export async function runSqlAggregate(
   db: Queryable,
@@ -164,13 +162,19 @@ export async function runSqlAggregate(
     if (Number(row.n) === 0) continue;
     if (yes(row.amb) || Math.abs(Number(row.omin)) >= SAFE_ORDER || Math.abs(Number(row.omax)) >= SAFE_ORDER || Number(row.idmax) >= SAFE_ID) return null;
   }
+  const agg = aggregateDialectOf(engine);
   const budget = new AggregateBudget(limits);
   const docs: unknown[] = [];
+  const seen = new Set<string>();
   for (const row of rows) {
     // `_id: null` over no entries: mingo has no group at all.
     if (Number(row.n) === 0) continue;
-    const doc = groupDocument(plan, row);
+    const doc = groupDocument(agg, plan, row);
     if (!doc) return null;
+    // Two groups with equal ids (JSON texts JS would not write, e.g. `1.0` beside `1`): mingo has one.
+    const id = idSignature(doc._id);
+    if (seen.has(id)) return null;
+    seen.add(id);
     budget.tick();
     docs.push(budget.charge(budget.checkTree(doc, 'a document of $group'), '$group'));
   }

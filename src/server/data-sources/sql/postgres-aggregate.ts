@@ -1,31 +1,34 @@
-import type { AggregateDialect } from './aggregate-dialect.js';
+import type { AggregateDialect, Col } from './aggregate-dialect.js';
 import { literal } from './fragment.js';
 
 /**
- * aggregate-dialect.ts on PostgreSQL (jsonb `e.doc`, parsed once per row by dialect.entries). Numbers are
- * numerics (exact: sums, and the decimal forms JS writes, which give back the same doubles); text compares
- * under COLLATE "C". `->` with a key on an array is NULL, like a missing key: hence the prefix test.
+ * aggregate-dialect.ts on PostgreSQL (jsonb `e.doc`, parsed once per row by dialect.entries). A grouped
+ * value is jsonb (equality is type-strict and numeric: 1 = 1.0); numbers are numerics (exact: sums, and the
+ * decimal forms JS writes, which give back the same doubles); text compares under COLLATE "C". `->` with a key
+ * on an array is NULL, like a missing key: hence the prefix test.
  */
 const at = (segments: readonly string[]) => `(e.doc${segments.map((s) => ` -> ${literal(s).text}`).join('')})`;
 
-function parts(segments: readonly string[]) {
-  const x = at(segments);
-  const t = `jsonb_typeof(${x})`;
+function throughArray(segments: readonly string[], missing: string, col: Col): string {
+  if (segments.length < 2) return 'FALSE';
   const prefixes = segments.slice(0, -1).map((_, i) => `jsonb_typeof(${at(segments.slice(0, i + 1))}) = 'array'`);
-  const throughArray = prefixes.length === 0 ? 'FALSE' : `(${x} IS NULL AND (${prefixes.join(' OR ')}))`;
-  return { x, t, throughArray };
+  return `(${missing} AND ${col(`COALESCE(${prefixes.join(' OR ')}, FALSE)`)})`;
 }
 
 export const postgresAggregate: AggregateDialect = {
-  key(segments, prefix, missing) {
-    const { x, t, throughArray } = parts(segments);
-    const c = `(CASE ${t} WHEN 'number' THEN 1 WHEN 'string' THEN 2 WHEN 'boolean' THEN 3 WHEN 'null' THEN 0 WHEN 'array' THEN 5 WHEN 'object' THEN 5 ELSE ${missing} END)`;
-    // jsonb equality is type-strict and numeric (1 = 1.0); missing and null are one group for a plain `_id`.
-    const v = missing === 0 ? `COALESCE(${x}, 'null'::jsonb)` : x;
-    return { select: [`${c} AS ${prefix}c`, `${v} AS ${prefix}v`], group: [c, v], amb: `(COALESCE(${t} IN ('array', 'object'), FALSE) OR ${throughArray})` };
+  fence: 'OFFSET 0',
+  key(segments, prefix, missingIsNull, col) {
+    const x = col(at(segments));
+    const v = missingIsNull ? `COALESCE(${x}, 'null'::jsonb)` : x;
+    return {
+      select: [`${v} AS ${prefix}v`, missingIsNull ? `0 AS ${prefix}m` : `(CASE WHEN ${x} IS NULL THEN 1 ELSE 0 END) AS ${prefix}m`],
+      group: missingIsNull ? [v] : [x],
+      amb: `(COALESCE(jsonb_typeof(${x}) IN ('array', 'object'), FALSE) OR ${throughArray(segments, `${x} IS NULL`, col)})`,
+    };
   },
-  accumulator(acc, p) {
-    const { x, t, throughArray } = parts(acc.segments);
+  accumulator(acc, p, col) {
+    const x = col(at(acc.segments));
+    const t = `jsonb_typeof(${x})`;
     const n = `(CASE WHEN ${t} = 'number' THEN (${x})::numeric END)`;
     if (acc.op === 'sum' || acc.op === 'avg') {
       return {
@@ -33,8 +36,7 @@ export const postgresAggregate: AggregateDialect = {
           `SUM(${n}) AS ${p}_s`,
           `COUNT(${n}) AS ${p}_c`,
           `COALESCE(SUM(abs(${n})), 0) AS ${p}_a`,
-          `COUNT(CASE WHEN ${n} <> trunc(${n}) THEN 1 END) AS ${p}_i`,
-          `COUNT(CASE WHEN ${n} * 1024 <> trunc(${n} * 1024) THEN 1 END) AS ${p}_d`,
+          `COALESCE(MAX(CASE WHEN ${n} IS NULL OR ${n} = trunc(${n}) THEN 0 WHEN ${n} * 1024 = trunc(${n} * 1024) THEN 1 ELSE 2 END), 0) AS ${p}_x`,
         ],
         amb: null,
       };
@@ -48,7 +50,7 @@ export const postgresAggregate: AggregateDialect = {
         `MAX(CASE WHEN ${x} = 'true'::jsonb THEN 1 ELSE 0 END) AS ${p}_bt`,
         `MAX(CASE WHEN ${x} = 'false'::jsonb THEN 1 ELSE 0 END) AS ${p}_bf`,
       ],
-      amb: `(COALESCE(${t} IN ('array', 'object'), FALSE) OR ${throughArray} OR COALESCE(${t} = 'string' AND ${s} ~ '[\u{E000}-\u{10FFFF}]', FALSE))`,
+      amb: `(COALESCE(${t} IN ('array', 'object'), FALSE) OR ${throughArray(acc.segments, `${x} IS NULL`, col)} OR COALESCE(${t} = 'string' AND ${s} ~ '[\u{E000}-\u{10FFFF}]', FALSE))`,
     };
   },
   matchAmbiguous(segments) {
@@ -56,4 +58,5 @@ export const postgresAggregate: AggregateDialect = {
     if (segments.length > 1) arrays.push(`${at([segments.join('.')])} IS NOT NULL`);
     return `(${arrays.join(' OR ')})`;
   },
+  json: (value) => value,
 };
