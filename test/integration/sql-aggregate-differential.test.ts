@@ -100,6 +100,23 @@ describe(`SQL translation of aggregations, differential against mingo (${testEng
     }
   });
 
+  it('charges the groups to the aggregate budget as mingo does: 422 AGGREGATE_TOO_LARGE on both paths', async () => {
+    const body = { aggregate: [{ $group: { _id: { v: '$data.v', t: '$data.t' }, n: { $sum: 1 } } }] };
+    const compiled = compileQuery(body);
+    const plan = planSqlAggregate(compiled)!;
+    const limits = { bytes: 4_000, timeoutMs: 5_000 };
+    const code = (promise: Promise<unknown>) =>
+      promise.then(
+        () => 'answered',
+        (error: { code?: string }) => error.code,
+      );
+    // Within the default budget the database answers (many groups), past a small one both paths refuse.
+    const groups = await runSqlAggregate(db, testEngine, dsId, plan, DEFAULT_AGGREGATE_LIMITS);
+    expect(groups?.length).toBeGreaterThan(100);
+    expect(await code(runSqlAggregate(db, testEngine, dsId, plan, limits))).toBe('AGGREGATE_TOO_LARGE');
+    expect(await code(runQuery(entries, compiled.body, noJoins, limits))).toBe('AGGREGATE_TOO_LARGE');
+  });
+
   it(`answers ${QUERIES} generated aggregations exactly as mingo does, or declines`, async () => {
     const rng = seededRandom(SEED + 1);
     const bounds = { maxId: Math.max(...entries.map((e) => e.id)), times: ['2024-01-01'] };

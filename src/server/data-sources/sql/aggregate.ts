@@ -22,10 +22,9 @@ import { sqliteAggregate } from './sqlite-aggregate.js';
  *   own order (and SQLite with compensation). The two agree when every partial sum is exact: integers with a
  *   total of absolute values up to 2^52, or multiples of 1/1024 up to 2^42;
  * - `order` or ids out of the range where first-appearance keys (`sort_order * 2^32 - id`) are exact;
- * - more groups than the memory budget could hold (the JS path then answers AGGREGATE_TOO_LARGE, or not).
  *
  * The groups are charged to the same budget as mingo's `$group` output (budget.ts), so a too large answer is
- * 422 AGGREGATE_TOO_LARGE here too.
+ * 422 AGGREGATE_TOO_LARGE here too; the statement reads at most one group more than the budget can hold.
  */
 const aggregateDialectOf = (engine: 'sqlite' | 'postgres'): AggregateDialect => (engine === 'postgres' ? postgresAggregate : sqliteAggregate);
 
@@ -157,7 +156,6 @@ export async function runSqlAggregate(
   const maxGroups = Math.floor(limits.bytes / MIN_GROUP_BYTES);
   const statement = aggregateStatement(engine, dataSourceId, plan, maxGroups);
   const rows = await db.all<Row>(statement.text, statement.params);
-  if (rows.length > maxGroups) return null;
   for (const row of rows) {
     if (Number(row.n) === 0) continue;
     if (yes(row.amb) || Math.abs(Number(row.omin)) >= SAFE_ORDER || Math.abs(Number(row.omax)) >= SAFE_ORDER || Number(row.idmax) >= SAFE_ID) return null;
@@ -178,6 +176,8 @@ export async function runSqlAggregate(
     budget.tick();
     docs.push(budget.charge(budget.checkTree(doc, 'a document of $group'), '$group'));
   }
+  // Unreachable while every group is charged MIN_GROUP_BYTES or more (the budget refused them first).
+  if (rows.length > maxGroups) return null;
   if (plan.tail.length > 0) return runAggregate(docs as never, plan.tail, 'aggregate', limits);
   return budget.checkTree(docs, 'the result');
 }
