@@ -39,6 +39,8 @@ export function entryData(rng: Rng): Record<string, unknown> {
   maybe('o', () => (rng() < 0.9 ? { x: rng() < 0.8 ? pick(rng, GROUPS) : amount(rng, 0), y: int(rng, 0, 3) } : rng() < 0.5 ? [{ x: 1 }] : 'flat'));
   // Prices: decimal fractions, whose sums depend on the order of the additions (the translation must decline).
   maybe('p', () => (rng() < 0.6 ? pick(rng, [19.99, 0.1, 0.2, 5.55, 2.675, 1.1, 0.7, 3.3]) : int(rng, 1, 30)));
+  // A category the key's index answers alone (no booleans, no numeric strings, no arrays).
+  maybe('c', () => pick(rng, ['red', 'green', 'blue', 'é', '名前', '', 'a b', 1, 2.5, -3, null]));
   maybe('t', () => pick(rng, ['apple', 'Apple', 'banana', 'é', 'Z', '~', '10', '9', 'a b', '名前', '']));
   return data;
 }
@@ -66,6 +68,7 @@ const KEYS: readonly unknown[] = [
   { x: '$data.b', n: '$data.nope' },
   { x: '$data.o.x', n: '$data.nope' },
 ];
+const STRING_KEYS = KEYS.filter((key) => typeof key === 'string');
 const VALUES = ['v', 'v', 'v', 'v', 'g', 'g', 't', 't', 'b', 'nope', 'f', 'p', 'h', 'o.x', 'k', 'n'];
 
 function accumulator(rng: Rng): Record<string, unknown> {
@@ -118,6 +121,17 @@ function test(rng: Rng): unknown {
 
 /** A select body with `aggregate`: [$match], $group, then $sort / $skip / $limit / $project now and then. */
 export function aggregateBody(rng: Rng, bounds: { maxId: number; times: string[] }): Record<string, unknown> {
+  // Counting groups over every entry (what an index on the key answers alone, aggregate-indexed.ts).
+  if (rng() < 0.15) {
+    const group: Record<string, unknown> = {
+      _id: rng() < 0.6 ? '$data.c' : pick(rng, STRING_KEYS),
+      n: { $sum: 1 },
+    };
+    if (rng() < 0.4) group.c = pick(rng, [{ $count: {} }, { $sum: 2 }, { $sum: -0.5 }]);
+    const pipeline: Record<string, unknown>[] = [{ $group: group }];
+    if (rng() < 0.5) pipeline.push({ $sort: { [pick(rng, ['_id', 'n'])]: rng() < 0.5 ? 1 : -1 } });
+    return { aggregate: pipeline };
+  }
   const pipeline: Record<string, unknown>[] = [];
   if (rng() < 0.4) pipeline.push({ $match: match(rng) });
   const group: Record<string, unknown> = { _id: pick(rng, KEYS) };

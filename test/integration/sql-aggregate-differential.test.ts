@@ -9,6 +9,7 @@ import { runQuery } from '../../src/server/data-sources/query/run.js';
 import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
 import { runSqlAggregate } from '../../src/server/data-sources/sql/aggregate.js';
 import { planSqlAggregate } from '../../src/server/data-sources/sql/aggregate-plan.js';
+import { indexedGroupPath, runIndexedGroup } from '../../src/server/data-sources/sql/aggregate-indexed.js';
 import { aggregateBody, entryData, seededRandom } from '../helpers/aggregate-generator.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
@@ -23,6 +24,8 @@ import { startTestBackend, testEngine, type TestBackend } from '../helpers/serve
  */
 const SEED = 20261124;
 const QUERIES = testEngine === 'postgres' ? 250 : 400;
+/** Paths with a declared expression index: counting groups on them read the index alone (SQLite). */
+const INDEXED = ['c', 'g', 't', 'b', 'v', 'h', 'k', 'o.x', 'nope'];
 const noJoins = { load: async () => [] as EntryRecord[] };
 const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
 
@@ -71,6 +74,8 @@ describe(`SQL translation of aggregations, differential against mingo (${testEng
       createdAt: r.created_at,
       updatedAt: r.updated_at,
     }));
+    const declared = await b.api('PUT', `/v1/data-sources/${dsId}`, { json: { definition: { indexes: INDEXED } } });
+    expect(declared.status).toBe(200);
     // Ties on `order` (import and append give every entry one), so first appearance also depends on ids.
     expect(new Set(entries.map((e) => e.order)).size).toBeLessThan(entries.length);
   });
@@ -120,6 +125,8 @@ describe(`SQL translation of aggregations, differential against mingo (${testEng
   it(`answers ${QUERIES} generated aggregations exactly as mingo does, or declines`, async () => {
     const rng = seededRandom(SEED + 1);
     const bounds = { maxId: Math.max(...entries.map((e) => e.id)), times: ['2024-01-01'] };
+    const indexed = new Set(INDEXED);
+    let fromIndex = 0;
     let planned = 0;
     let answered = 0;
     let multiGroup = 0;
@@ -138,9 +145,15 @@ describe(`SQL translation of aggregations, differential against mingo (${testEng
         expect({ i, body, error: String(error) }).toEqual({ i, body, error: expect.stringMatching(/jsonb|unsupported Unicode|overflow/) });
         continue;
       }
+      // The same plan where the key's index may answer (counting groups over every entry, SQLite).
+      const indexPath = indexedGroupPath(testEngine, plan, indexed);
+      const viaIndex = indexPath && (await runIndexedGroup(db, dsId, indexPath, 1e6));
+      const withIndex = await runSqlAggregate(db, testEngine, dsId, plan, DEFAULT_AGGREGATE_LIMITS, indexed);
+      if (viaIndex) fromIndex++;
+      const want = await runQuery(entries, compiled.body, noJoins);
+      if (withIndex !== null || got !== null) expect({ i, body, answer: plain(withIndex) }).toEqual({ i, body, answer: plain(want.entries) });
       if (got === null) continue;
       answered++;
-      const want = await runQuery(entries, compiled.body, noJoins);
       expect({ i, body, answer: plain(got) }).toEqual({ i, body, answer: plain(want.entries) });
       if (got.length > 1) multiGroup++;
       const tags = [
@@ -152,13 +165,14 @@ describe(`SQL translation of aggregations, differential against mingo (${testEng
       for (const tag of tags) exercised.set(tag, (exercised.get(tag) ?? 0) + 1);
     }
     console.log(
-      `sql-aggregate-differential (${testEngine}): ${planned}/${QUERIES} planned, ${answered} answered by SQL (${multiGroup} with several groups); exercised:`,
+      `sql-aggregate-differential (${testEngine}): ${planned}/${QUERIES} planned, ${answered} answered by SQL (${multiGroup} with several groups, ${fromIndex} read from an index); exercised:`,
       Object.fromEntries([...exercised].sort()),
     );
     // The test must not pass by translating nothing.
     expect(planned).toBeGreaterThan(QUERIES * 0.7);
     expect(answered).toBeGreaterThan(planned * 0.4);
     expect(multiGroup).toBeGreaterThan(answered * 0.3);
+    if (testEngine === 'sqlite') expect(fromIndex).toBeGreaterThanOrEqual(10);
     for (const tag of ['null', 'path', 'object', 'count', 'times', 'sum', 'avg', 'min', 'max', '$match', 'tail']) {
       expect(exercised.get(tag) ?? 0, tag).toBeGreaterThanOrEqual(8);
     }

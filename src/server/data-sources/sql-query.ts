@@ -69,13 +69,16 @@ async function aggregateWithSql(core: Core, caller: Caller, ds: DataSourceRecord
   if (hasColumnFilter(grant) && ![...plan.columns].every((column) => visible(grant, column))) return null;
   const { ctx } = core;
   const limits = { bytes: ctx.limits.aggregateBytes, timeoutMs: ctx.limits.aggregateTimeoutMs, depth: ctx.limits.bodyDepth };
+  const indexed = await indexedPaths(ctx.db, ds.id);
   let entries: unknown[] | null;
   try {
-    entries = await runSqlAggregate(ctx.db, ctx.db.dialect, ds.id, plan, limits);
+    entries = await runSqlAggregate(ctx.db, ctx.db.dialect, ds.id, plan, limits, indexed);
   } catch (error) {
     // The budget's refusals stand; data the SQL functions refuse (or an integer overflow) goes to the JS evaluator.
     if (error instanceof HttpError) throw error;
     return null;
   }
+  // SQLite: a grouped path counts toward an automatic index like a tested one (counting groups read it alone).
+  if (ctx.db.dialect === 'sqlite' && plan.key.kind === 'path') core.autoIndexes.note(ds.id, new Set([plan.key.segments.join('.')]), indexed);
   return entries && { entries };
 }

@@ -8,6 +8,7 @@ import { raw, sql, type Sql } from './fragment.js';
 import { postgresAggregate } from './postgres-aggregate.js';
 import { dialectOf } from './select.js';
 import { sqliteAggregate } from './sqlite-aggregate.js';
+import { indexedGroupPath, runIndexedGroup } from './aggregate-indexed.js';
 
 /**
  * Runs an aggregation plan (aggregate-plan.ts) as one statement: the groups of the entries matching `where`
@@ -146,14 +147,8 @@ function groupDocument(agg: AggregateDialect, plan: SqlAggregatePlan, row: Row):
 const idSignature = (id: unknown): string =>
   id !== null && typeof id === 'object' ? JSON.stringify(Object.entries(id).map(([k, v]) => [k, v === undefined ? 'u' : 'v', v ?? null])) : JSON.stringify(id);
 
-export async function runSqlAggregate(
-  db: Queryable,
-  engine: 'sqlite' | 'postgres',
-  dataSourceId: number,
-  plan: SqlAggregatePlan,
-  limits: AggregateLimits,
-): Promise<unknown[] | null> {
-  const maxGroups = Math.floor(limits.bytes / MIN_GROUP_BYTES);
+/** The group documents of the scan statement, or null when it flagged something. */
+async function scanGroups(db: Queryable, engine: 'sqlite' | 'postgres', dataSourceId: number, plan: SqlAggregatePlan, maxGroups: number) {
   const statement = aggregateStatement(engine, dataSourceId, plan, maxGroups);
   const rows = await db.all<Row>(statement.text, statement.params);
   for (const row of rows) {
@@ -161,8 +156,7 @@ export async function runSqlAggregate(
     if (yes(row.amb) || Math.abs(Number(row.omin)) >= SAFE_ORDER || Math.abs(Number(row.omax)) >= SAFE_ORDER || Number(row.idmax) >= SAFE_ID) return null;
   }
   const agg = aggregateDialectOf(engine);
-  const budget = new AggregateBudget(limits);
-  const docs: unknown[] = [];
+  const docs: Record<string, unknown>[] = [];
   const seen = new Set<string>();
   for (const row of rows) {
     // `_id: null` over no entries: mingo has no group at all.
@@ -173,11 +167,45 @@ export async function runSqlAggregate(
     const id = idSignature(doc._id);
     if (seen.has(id)) return null;
     seen.add(id);
+    docs.push(doc);
+  }
+  return docs;
+}
+
+/** The group documents read from the key's index (aggregate-indexed.ts), or null. */
+async function indexGroups(db: Queryable, dataSourceId: number, plan: SqlAggregatePlan, segments: readonly string[], maxGroups: number) {
+  const groups = await runIndexedGroup(db, dataSourceId, segments, maxGroups);
+  if (!groups) return null;
+  return groups.map((group) => {
+    const doc: Record<string, unknown> = { _id: group.id };
+    for (const acc of plan.accumulators) doc[acc.name] = acc.op === 'times' ? group.n * acc.value : group.n;
+    return doc;
+  });
+}
+
+/**
+ * The answer of the plan, or null (the JS evaluator answers). `indexed`: data paths with an expression index
+ * (indexes.ts); a counting `$group` over all entries on one of them reads the index alone (SQLite).
+ */
+export async function runSqlAggregate(
+  db: Queryable,
+  engine: 'sqlite' | 'postgres',
+  dataSourceId: number,
+  plan: SqlAggregatePlan,
+  limits: AggregateLimits,
+  indexed: ReadonlySet<string> = new Set(),
+): Promise<unknown[] | null> {
+  const maxGroups = Math.floor(limits.bytes / MIN_GROUP_BYTES);
+  const path = indexedGroupPath(engine, plan, indexed);
+  const docs = (path && (await indexGroups(db, dataSourceId, plan, path, maxGroups))) || (await scanGroups(db, engine, dataSourceId, plan, maxGroups));
+  if (!docs) return null;
+  const budget = new AggregateBudget(limits);
+  for (const doc of docs) {
     budget.tick();
-    docs.push(budget.charge(budget.checkTree(doc, 'a document of $group'), '$group'));
+    budget.charge(budget.checkTree(doc, 'a document of $group'), '$group');
   }
   // Unreachable while every group is charged MIN_GROUP_BYTES or more (the budget refused them first).
-  if (rows.length > maxGroups) return null;
+  if (docs.length > maxGroups) return null;
   if (plan.tail.length > 0) return runAggregate(docs as never, plan.tail, 'aggregate', limits);
   return budget.checkTree(docs, 'the result');
 }
