@@ -20,11 +20,25 @@ export function indexedGroupPath(engine: 'sqlite' | 'postgres', plan: SqlAggrega
   return indexed.has(pathKey(plan.key.segments)) ? plan.key.segments : null;
 }
 
+/**
+ * The range of `order` in the data source and the greatest id (all data sources: an upper bound), which make the
+ * first-appearance key `sort_order * 2^32 - id` exact when small enough. Scalar subqueries on indexes, computed
+ * once: as aggregates beside the others they would cost a second pass (SQLite then reads every row again).
+ */
+export const orderBounds = (dataSourceId: number) => {
+  const id = idText(dataSourceId).text;
+  return [
+    `(SELECT MIN(sort_order) FROM data_source_entries WHERE data_source_id = ${id}) AS omin`,
+    `(SELECT MAX(sort_order) FROM data_source_entries WHERE data_source_id = ${id}) AS omax`,
+    '(SELECT MAX(id) FROM data_source_entries) AS idmax',
+  ];
+};
+
 /** The statement (exported for EXPLAIN in tests and benchmarks). */
 export function indexedGroupStatement(dataSourceId: number, segments: readonly string[], maxGroups: number): Sql {
   const key = sqliteSortKey(segments, 'data');
   const index = indexName(dataSourceId, pathKey(segments));
-  return sql`SELECT ${raw(key.rank)} AS r, ${raw(key.num)} AS nm, ${raw(key.txt)} AS t, COUNT(*) AS n, MIN(sort_order * 4294967296 - id) AS fa, MIN(sort_order) AS omin, MAX(sort_order) AS omax, MAX(id) AS idmax FROM data_source_entries INDEXED BY ${raw(index)} WHERE data_source_id = ${idText(dataSourceId)} GROUP BY 1, 2, 3 ORDER BY fa LIMIT ${raw(String(maxGroups + 1))}`;
+  return sql`SELECT ${raw(key.rank)} AS r, ${raw(key.num)} AS nm, ${raw(key.txt)} AS t, COUNT(*) AS n, MIN(sort_order * 4294967296 - id) AS fa, ${raw(orderBounds(dataSourceId).join(', '))} FROM data_source_entries INDEXED BY ${raw(index)} WHERE data_source_id = ${idText(dataSourceId)} GROUP BY 1, 2, 3 ORDER BY fa LIMIT ${raw(String(maxGroups + 1))}`;
 }
 
 export interface IndexedGroup {

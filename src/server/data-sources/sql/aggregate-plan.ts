@@ -24,6 +24,9 @@ export type Accumulator =
 export interface SqlAggregatePlan {
   /** The query's `where` and the leading `$match`, ANDed. */
   where: Cond;
+  /** The two apart (a row the `$match` may read otherwise than mingo is flagged only when `query` holds). */
+  query: Cond;
+  match: Cond;
   /** Data paths the `$match` tests: a row with an array on one (or a literal dotted key) sends the query to mingo. */
   matchPaths: string[][];
   key: GroupKey;
@@ -130,5 +133,5 @@ export function planSqlAggregate(compiled: CompiledQuery): SqlAggregatePlan | nu
   if (key.kind === 'object') for (const field of key.fields) read.push(field.segments);
   for (const acc of accumulators) if ('segments' in acc) read.push(acc.segments);
   for (const segments of read) columns.add(segments[0]!);
-  return { where, matchPaths, key, accumulators, tail: stages.slice(i + 1), columns };
+  return { where, query, match, matchPaths, key, accumulators, tail: stages.slice(i + 1), columns };
 }

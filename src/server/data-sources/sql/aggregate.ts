@@ -8,7 +8,7 @@ import { raw, sql, type Sql } from './fragment.js';
 import { postgresAggregate } from './postgres-aggregate.js';
 import { dialectOf } from './select.js';
 import { sqliteAggregate } from './sqlite-aggregate.js';
-import { indexedGroupPath, runIndexedGroup } from './aggregate-indexed.js';
+import { indexedGroupPath, orderBounds, runIndexedGroup } from './aggregate-indexed.js';
 
 /**
  * Runs an aggregation plan (aggregate-plan.ts) as one statement: the groups of the entries matching `where`
@@ -51,7 +51,7 @@ export function aggregateStatement(engine: 'sqlite' | 'postgres', dataSourceId: 
   const select: string[] =
     plan.key.kind === 'null'
       ? ['COUNT(*) AS n', '0 AS fa', '0 AS omin', '0 AS omax', '0 AS idmax']
-      : ['COUNT(*) AS n', 'MIN(r.so * 4294967296 - r.id) AS fa', 'MIN(r.so) AS omin', 'MAX(r.so) AS omax', 'MAX(r.id) AS idmax'];
+      : ['COUNT(*) AS n', 'MIN(r.so * 4294967296 - r.id) AS fa', ...orderBounds(dataSourceId)];
   const group: string[] = [];
   // A row the `$match` might treat otherwise than mingo is kept (and flagged) whether or not SQL matches it.
   const matchAmb = plan.matchPaths.map((segments) => agg.matchAmbiguous(segments));
@@ -71,8 +71,10 @@ export function aggregateStatement(engine: 'sqlite' | 'postgres', dataSourceId: 
   });
   const amb = [...new Set(ambiguous)];
   select.push(amb.length > 0 ? `MAX(CASE WHEN ${amb.join(' OR ')} THEN 1 ELSE 0 END) AS amb` : '0 AS amb');
-  const where = renderCond(dialect, plan.where);
-  const filter = matchAmb.length > 0 ? sql`(${where} OR ${raw(matchAmb.join(' OR '))})` : where;
+  const filter =
+    matchAmb.length > 0
+      ? sql`(${renderCond(dialect, plan.query)} AND (${renderCond(dialect, plan.match)} OR ${raw(matchAmb.join(' OR '))}))`
+      : renderCond(dialect, plan.where);
   const inner = ['e.id AS id', 'e.sort_order AS so', ...[...rowColumns].map(([expr, name]) => `${expr} AS ${name}`)].join(', ');
   const groupBy = group.length > 0 ? ` GROUP BY ${group.join(', ')}` : '';
   return sql`SELECT ${raw(select.join(', '))} FROM (SELECT ${raw(inner)} FROM ${dialect.entries(dataSourceId)} WHERE ${filter} ${raw(agg.fence)}) r${raw(groupBy)} ORDER BY fa LIMIT ${raw(String(maxGroups + 1))}`;
