@@ -1,10 +1,14 @@
 import { checkFilterFields } from '../http/nesting.js';
 import { authorize, filterColumns, hasColumnFilter, type Caller, type Grant } from './access.js';
 import { resolveDataSource, type Core, type DataSourceRef } from './core.js';
-import { compileQuery } from './query/compile.js';
+import { HttpError } from '../http/errors.js';
+import type { DataSourceRecord } from './types.js';
+import { compileQuery, type CompiledQuery } from './query/compile.js';
 import { isPlainObject } from './query/errors.js';
 import type { EntryRecord, QueryResult } from './query/types.js';
 import { indexedPaths } from './indexes.js';
+import { runSqlAggregate } from './sql/aggregate.js';
+import { planSqlAggregate } from './sql/aggregate-plan.js';
 import { planSqlSelect, runSqlSelect } from './sql/select.js';
 
 /**
@@ -18,7 +22,8 @@ import { planSqlSelect, runSqlSelect } from './sql/select.js';
 function mayTranslate(input: unknown): input is Record<string, unknown> {
   if (!isPlainObject(input)) return false;
   const absent = (key: string) => input[key] === undefined || input[key] === null;
-  return (absent('type') || input.type === 'select') && absent('aggregate') && absent('join') && input.distinct !== true;
+  if (!absent('aggregate')) return (absent('type') || input.type === 'select') && absent('join') && Array.isArray(input.aggregate);
+  return (absent('type') || input.type === 'select') && absent('join') && input.distinct !== true;
 }
 
 const visible = (grant: Grant, column: string) => (!grant.include || grant.include.includes(column)) && (!grant.exclude || !grant.exclude.includes(column));
@@ -29,6 +34,7 @@ export async function querySelectWithSql(core: Core, caller: Caller, ref: DataSo
   const ds = await resolveDataSource(ctx.db, ref, caller);
   checkFilterFields(input, ctx.limits.filterDepth, ['where', 'aggregate', 'join']);
   const compiled = compileQuery(input);
+  if (compiled.body.aggregate) return aggregateWithSql(core, caller, ds, compiled);
   const plan = planSqlSelect(compiled);
   if (!plan) return null;
   const grant = authorize(ds, 'select', caller);
@@ -50,4 +56,29 @@ export async function querySelectWithSql(core: Core, caller: Caller, ref: DataSo
   const body = compiled.body;
   if (!body.includePagination) return { entries };
   return { entries, pagination: { total: result.total ?? 0, limit: body.limit ?? 0, offset: body.offset ?? 0 } };
+}
+
+/**
+ * An `aggregate` the database groups (sql/aggregate-plan.ts, docs/sql.md "Aggregations"), under the JS path's
+ * budget (limits.aggregateBytes); null when the plan or its answer is not exact (the JS evaluator runs it).
+ */
+async function aggregateWithSql(core: Core, caller: Caller, ds: DataSourceRecord, compiled: CompiledQuery): Promise<QueryResult | null> {
+  const plan = planSqlAggregate(compiled);
+  if (!plan) return null;
+  const grant = authorize(ds, 'select', caller);
+  if (hasColumnFilter(grant) && ![...plan.columns].every((column) => visible(grant, column))) return null;
+  const { ctx } = core;
+  const limits = { bytes: ctx.limits.aggregateBytes, timeoutMs: ctx.limits.aggregateTimeoutMs, depth: ctx.limits.bodyDepth };
+  const indexed = await indexedPaths(ctx.db, ds.id);
+  let entries: unknown[] | null;
+  try {
+    entries = await runSqlAggregate(ctx.db, ctx.db.dialect, ds.id, plan, limits, indexed);
+  } catch (error) {
+    // The budget's refusals stand; data the SQL functions refuse (or an integer overflow) goes to the JS evaluator.
+    if (error instanceof HttpError) throw error;
+    return null;
+  }
+  // SQLite: a grouped path counts toward an automatic index like a tested one (counting groups read it alone).
+  if (ctx.db.dialect === 'sqlite' && plan.key.kind === 'path') core.autoIndexes.note(ds.id, new Set([plan.key.segments.join('.')]), indexed);
+  return entries && { entries };
 }

@@ -1,0 +1,191 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { DEFAULT_AGGREGATE_LIMITS } from '../../src/server/data-sources/query/aggregate.js';
+import { compileQuery } from '../../src/server/data-sources/query/compile.js';
+import { aggregateStatement } from '../../src/server/data-sources/sql/aggregate.js';
+import { indexedGroupStatement } from '../../src/server/data-sources/sql/aggregate-indexed.js';
+import { planSqlAggregate } from '../../src/server/data-sources/sql/aggregate-plan.js';
+import { startServer } from '../../src/server/index.js';
+
+/**
+ * Issue 14, aggregations run by the database: `aggregate` pipelines over HTTP against the real backend on
+ * SQLite (a file database, rows written straight into it, the server restarted so nothing is cached), beside,
+ * in the same run on the same file: bare better-sqlite3 running (1) the very statement the translator
+ * generates and (2) the GROUP BY a person would write with json_extract; and (3) the same pipeline on the JS
+ * evaluator, up to 300,000 entries (`BENCH_JS_UP_TO`) (mingo over the entry cache, warm after the first run: the body gets `order: [['order', 'ASC']]`,
+ * the default order, which the translation leaves to JS). Sizes 300,000 and 1,000,000 (`BENCH_SIZES=300000`
+ * for one). RSS is the benchmark process's (the server runs in it).
+ */
+const SIZES = (process.env.BENCH_SIZES ?? '300000,1000000').split(',').map(Number);
+const RUNS = 5;
+/** The JS evaluator is measured up to this size (its entry cache holds every entry). */
+const JS_UP_TO = Number(process.env.BENCH_JS_UP_TO ?? 300_000);
+const CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv', 'Pune', 'Nice', 'Bern', 'Riga'];
+const row = (i: number) => ({ name: `Person ${i}`, email: `person${i}@example.com`, age: i % 90, city: CITIES[i % CITIES.length], active: i % 3 !== 0 });
+
+async function median(fn: () => Promise<void> | void, runs = RUNS): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const t = performance.now();
+    await fn();
+    if (i > 0) times.push(performance.now() - t);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+}
+
+interface Case {
+  name: string;
+  aggregate: object[];
+  /** Hand-written SQL over the same table (`?` = data source id). */
+  plain: string;
+  groups: number;
+}
+
+const CASES: Case[] = [
+  {
+    name: '$group by a column, $sum: 1 (all entries)',
+    aggregate: [{ $group: { _id: '$data.city', n: { $sum: 1 } } }],
+    plain: `SELECT json_extract(data, '$.city') AS city, COUNT(*) AS n FROM data_source_entries WHERE data_source_id = ? GROUP BY 1`,
+    groups: CITIES.length,
+  },
+  {
+    name: '$group by a column, $avg/$min/$max, $sort',
+    aggregate: [
+      { $group: { _id: '$data.city', n: { $sum: 1 }, avgAge: { $avg: '$data.age' }, youngest: { $min: '$data.age' }, oldest: { $max: '$data.age' } } },
+      { $sort: { avgAge: -1 } },
+    ],
+    plain: `SELECT json_extract(data, '$.city') AS city, COUNT(*) AS n, AVG(json_extract(data, '$.age')) AS a, MIN(json_extract(data, '$.age')) AS lo, MAX(json_extract(data, '$.age')) AS hi FROM data_source_entries WHERE data_source_id = ? GROUP BY 1 ORDER BY a DESC`,
+    groups: CITIES.length,
+  },
+  {
+    name: '$group _id null, $sum of a column',
+    aggregate: [{ $group: { _id: null, total: { $sum: '$data.age' } } }],
+    plain: `SELECT SUM(json_extract(data, '$.age')) AS total FROM data_source_entries WHERE data_source_id = ?`,
+    groups: 1,
+  },
+  {
+    name: '$match + $group',
+    aggregate: [{ $match: { 'data.active': true } }, { $group: { _id: '$data.city', n: { $sum: 1 } } }],
+    plain: `SELECT json_extract(data, '$.city') AS city, COUNT(*) AS n FROM data_source_entries WHERE data_source_id = ? AND json_extract(data, '$.active') = 1 GROUP BY 1`,
+    groups: CITIES.length,
+  },
+];
+
+for (const n of SIZES) {
+  it(`aggregations at ${n.toLocaleString('en')} entries (SQLite)`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'iar-aggbench-'));
+    const file = join(dir, 'runtime.sqlite');
+    const options = { port: 0, dataDir: dir, log: false, limits: { autoIndexAfter: 0, aggregateTimeoutMs: 60_000, aggregateBytes: 2 ** 31 } };
+    try {
+      let server = await startServer(options);
+      const { appId, apiToken } = server.bootstrap;
+      const api = async (method: string, path: string, body?: unknown) => {
+        const init = {
+          method,
+          headers: { 'Auth-token': apiToken, 'Content-Type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        };
+        const res = await fetch(server.url + path, init).catch(() => fetch(server.url + path, init));
+        const text = await res.text();
+        if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
+        return JSON.parse(text);
+      };
+      const ds = (await api('POST', `/v1/data-sources?appId=${appId}`, { name: 'Bench' })).dataSource.id as number;
+      await server.close();
+
+      const load = new BetterSqlite3(file);
+      const put = load.prepare('INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?)');
+      const t0 = Date.parse('2024-01-01T00:00:00.000Z');
+      load.transaction(() => {
+        for (let i = 0; i < n; i++) {
+          const at = new Date(t0 + i * 1000).toISOString();
+          put.run(ds, JSON.stringify(row(i)), i, at, at);
+        }
+      })();
+      load.prepare('UPDATE data_sources SET data_version = data_version + 1 WHERE id = ?').run(ds);
+      load.close();
+      server = await startServer(options);
+      const rssBefore = process.memoryUsage().rss;
+
+      const bare = new BetterSqlite3(file, { readonly: true });
+      const results: { c: Case; http: number; same: number; plain: number; answer: unknown }[] = [];
+      for (const c of CASES) {
+        let answer: unknown;
+        const http = await median(async () => {
+          const result = await api('POST', `/v1/data-sources/${ds}/data/query`, { aggregate: c.aggregate });
+          expect(result.entries.length).toBe(c.groups);
+          answer = result.entries;
+        });
+        const plan = planSqlAggregate(compileQuery({ aggregate: c.aggregate }));
+        expect(plan).not.toBeNull();
+        const st = aggregateStatement('sqlite', ds, plan!, Math.floor(DEFAULT_AGGREGATE_LIMITS.bytes / 40));
+        const same = bare.prepare(st.text);
+        const sameMs = await median(() => {
+          expect(same.all(...st.params).length).toBe(c.groups);
+        });
+        const plain = bare.prepare(c.plain);
+        const plainMs = await median(() => {
+          expect(plain.all(...Array.from({ length: plain.source.split('?').length - 1 }, () => ds)).length).toBe(c.groups);
+        });
+        results.push({ c, http, same: sameMs, plain: plainMs, answer });
+      }
+      // The count by city again, once `city` has an expression index: the groups are read from it alone.
+      const t = performance.now();
+      await api('PUT', `/v1/data-sources/${ds}`, { definition: { indexes: ['city'] } });
+      const buildMs = performance.now() - t;
+      const counting = results[0]!;
+      const indexedHttp = await median(async () => {
+        const result = await api('POST', `/v1/data-sources/${ds}/data/query`, { aggregate: counting.c.aggregate });
+        expect(result.entries).toEqual(counting.answer);
+      });
+      const ist = indexedGroupStatement(ds, ['city'], Math.floor(DEFAULT_AGGREGATE_LIMITS.bytes / 40));
+      const indexedSame = bare.prepare(ist.text);
+      const indexedSameMs = await median(() => {
+        expect(indexedSame.all(...ist.params).length).toBe(counting.c.groups);
+      });
+      const plainAgain = bare.prepare(counting.c.plain);
+      const plainAgainMs = await median(() => {
+        expect(plainAgain.all(ds).length).toBe(counting.c.groups);
+      });
+      const rssSql = process.memoryUsage().rss;
+      // The JS evaluator on the same pipelines (the first run fills the entry cache; the median is warm).
+      const lines: string[] = [];
+      for (const r of results) {
+        // Past JS_UP_TO the entry cache alone would hold the whole data source in the process: not run.
+        const js =
+          n <= JS_UP_TO
+            ? `${(
+                await median(async () => {
+                  const result = await api('POST', `/v1/data-sources/${ds}/data/query`, { aggregate: r.c.aggregate, order: [['order', 'ASC']] });
+                  expect(result.entries).toEqual(r.answer);
+                }, 3)
+              ).toFixed(0)} ms`
+            : 'not run';
+        lines.push(
+          `| ${r.c.name} | ${r.http.toFixed(0)} ms | ${r.same.toFixed(0)} ms | ${r.plain.toFixed(0)} ms | ${(r.http / r.plain).toFixed(2)}× | ${js} |`,
+        );
+      }
+      lines.push(
+        `| ${counting.c.name}, \`city\` indexed (built in ${buildMs.toFixed(0)} ms) | ${indexedHttp.toFixed(0)} ms | ${indexedSameMs.toFixed(0)} ms | ${plainAgainMs.toFixed(0)} ms | ${(indexedHttp / plainAgainMs).toFixed(2)}× | |`,
+      );
+      const rssJs = process.memoryUsage().rss;
+      bare.close();
+      await server.close();
+      console.log(
+        [
+          `\n### ${n.toLocaleString('en')} entries (SQLite file, median of ${RUNS})`,
+          '',
+          '| pipeline (HTTP, real server) | server (SQL) | bare: same SQL | bare: plain GROUP BY | server / plain | server, JS evaluator (cache warm, median of 3) |',
+          '| --- | --- | --- | --- | --- | --- |',
+          ...lines,
+          `| process RSS: before / after the SQL runs / after the JS runs | ${(rssBefore / 2 ** 20).toFixed(0)} MB | ${(rssSql / 2 ** 20).toFixed(0)} MB | | | ${(rssJs / 2 ** 20).toFixed(0)} MB |`,
+        ].join('\n'),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 1_800_000); // 1M entries on a loaded 2-core machine: several minutes
+}
