@@ -130,11 +130,7 @@ export function createRunner(ctx: ClientContext) {
         const answer = await runOnServer(ctx, target, body, true, options);
         if (!('result' in answer))
           // `details` is the run's handle: getRun(error.details) follows it.
-          throw new ClientError(
-            'RUN_PENDING',
-            `Run ${answer.runId} of "${action.name}" is still ${answer.status}: see getRun(error.details)`,
-            answer,
-          );
+          throw new ClientError('RUN_PENDING', `Run ${answer.runId} of "${action.name}" is still ${answer.status}: see getRun(error.details)`, answer);
         return answer.result as T;
       }
       takeRunSlot(ctx);
