@@ -81,25 +81,28 @@ describe('demo page in Chromium', () => {
   it('opened while offline: says "Offline", not "Failed", and loads the app once back online', async () => {
     page = await browser.newPage();
     const context = page.context();
-    // The page and client.js load; the device is offline by the time the app first asks the backend.
+    // The page, client.js and the lazy runs chunk (Client.onStatusChange) load; the device is offline by the
+    // time the app first asks the backend.
+    const runsChunk = page.waitForResponse((r) => /\/runs-[\w-]+\.mjs$/.test(r.url()), { timeout: 30_000 });
     await page.route(
       '**/v1/apps/**',
       async (route) => {
+        await runsChunk;
         await context.setOffline(true);
         await route.abort('internetdisconnected');
       },
       { times: 1 },
     );
     await page.goto(`${demo.server.url}/`);
-    await page.waitForSelector('#status[data-state="offline"]');
+    await page.waitForSelector('#status[data-state="offline"]', { timeout: 30_000 });
     expect(await page.textContent('#status')).toMatch(/^Offline/);
     expect(await page.isHidden('#app-card')).toBe(true);
     await context.setOffline(false);
-    await page.waitForSelector('body[data-ready]', { timeout: 15_000 });
+    await page.waitForSelector('body[data-ready]', { timeout: 30_000 });
     expect(await page.textContent('#app-name')).toBe('Demo app');
-    await page.waitForSelector('#status[data-state="ok"]', { timeout: 15_000 });
+    await page.waitForSelector('#status[data-state="ok"]', { timeout: 30_000 });
     expect(await page.textContent('#status')).toBe('Connected');
-  });
+  }, 90_000); // a page load, offline, then the app's loads: it took over 20 s beside stress-ng
 
   it('reads data-* attributes of its own script tag', async () => {
     page = await browser.newPage();
