@@ -9,6 +9,7 @@ import { aggregateStatement } from '../../src/server/data-sources/sql/aggregate.
 import { indexedGroupStatement } from '../../src/server/data-sources/sql/aggregate-indexed.js';
 import { planSqlAggregate } from '../../src/server/data-sources/sql/aggregate-plan.js';
 import { startServer } from '../../src/server/index.js';
+import { benchApi } from './bench-api.js';
 
 /**
  * Issue 14, aggregations run by the database: `aggregate` pipelines over HTTP against the real backend on
@@ -82,17 +83,7 @@ for (const n of SIZES) {
     try {
       let server = await startServer(options);
       const { appId, apiToken } = server.bootstrap;
-      const api = async (method: string, path: string, body?: unknown) => {
-        const init = {
-          method,
-          headers: { 'Auth-token': apiToken, 'Content-Type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        };
-        const res = await fetch(server.url + path, init).catch(() => fetch(server.url + path, init));
-        const text = await res.text();
-        if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-        return JSON.parse(text);
-      };
+      const api = benchApi(() => server, apiToken);
       const ds = (await api('POST', `/v1/data-sources?appId=${appId}`, { name: 'Bench' })).dataSource.id as number;
       await server.close();
 

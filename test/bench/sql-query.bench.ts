@@ -7,6 +7,7 @@ import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import type { Queryable } from '../../src/server/db/database.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
 import { startServer } from '../../src/server/index.js';
+import { benchApi } from './bench-api.js';
 
 /**
  * Issue 14, "queries executed by the database": selects over HTTP against the real backend on SQLite (a file
@@ -82,18 +83,7 @@ for (const n of SIZES) {
     try {
       let server = await startServer(options);
       const { appId, apiToken } = server.bootstrap;
-      const api = async (method: string, path: string, body?: unknown) => {
-        const init = {
-          method,
-          headers: { 'Auth-token': apiToken, 'Content-Type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        };
-        // A keep-alive socket of the first server (same port after the restart) is reset once: retry.
-        const res = await fetch(server.url + path, init).catch(() => fetch(server.url + path, init));
-        const text = await res.text();
-        if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-        return JSON.parse(text);
-      };
+      const api = benchApi(() => server, apiToken);
       const ds = (await api('POST', `/v1/data-sources?appId=${appId}`, { name: 'Bench' })).dataSource.id as number;
       await server.close();
 
