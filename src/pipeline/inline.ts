@@ -3,9 +3,11 @@
  *
  * A node is *inline* when the guest can run it without host services and without
  * per-node policies: a function node whose package is the built-in `set`, `return`,
- * `if` or `log` (no `timeout`, `retry` or `continueOnError`), an `if` node or a `loop`
- * node without `timeout`/`continueOnError`, whose expressions all compiled and whose
- * nested nodes are all inline. Consecutive inline nodes of a node list form a
+ * `if` or `log`, an `if` node or a `loop` node, without `retry` or `continueOnError`,
+ * whose expressions all compiled and whose nested nodes are all inline. A node `timeout`
+ * is compiled: `DP(ms)` before the node and `DQ()` after it move the session's deadline
+ * (`DLH`, src/sandbox/session.ts) when the node's ends first, so a timed loop is still one
+ * guest call. Consecutive inline nodes of a node list form a
  * *segment*; the run's program (one guest source, installed once per run) holds one
  * guest function per segment, so a 10,000-item loop of `if`/`set` costs one
  * host↔guest call instead of several per iteration. Other nodes run in the host
@@ -59,7 +61,7 @@ export interface Plan {
 }
 
 /** The program as an extension of an open session (a function of `(api, _)`). */
-export const asExtension = (source: string) => `(function(api,_){var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st;${source}})`;
+export const asExtension = (source: string) => `(function(api,_,h,n,DLH){var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st;${source}})`;
 
 /** Event codes recorded by the guest (see `decodeEvent` in runner.ts). */
 export const EVENT = { ok: 0, skipped: 1, matched: 2, else: 3, none: 4, iterations: 5, noItems: 6, log: 7 } as const;
@@ -153,8 +155,16 @@ export function planPipeline(
         return spec.j !== undefined ? `J.parse(${lit(spec.j)})` : lit(spec.v ?? null);
     }
   };
-  const noPolicies = (node: PipelineNode) =>
-    node.timeout === undefined && !node.continueOnError && (!('retry' in node) || node.retry === undefined || node.retry.attempts <= 1);
+  // A `timeout` compiles to DP(ms) … DQ() around the node; `retry` and `continueOnError` still need the walker.
+  const inlinePolicies = (node: PipelineNode) => !node.continueOnError && (!('retry' in node) || node.retry === undefined || node.retry.attempts <= 1);
+  const enter = (node: PipelineNode) => (node.timeout === undefined ? '' : `${call('DP', lit(Number(node.timeout)))};`);
+  const leave = (node: PipelineNode) => (node.timeout === undefined ? '' : `${call('DQ', '')};`);
+  /** `code` (which starts with `N=<id>;`) run under the node's own deadline, if it has a timeout. */
+  const timed = (node: PipelineNode, id: number, code: string) => {
+    if (node.timeout === undefined) return code;
+    const head = `N=${id};`;
+    return `${head}${enter(node)}${code.slice(head.length)}${leave(node)}`;
+  };
 
   /** Code of a list of inline nodes (throws NotInline when one is not); nodes after one that may end the run are guarded. */
   const genList = (list: PipelineNode[] | undefined, base: string, parent: number, loop: number): string => {
@@ -169,7 +179,7 @@ export function planPipeline(
   };
 
   const gen = (node: PipelineNode, path: string, parent: number, loop: number): string => {
-    if (!noPolicies(node)) throw new NotInline();
+    if (!inlinePolicies(node)) throw new NotInline();
     const id = nodes.length;
     if (node.type === 'if') {
       nodes.push({ path, pkg: 'if', kind: 'if', parent, loop, conditions: node.conditions.length });
@@ -180,9 +190,9 @@ export function planPipeline(
         const body = genList(node.conditions[i]!.functions, `${path}.conditions[${i}].functions`, id, loop);
         code = `C=${i};if(${tests[i]}){${body}${call('V', `${id},${EVENT.matched},${i},0,TS[${id}]`)}}else{${code}}`;
       }
-      return `N=${id};if(EC<RM)TS[${id}]=Date.now();${code};`;
+      return timed(node, id, `N=${id};if(EC<RM)TS[${id}]=Date.now();${code};`);
     }
-    if (node.type === 'loop') return genLoop(node, path, parent, loop, id);
+    if (node.type === 'loop') return timed(node, id, genLoop(node, path, parent, loop, id));
     const name = builtinName(node.functionPackage);
     if (!name || !INLINE_BUILTINS.has(name)) throw new NotInline();
     nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop });
@@ -192,8 +202,11 @@ export function planPipeline(
     const helper = name === 'set' ? 'D' : name === 'return' ? 'Q' : name === 'log' ? 'L' : 'V';
     // V(id, event, x, duration, start, input, output): the settings are the node's input.
     const action = (value: string) => call(helper, helper === 'V' ? `${id},${EVENT.ok},0,0,0,${value}` : `${id},${value}`);
-    if (!node.settings || !('condition' in node.settings)) return `N=${id};${action(settings)};${name === 'return' ? '' : children}`;
-    return `N=${id};S=${settings};if(!S.condition)${call('V', `${id},${EVENT.skipped},0,0,0,S`)};else{${action('S')};${name === 'return' ? '' : children}}`;
+    const rest = name === 'return' ? '' : children;
+    // A timeout covers the node's own work (settings and effect), not its nested functions (as in the walker).
+    const [on, off] = [enter(node), leave(node)];
+    if (!node.settings || !('condition' in node.settings)) return `N=${id};${on}${action(settings)};${off}${rest}`;
+    return `N=${id};${on}S=${settings};if(!S.condition){${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}}else{${action('S')};${off}${rest}}`;
   };
 
   const genLoop = (node: LoopNode, path: string, parent: number, loop: number, id: number): string => {
@@ -273,11 +286,16 @@ export function planPipeline(
     D: `${LIB.put}${LIB.merge}function D(id,S){merge(S);st.last=S;V(id,0,0,0,0,S,S)}`,
     Q: 'function Q(id,S){st.result=S.value;st.ended=true;E=1;V(id,0,0,0,0,S,S.value)}',
     L: `function L(id,S){MS.push(T(S.message));V(id,${EVENT.log},MS.length-1);V(id,0,0,0,0,S)}`,
+    // DP(ms)/DQ(): a node timeout. The host's deadline (DLH, src/sandbox/session.ts) moves only when the node's
+    // ends earlier than the current one (HD, on the guest's clock): a timed node inside a longer timeout costs no call.
+    DP: 'function DP(t){var d=Date.now()+t;if(d<HD){DS.push(HD);HD=d;DLH(t)}else DS.push(-1)}',
+    DQ: 'function DQ(){var h=DS.pop();if(h>=0){HD=h;DLH(-1)}}',
     B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v)){var s=J.stringify(v)||"null";X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(s.length>1000?"a value over 1000 characters of JSON":s))}return v}`,
   };
   if (used.has('L')) used.add('T');
+  if (used.has('DP')) used.add('DQ');
   const source =
-    `var E=0,I=-1,N=-1,C=0,FL='',S,EV,MS,AG,EC,RM,RI,SC,VA,T0,TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
+    `var E=0,I=-1,N=-1,C=0,FL='',S,EV,MS,AG,EC,RM,RI,SC,VA,T0,HD,DS,TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
     (usesLoops ? `,K=[],isArr=Array.isArray${loopVars.map((name) => `,${name}`).join('')}` : '') +
     ';' +
     Object.entries(helpers)
@@ -298,9 +316,9 @@ export function planPipeline(
         `api.unwind=function(){R(SC)};`
       : '') +
     `var G=[${segments.map((code) => `function(){${code}}`).join(',')}];` +
-    // run(k, …) runs segment k; run(-1) only reports (after a failure): [ended, events, log messages,
+    // run(k, iteration, room, room for logs, ms left before the host's deadline) runs segment k; run(-1) only reports (after a failure): [ended, events, log messages,
     // counts per node, failing node, failing condition, engine failure, active loop indexes (or 0), traced values].
-    `api.run=function(k,it,rm,ri){if(k>=0){EV=[];MS=[];AG={};VA=[];T0=Date.now();EC=0;RM=rm;RI=ri;FL='';N=-1;I=it;E=0;` +
+    `api.run=function(k,it,rm,ri,rem){if(k>=0){EV=[];MS=[];AG={};VA=[];T0=Date.now();HD=T0+rem;DS=[];EC=0;RM=rm;RI=ri;FL='';N=-1;I=it;E=0;` +
     (usesLoops ? `SC={h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex};` : '') +
     `G[k]()}return J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA])};`;
   return { source, nodes, lists };

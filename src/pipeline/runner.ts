@@ -29,6 +29,8 @@ export interface EngineHooks {
   release(module: SandboxModule): void;
   /** QuickJS stack limit, bytes. */
   stackBytes?: number;
+  /** Tests only: run every node in the host walker (the oracle the compiled segments are checked against). */
+  walkOnly?: boolean;
 }
 
 interface Run {
@@ -143,7 +145,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
     // Planned as if every expression compiles (the usual case): the program is then part of the base script.
     const sources = collectExpressions(options.functions);
     const optimistic = new Map(sources.map((source, i) => [source, i]));
-    run.plan = planPipeline(options.functions, (source) => optimistic.get(source), limits.maxLoopIterations, run.valueBytes);
+    if (!hooks.walkOnly) run.plan = planPipeline(options.functions, (source) => optimistic.get(source), limits.maxLoopIterations, run.valueBytes);
     session = openSession({
       module,
       runDeadline,
@@ -170,7 +172,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
     sources.forEach((source, i) => {
       if (!bad.has(i)) run.expressions.set(source, i);
     });
-    if (bad.size > 0) {
+    if (bad.size > 0 && !hooks.walkOnly) {
       // Nodes using an expression that does not compile run in the host walker, which reports the error where it is reached.
       run.plan = planPipeline(options.functions, (source) => run.expressions.get(source), limits.maxLoopIterations, run.valueBytes);
       if (run.plan.source) session.installProgram(asExtension(run.plan.source));
@@ -253,7 +255,9 @@ function runSegment(run: Run, segment: number, deadline: number, iteration: numb
   const start = sinceStart(run);
   let text: string;
   try {
-    text = run.session.string('run', segment, iteration ?? -1, room.ordinary, room.important);
+    // The ms left before the session's deadline: the guest moves it only for node timeouts that end sooner.
+    const left = Math.max(0, Math.min(deadline, run.runDeadline) - now());
+    text = run.session.string('run', segment, iteration ?? -1, room.ordinary, room.important, left);
   } catch (error) {
     throw segmentFailure(run, error, deadline, iteration, start);
   }

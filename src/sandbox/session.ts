@@ -144,6 +144,8 @@ export function openSession(options: SessionOptions): Session {
   let wakers: (() => void)[] = [];
   const owned: QuickJSHandle[] = [];
   let badExpressions: number[] = [];
+  /** Deadlines saved by the program's node timeouts (`DLH` in guest.ts), innermost last. */
+  const saved: number[] = [];
 
   const aborted = () => options.signal?.aborted === true;
   const wake = () => {
@@ -377,11 +379,20 @@ export function openSession(options: SessionOptions): Session {
       if (closed) return;
       options.onConsole?.(ctx.getString(levelH), ctx.getString(textH).slice(0, MAX_ERROR_TEXT));
     });
-    owned.push(hostFn, noteFn);
+    // A compiled node `timeout` (src/pipeline/inline.ts): dl(ms) enters a node with its own deadline, never
+    // past the current one; dl(-1) leaves it. A failure skips the leaving: the host's next setDeadline resets.
+    const dlFn = ctx.newFunction('dl', (msH) => {
+      const ms = ctx.getNumber(msH);
+      if (ms >= 0) {
+        saved.push(deadline);
+        deadline = Math.min(deadline, now() + ms);
+      } else if (saved.length > 0) deadline = saved.pop()!;
+    });
+    owned.push(hostFn, noteFn, dlFn);
     const factory = ctx.unwrapResult(ctx.evalCode(baseSource(options.program), 'engine.js'));
     const init = ctx.newString(options.context ?? '{}');
     const exprs = ctx.newString(JSON.stringify(options.expressions ?? []));
-    const made = ctx.callFunction(factory, ctx.undefined, init, exprs);
+    const made = ctx.callFunction(factory, ctx.undefined, init, exprs, dlFn);
     init.dispose();
     exprs.dispose();
     factory.dispose();
@@ -407,7 +418,7 @@ export function openSession(options: SessionOptions): Session {
       const compiled = ctx.evalCode(source, `${key}.js`);
       if (compiled.error) throw guestError(compiled.error);
       factory = compiled.value;
-      const r = ctx.callFunction(factory, ctx.undefined, api!, internals!, owned[0]!, owned[1]!);
+      const r = ctx.callFunction(factory, ctx.undefined, api!, internals!, owned[0]!, owned[1]!, owned[2]!);
       if (r.error) throw guestError(r.error);
       r.value.dispose();
       installed.add(key);
@@ -504,6 +515,7 @@ export function openSession(options: SessionOptions): Session {
     installCode: () => install('code', EXTENSIONS.code),
     installProgram: (source) => install('program', source),
     setDeadline(next) {
+      saved.length = 0;
       deadline = Math.min(next, options.runDeadline);
       if (now() <= deadline) interrupted = false;
     },

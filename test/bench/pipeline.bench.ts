@@ -5,6 +5,7 @@
 import { loadavg } from 'node:os';
 import { test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
+import { runWith } from '../../src/pipeline/runner.js';
 import type { HostServices, PipelineNode } from '../../src/contract/pipeline.js';
 import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
 import { openSession } from '../../src/sandbox/session.js';
@@ -31,8 +32,10 @@ async function timeIt(fn: () => unknown | Promise<unknown>, minMs = 400, minRuns
   return batches.sort((x, y) => x - y)[2]!;
 }
 
-const run = async (functions: PipelineNode[], payload?: Record<string, unknown>) => {
-  const outcome = await runPipeline({ environment: 'client', services, functions, payload, limits: { payloadChars: 1e7 } });
+const run = async (functions: PipelineNode[], payload?: Record<string, unknown>, walkOnly = false) => {
+  const options = { environment: 'client', services, functions, payload, limits: { payloadChars: 1e7 } } as const;
+  // walkOnly: the host walker alone (the test oracle), how policy nodes ran before timeouts were compiled.
+  const outcome = walkOnly ? await runWith(options, { acquire: acquireModule, release: releaseModule, walkOnly }) : await runPipeline(options);
   if (!outcome.ok) throw new Error(`${outcome.error.code}: ${outcome.error.errorMessage}`);
   return outcome.result;
 };
@@ -125,17 +128,37 @@ test('pipeline engine', async () => {
     return ctx.even;
   });
   add('10,000-item loop with an if per item', loopMs, nativeMs, 'native JS', '< 200 ms');
-  // The same loop with a per-node timeout policy, which keeps a node out of inline segments: the loop node alone
-  // (its body is one guest call per iteration), then every node (several guest calls per iteration).
+  // The same loop with a per-node timeout policy: compiled into the segment (DLH around the node), against the
+  // host walker alone in the same run (one guest call per item for the loop node, several for every node).
   const withTimeout = (node: PipelineNode): PipelineNode =>
     node.type === 'loop'
       ? { ...node, timeout: 60_000, functions: node.functions?.map(withTimeout) }
       : node.type === 'if'
         ? { ...node, timeout: 60_000, conditions: node.conditions.map((c) => ({ ...c, functions: c.functions?.map(withTimeout) })) }
         : { ...node, timeout: 60_000, functions: node.functions?.map(withTimeout) };
-  const hostLoop: PipelineNode[] = [loop[0]!, { ...(loop[1] as PipelineNode), timeout: 60_000 }, loop[2]!];
-  add('same loop, loop node with a timeout (body: 1 guest call per item)', await timeIt(() => run(hostLoop), 1000, 3), nativeMs, 'native JS');
-  add('same loop, every node with a timeout (host walker only)', await timeIt(() => run(loop.map(withTimeout)), 1000, 3), nativeMs, 'native JS');
+  const timedLoop: PipelineNode[] = [loop[0]!, { ...(loop[1] as PipelineNode), timeout: 60_000 }, loop[2]!];
+  const walkerMs = await timeIt(() => run(timedLoop, undefined, true), 1000, 3);
+  add('same loop, loop node with a timeout (compiled)', await timeIt(() => run(timedLoop), 1000, 3), nativeMs, 'native JS', '≤ 40 ms');
+  add('same loop, loop node with a timeout (host walker alone)', walkerMs, nativeMs, 'native JS');
+  add('same loop, every node with a timeout (compiled)', await timeIt(() => run(loop.map(withTimeout)), 1000, 3), nativeMs, 'native JS');
+  // Inner timeouts shorter than the deadline in force: each timed node moves the host's deadline (2 host calls).
+  const shorter = (node: PipelineNode): PipelineNode => {
+    const t = { ...withTimeout(node) } as PipelineNode;
+    if (t.type === 'if') t.conditions = t.conditions.map((c) => ({ ...c, functions: c.functions?.map((f) => ({ ...f, timeout: 5_000 })) }));
+    return t.type === 'loop' ? { ...t, functions: t.functions?.map((f) => ({ ...shorter(f), timeout: 5_000 })) } : t;
+  };
+  add(
+    'same loop, every inner node with a shorter timeout (compiled: 2 host calls per timed node)',
+    await timeIt(() => run(loop.map(shorter)), 1000, 3),
+    nativeMs,
+    'native JS',
+  );
+  add(
+    'same loop, every node with a timeout (host walker alone)',
+    await timeIt(() => run(loop.map(withTimeout), undefined, true), 1000, 3),
+    nativeMs,
+    'native JS',
+  );
 
   // 100-node linear pipeline.
   const linear: PipelineNode[] = Array.from({ length: 100 }, (_, i) => ({ functionPackage: F('set'), settings: { [`v${i}`]: `{{ ${i} + 1 }}` } }));

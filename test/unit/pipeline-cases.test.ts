@@ -1,5 +1,8 @@
-import { describe, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
+import { runWith } from '../../src/pipeline/runner.js';
+import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
+import type { RunOutcome, TraceEntry } from '../../src/contract/pipeline.js';
 // The same cases run in Chromium (test/browser/pipeline.test.ts), inside the engine's Web Worker.
 import { cases, createFakeServices } from '../browser/pipeline-page/cases.mjs';
 
@@ -9,6 +12,32 @@ describe('pipeline cases (Node)', () => {
       const { services, calls } = createFakeServices();
       const outcome = await runPipeline({ environment: 'client', ...c.options, services });
       c.check(outcome, calls);
+    });
+  }
+});
+
+/** Times aside: each entry's start and duration depend on the machine. */
+const untimed = (t: TraceEntry) => ({ ...t, durationMs: 0, startMs: 0 });
+const strip = (o: RunOutcome) => ({
+  ...o,
+  durationMs: 0,
+  trace: o.trace.map(untimed),
+  ...(o.ok ? {} : { error: { ...o.error, trace: o.error.trace.map(untimed) } }),
+});
+
+describe('pipeline cases: compiled segments against the host walker alone (the oracle)', () => {
+  for (const c of cases) {
+    test(c.name, async () => {
+      const compiled = createFakeServices();
+      const walked = createFakeServices();
+      const inline = await runPipeline({ environment: 'client', ...c.options, services: compiled.services });
+      const oracle = await runWith(
+        { environment: 'client', ...c.options, services: walked.services },
+        { acquire: acquireModule, release: releaseModule, walkOnly: true },
+      );
+      c.check(oracle, walked.calls);
+      expect(strip(inline)).toEqual(strip(oracle));
+      expect(compiled.calls).toEqual(walked.calls);
     });
   }
 });

@@ -3,14 +3,16 @@ import { newQuickJSWASMModuleFromVariant, TestQuickJSWASMModule } from 'quickjs-
 import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
 import { runWith } from '../../src/pipeline/runner.js';
+import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
 import { collectExpressions, planPipeline } from '../../src/pipeline/inline.js';
 import type { HostServices, PipelineNode, RunOutcome, RunPipelineOptions, TraceEntry } from '../../src/contract/pipeline.js';
 
 /**
  * Runs of expression-only nodes (if/set/return/log, if and loop nodes) run inside the guest in
- * one call (src/pipeline/inline.ts). Each pipeline here runs twice: as written (inline) and with
- * a generous `timeout` on every node, which keeps every node in the host walker. Both must give
- * the same result, error and trace (durations aside).
+ * one call (src/pipeline/inline.ts). Each pipeline here runs four ways: as written, and with a
+ * generous `timeout` on every node (compiled into the segments as well), each inline and in the
+ * host walker alone (`walkOnly`, the oracle). All must give the same result, error and trace
+ * (durations aside).
  */
 const services: HostServices = {
   dataSources: { connect: () => ({}) as never },
@@ -18,17 +20,17 @@ const services: HostServices = {
 };
 const F = (name: string) => `com.client.function.${name}`;
 
-function hostOnly(nodes: PipelineNode[] | undefined): PipelineNode[] | undefined {
+function timed(nodes: PipelineNode[] | undefined): PipelineNode[] | undefined {
   return nodes?.map((node) => {
-    if (node.type === 'loop') return { ...node, timeout: 100_000, functions: hostOnly(node.functions) };
+    if (node.type === 'loop') return { ...node, timeout: 100_000, functions: timed(node.functions) };
     if (node.type === 'if')
       return {
         ...node,
         timeout: 100_000,
-        conditions: node.conditions.map((c) => ({ ...c, functions: hostOnly(c.functions) })),
-        elseFunctions: hostOnly(node.elseFunctions),
+        conditions: node.conditions.map((c) => ({ ...c, functions: timed(c.functions) })),
+        elseFunctions: timed(node.elseFunctions),
       };
-    return { ...node, timeout: 100_000, functions: hostOnly(node.functions) };
+    return { ...node, timeout: 100_000, functions: timed(node.functions) };
   });
 }
 
@@ -44,10 +46,16 @@ const strip = (o: RunOutcome) => ({
   ...(o.ok ? {} : { error: { ...o.error, trace: o.error.trace.map(untimed) } }),
 });
 
+const walker = (options: RunPipelineOptions) => runWith(options, { acquire: acquireModule, release: releaseModule, walkOnly: true });
+
 async function both(options: Omit<RunPipelineOptions, 'services' | 'environment'>) {
-  const inline = await runPipeline({ environment: 'client', services, ...options });
-  const host = await runPipeline({ environment: 'client', services, ...options, functions: hostOnly(options.functions)! });
-  expect(strip(inline)).toEqual(strip(host));
+  const plain = { environment: 'client', services, ...options } as const;
+  const withTimeouts = { ...plain, functions: timed(options.functions)! };
+  const inline = await runPipeline(plain);
+  const oracle = strip(await walker(plain));
+  expect(strip(inline)).toEqual(oracle);
+  expect(strip(await runPipeline(withTimeouts))).toEqual(oracle);
+  expect(strip(await walker(withTimeouts))).toEqual(oracle);
   return inline;
 }
 
@@ -259,6 +267,106 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
       ['functions[0].functions[0]', 0],
       ['functions[0]', undefined],
     ]);
+  });
+
+  describe('compiled node timeouts (DP/DQ in the segment) end the node, not the run, like the walker', () => {
+    const spin = '{{ (() => { for (;;) {} })() }}';
+    /** The same run inline and in the walker alone: equal results, errors and traces (durations aside). */
+    const compare = async (options: Omit<RunPipelineOptions, 'services' | 'environment'>) => {
+      const plain = { environment: 'client', services, ...options } as const;
+      const inline = await runPipeline(plain);
+      expect(strip(inline)).toEqual(strip(await walker(plain)));
+      return inline;
+    };
+
+    test('a timed inline loop whose body spins fails with the node timeout; a continueOnError above lets the run go on', async () => {
+      const o = await compare({
+        limits: { runTimeoutMs: 20_000 },
+        functions: [
+          {
+            type: 'loop',
+            range: { from: 0, to: 0 },
+            continueOnError: true,
+            functions: [{ type: 'loop', range: { from: 0, to: 5 }, timeout: 100, functions: [{ functionPackage: F('set'), settings: { x: spin } }] }],
+          },
+          { type: 'loop', range: { from: 1, to: 3 }, timeout: 10_000, functions: [{ functionPackage: F('set'), settings: { n: '{{ currentItem }}' } }] },
+          { functionPackage: F('return'), settings: { value: '{{ [n, lastError.code, lastError.errorMessage] }}' } },
+        ],
+      });
+      expect(o.ok && o.result).toEqual([3, 'TIMEOUT', 'The function exceeded its timeout']);
+      expect(o.trace.filter((t) => t.outcome === 'failed').map((t) => [t.path, t.iteration, t.message])).toEqual([
+        ['functions[0].functions[0].functions[0]', 0, 'TimeoutError: The function exceeded its timeout'],
+        ['functions[0].functions[0]', 0, 'TimeoutError: The function exceeded its timeout'],
+        ['functions[0]', undefined, 'TimeoutError: The function exceeded its timeout'],
+      ]);
+    });
+
+    test('after a timed node ends, the run deadline applies again (not the node deadline)', async () => {
+      const o = await compare({
+        limits: { runTimeoutMs: 1500 },
+        functions: [
+          { type: 'if', timeout: 100, conditions: [{ condition: 'true', functions: [{ functionPackage: F('set'), settings: { a: 1 }, timeout: 50 }] }] },
+          { functionPackage: F('set'), settings: { x: spin } },
+        ],
+      });
+      expect(!o.ok && [o.error.code, o.error.errorMessage]).toEqual(['TIMEOUT', 'The run exceeded its time limit']);
+    });
+
+    test('a function node timeout covers its settings, not its nested functions; the inner timeout wins when shorter', async () => {
+      const slowSettings = await compare({
+        limits: { runTimeoutMs: 20_000 },
+        functions: [
+          { type: 'loop', range: { from: 0, to: 2 }, timeout: 10_000, functions: [{ functionPackage: F('set'), timeout: 100, settings: { x: spin } }] },
+        ],
+      });
+      expect(!slowSettings.ok && slowSettings.error.errorMessage).toBe('The function exceeded its timeout');
+      expect(slowSettings.trace.filter((t) => t.outcome === 'failed').map((t) => t.path)).toEqual(['functions[0].functions[0]', 'functions[0]']);
+      const nested = await compare({
+        limits: { runTimeoutMs: 1500 },
+        functions: [{ functionPackage: F('set'), timeout: 50, settings: { a: 1 }, functions: [{ functionPackage: F('set'), settings: { x: spin } }] }],
+      });
+      expect(!nested.ok && nested.error.errorMessage).toBe('The run exceeded its time limit');
+    });
+
+    test('a longer timeout inside a shorter one leaves the shorter one in force', async () => {
+      const o = await compare({
+        limits: { runTimeoutMs: 20_000 },
+        functions: [
+          {
+            type: 'loop',
+            range: { from: 0, to: 1 },
+            timeout: 150,
+            functions: [
+              { functionPackage: F('set'), settings: { a: 1 }, timeout: 15_000 },
+              {
+                type: 'if',
+                timeout: 15_000,
+                conditions: [{ condition: 'currentItem === 1', functions: [{ functionPackage: F('set'), settings: { x: spin } }] }],
+              },
+            ],
+          },
+        ],
+      });
+      expect(!o.ok && [o.error.code, o.error.errorMessage]).toEqual(['TIMEOUT', 'The function exceeded its timeout']);
+      expect(o.trace.filter((t) => t.outcome === 'failed').map((t) => [t.path, t.iteration])).toEqual([
+        ['functions[0].functions[1].conditions[0].functions[0]', 1],
+        ['functions[0].functions[1]', 1],
+        ['functions[0]', undefined],
+      ]);
+    });
+
+    test('the planner keeps a timed expression-only node inline and leaves retry and continueOnError to the walker', () => {
+      const nodes: PipelineNode[] = [
+        { type: 'loop', range: { from: 1, to: 3 }, timeout: 50, functions: [{ functionPackage: F('set'), settings: { a: 1 }, timeout: 5 }] },
+        { functionPackage: F('set'), settings: { b: 1 }, retry: { attempts: 2 } },
+        { type: 'if', continueOnError: true, conditions: [{ condition: 'true', functions: [] }] },
+      ];
+      const indexes = new Map(collectExpressions(nodes).map((e, i) => [e, i]));
+      const plan = planPipeline(nodes, (e) => indexes.get(e), 100);
+      expect(plan.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 1 }, { host: 1 }, { host: 2 }]);
+      expect(plan.source).toContain('DP(50)');
+      expect(plan.source).toContain('DP(5)');
+    });
   });
 
   test('large loops: the first maxTraceEntries entries are listed, later runs are aggregated per node path', async () => {
