@@ -43,6 +43,8 @@ export interface InlineNode {
   loop: number;
   /** Number of conditions of an `if` node. */
   conditions?: number;
+  /** A node with `retry` or `continueOnError`: run under the host's guard (`W` → `GH`, see runner.ts `guardNode`). */
+  guard?: { attempts: number; continueOnError: boolean };
 }
 
 /** One step of a node list: an inline segment (nodes `start`..`end - 1`) or a host-run node. */
@@ -61,7 +63,7 @@ export interface Plan {
 }
 
 /** The program as an extension of an open session (a function of `(api, _)`). */
-export const asExtension = (source: string) => `(function(api,_,h,n,DLH){var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st;${source}})`;
+export const asExtension = (source: string) => `(function(api,_,h,n,DLH,GH){var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st;${source}})`;
 
 /** Event codes recorded by the guest (see `decodeEvent` in runner.ts). */
 export const EVENT = { ok: 0, skipped: 1, matched: 2, else: 3, none: 4, iterations: 5, noItems: 6, log: 7 } as const;
@@ -155,8 +157,28 @@ export function planPipeline(
         return spec.j !== undefined ? `J.parse(${lit(spec.j)})` : lit(spec.v ?? null);
     }
   };
-  // A `timeout` compiles to DP(ms) … DQ() around the node; `retry` and `continueOnError` still need the walker.
-  const inlinePolicies = (node: PipelineNode) => !node.continueOnError && (!('retry' in node) || node.retry === undefined || node.retry.attempts <= 1);
+  // A `timeout` compiles to DP(ms) … DQ() around the node; `retry` and `continueOnError` to W(id, fn), which the
+  // host runs (GH) attempt by attempt. A retry that waits between attempts still needs the walker.
+  const inlinePolicies = (node: PipelineNode) => !('retry' in node) || node.retry === undefined || !(Number(node.retry.delayMs) > 0);
+  const guardOf = (node: PipelineNode): InlineNode['guard'] => {
+    // As in the walker, `retry` applies to function nodes only.
+    const retry = node.type === undefined || node.type === 'function' ? node.retry : undefined;
+    const attempts = retry ? Math.max(1, Math.floor(Number(retry.attempts) || 1)) : 1;
+    return attempts > 1 || node.continueOnError ? { attempts, continueOnError: node.continueOnError === true } : undefined;
+  };
+  /** Whether a node or one inside it has a `timeout` (its interrupt cannot be caught inside the guest). */
+  const timedWithin = (node: PipelineNode): boolean =>
+    node.timeout !== undefined ||
+    (node.type === 'if'
+      ? node.conditions.some((c) => (c.functions ?? []).some(timedWithin)) || (node.elseFunctions ?? []).some(timedWithin)
+      : (node.functions ?? []).some(timedWithin));
+  /**
+   * A guarded node's call: WC (the guest catches; the host is called only when an attempt fails) unless a timeout
+   * inside may interrupt it: then W (the host runs each attempt, and sees the interrupt).
+   */
+  const guardCall = (node: PipelineNode, id: number, fn: string) => call(timedWithin(node) ? 'W' : 'WC', `${id},function(){${fn}}`);
+  /** An if or loop node's code (which starts with `N=<id>;`) under the host's guard, if it has one. */
+  const guarded = (node: PipelineNode, id: number, code: string) => (nodes[id]!.guard ? `N=${id};${guardCall(node, id, code)};` : code);
   const enter = (node: PipelineNode) => (node.timeout === undefined ? '' : `${call('DP', lit(Number(node.timeout)))};`);
   const leave = (node: PipelineNode) => (node.timeout === undefined ? '' : `${call('DQ', '')};`);
   /** `code` (which starts with `N=<id>;`) run under the node's own deadline, if it has a timeout. */
@@ -182,7 +204,7 @@ export function planPipeline(
     if (!inlinePolicies(node)) throw new NotInline();
     const id = nodes.length;
     if (node.type === 'if') {
-      nodes.push({ path, pkg: 'if', kind: 'if', parent, loop, conditions: node.conditions.length });
+      nodes.push({ path, pkg: 'if', kind: 'if', parent, loop, conditions: node.conditions.length, guard: guardOf(node) });
       const tests = node.conditions.map((c) => expr(expressionOf(c.condition)));
       // TS[id]: when the node started (only while the trace has room: its event may be listed).
       let code = `${genList(node.elseFunctions, `${path}.elseFunctions`, id, loop)}${call('V', `${id},${node.elseFunctions ? EVENT.else : EVENT.none},0,0,TS[${id}]`)}`;
@@ -190,12 +212,15 @@ export function planPipeline(
         const body = genList(node.conditions[i]!.functions, `${path}.conditions[${i}].functions`, id, loop);
         code = `C=${i};if(${tests[i]}){${body}${call('V', `${id},${EVENT.matched},${i},0,TS[${id}]`)}}else{${code}}`;
       }
-      return timed(node, id, `N=${id};if(EC<RM)TS[${id}]=Date.now();${code};`);
+      return guarded(node, id, timed(node, id, `N=${id};if(EC<RM)TS[${id}]=Date.now();${code};`));
     }
-    if (node.type === 'loop') return timed(node, id, genLoop(node, path, parent, loop, id));
+    if (node.type === 'loop') {
+      const code = genLoop(node, path, parent, loop, id);
+      return guarded(node, id, timed(node, id, code));
+    }
     const name = builtinName(node.functionPackage);
     if (!name || !INLINE_BUILTINS.has(name)) throw new NotInline();
-    nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop });
+    nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop, guard: guardOf(node) });
     const settings = specJs(settingsOf(node, index));
     const children = genList(node.functions, `${path}.functions`, id, loop);
     // D: set, Q: return, L: log, V: if (the settings are evaluated, then the node is recorded as ok).
@@ -205,12 +230,20 @@ export function planPipeline(
     const rest = name === 'return' ? '' : children;
     // A timeout covers the node's own work (settings and effect), not its nested functions (as in the walker).
     const [on, off] = [enter(node), leave(node)];
-    if (!node.settings || !('condition' in node.settings)) return `N=${id};${on}${action(settings)};${off}${rest}`;
+    const gated = node.settings !== undefined && 'condition' in node.settings;
+    if (nodes[id]!.guard) {
+      // The guard covers the node's own work; its nested functions run after it, when it ran (WR: not skipped).
+      const own = gated
+        ? `${on}S=${settings};if(!S.condition){${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}WR=0}else{${action('S')};${off}}`
+        : `${on}${action(settings)};${off}`;
+      return `N=${id};if(${guardCall({ ...node, functions: undefined }, id, own)}){${rest}}`;
+    }
+    if (!gated) return `N=${id};${on}${action(settings)};${off}${rest}`;
     return `N=${id};${on}S=${settings};if(!S.condition){${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}}else{${action('S')};${off}${rest}}`;
   };
 
   const genLoop = (node: LoopNode, path: string, parent: number, loop: number, id: number): string => {
-    nodes.push({ path, pkg: 'loop', kind: 'loop', parent, loop });
+    nodes.push({ path, pkg: 'loop', kind: 'loop', parent, loop, guard: guardOf(node) });
     usesLoops = true;
     const [a, n, f, o, k] = ['a', 'n', 'f', 'o', 'k'].map((name) => `${name}${id}`);
     loopVars.push(a!, n!, f!, o!, k!);
@@ -290,12 +323,20 @@ export function planPipeline(
     // ends earlier than the current one (HD, on the guest's clock): a timed node inside a longer timeout costs no call.
     DP: 'function DP(t){var d=Date.now()+t;if(d<HD){DS.push(HD);HD=d;DLH(t)}else DS.push(-1)}',
     DQ: 'function DQ(){var h=DS.pop();if(h>=0){HD=h;DLH(-1)}}',
+    // W(id, fn): the host (GH) runs fn attempt by attempt; each attempt and a given-up node start from the loop
+    // scope, iteration and deadline (HD, DS: the host's was moved back by GH) the node began with. 1: the node ran (WR: its function was not skipped); 0: it failed
+    // and the run goes on (continueOnError). A failure to pass up is thrown by GH.
+    // WC(id, fn): the same with the attempts run by the guest, which calls GH(id, error, ms, attempt) only when one
+    // fails (2: try again; 0: give up, the run goes on; or GH throws) or, after retries, GH(id, undefined, …) once it
+    // succeeded. RA[id]: the attempt running (a failure the guest cannot catch is traced with it).
+    WC: `function WC(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,a=0,t,r,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it};for(;;){a++;RA[id]=a;b();WR=1;N=id;t=Date.now();try{f()}catch(e){r=GH(id,e,Date.now()-t,a);if(r===2)continue;b();WR=0;N=id;return 0}if(a>1)GH(id,undefined,Date.now()-t,a);N=id;return WR}}`,
+    W: `function W(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DS.length,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it;HD=hd;DS.length=dl};var r=GH(id,function(){b();WR=1;N=id;f()});if(!r){b();WR=0}N=id;return r&&WR}`,
     B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v)){var s=J.stringify(v)||"null";X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(s.length>1000?"a value over 1000 characters of JSON":s))}return v}`,
   };
   if (used.has('L')) used.add('T');
   if (used.has('DP')) used.add('DQ');
   const source =
-    `var E=0,I=-1,N=-1,C=0,FL='',S,EV,MS,AG,EC,RM,RI,SC,VA,T0,HD,DS,TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
+    `var E=0,I=-1,N=-1,C=0,FL='',S,EV,MS,AG,EC,RM,RI,SC,VA,T0,HD,DS,WR=1,RA=[],TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
     (usesLoops ? `,K=[],isArr=Array.isArray${loopVars.map((name) => `,${name}`).join('')}` : '') +
     ';' +
     Object.entries(helpers)
@@ -316,10 +357,10 @@ export function planPipeline(
         `api.unwind=function(){R(SC)};`
       : '') +
     `var G=[${segments.map((code) => `function(){${code}}`).join(',')}];` +
-    // run(k, iteration, room, room for logs, ms left before the host's deadline) runs segment k; run(-1) only reports (after a failure): [ended, events, log messages,
-    // counts per node, failing node, failing condition, engine failure, active loop indexes (or 0), traced values].
+    // run(k, iteration, room, room for logs, ms left before the host's deadline) runs segment k; run(-1) only reports what was recorded since the last report (after a failure, or for a guard) and forgets it: [ended, events, log messages,
+    // counts per node, failing node, failing condition, engine failure, active loop indexes (or 0), traced values, attempts].
     `api.run=function(k,it,rm,ri,rem){if(k>=0){EV=[];MS=[];AG={};VA=[];T0=Date.now();HD=T0+rem;DS=[];EC=0;RM=rm;RI=ri;FL='';N=-1;I=it;E=0;` +
     (usesLoops ? `SC={h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex};` : '') +
-    `G[k]()}return J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA])};`;
+    `G[k]()}var t=J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA,RA]);if(k<0){EV=[];MS=[];AG={};VA=[]}return t};`;
   return { source, nodes, lists };
 }

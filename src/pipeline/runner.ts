@@ -5,7 +5,7 @@ import type { SandboxModule } from '../sandbox/pool.js';
 import { openSession, type Session } from '../sandbox/session.js';
 import { PipelineFailure, toFailure } from '../contract/pipeline-failure.js';
 import { exceedsBytes, resolveLimits, type ResolvedLimits } from './limits.js';
-import { asExtension, collectExpressions, EVENT, planPipeline, type Plan } from './inline.js';
+import { asExtension, collectExpressions, EVENT, type InlineNode, planPipeline, type Plan } from './inline.js';
 import { expressionOf, itemsExpression, settingsSpec } from './templates.js';
 import { createTrace, type EntryValues, ms, type TraceRecorder } from './trace.js';
 import { type EncodedValue, encodeValue, isEncoded } from './trace-values.js';
@@ -55,6 +55,10 @@ interface Run {
   plan: Plan;
   /** Where console.log lines go. */
   at: { path: string; pkg: string; iteration: number | undefined };
+  /** The segment running: when it began (ms since the run began) and the iteration it runs in. */
+  segment: { start: number; iteration: number | undefined };
+  /** A failure a guard (guardNode) passes up, traced from its failing node up to `traced` (a plan node id). */
+  passing?: { failure: PipelineFailure; traced: number; inLoop: boolean };
 }
 
 const now = () => performance.now();
@@ -141,6 +145,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       custom,
       plan: { source: '', nodes: [], lists: new Map() },
       at: { path: '', pkg: '', iteration: undefined },
+      segment: { start: 0, iteration: undefined },
     };
     // Planned as if every expression compiles (the usual case): the program is then part of the base script.
     const sources = collectExpressions(options.functions);
@@ -156,6 +161,8 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       context: initial,
       expressions: sources,
       program: run.plan.source,
+      guard: (id, attempt) => guardNode(run, id, attempt),
+      caught: (id, failure, took, attempt) => guardCaught(run, id, failure, took, attempt),
       onConsole: (level, message) =>
         run.trace.add({
           path: run.at.path,
@@ -253,13 +260,15 @@ const EVENT_OUTCOME: Record<number, (x: number) => Pick<TraceEntry, 'outcome' | 
 function runSegment(run: Run, segment: number, deadline: number, iteration: number | undefined): void {
   const room = run.trace.room();
   const start = sinceStart(run);
+  run.segment = { start, iteration };
+  run.passing = undefined;
   let text: string;
   try {
     // The ms left before the session's deadline: the guest moves it only for node timeouts that end sooner.
     const left = Math.max(0, Math.min(deadline, run.runDeadline) - now());
     text = run.session.string('run', segment, iteration ?? -1, room.ordinary, room.important, left);
   } catch (error) {
-    throw segmentFailure(run, error, deadline, iteration, start);
+    throw segmentFailure(run, error, deadline);
   }
   if (recordEvents(run, text, start)) run.ended = true;
 }
@@ -270,7 +279,7 @@ function runSegment(run: Run, segment: number, deadline: number, iteration: numb
  * built-ins the guest serializes with) fails the run instead of reaching the trace.
  * `segmentStart`: when the segment began, ms since the run began (events' starts are relative to it).
  */
-function recordEvents(run: Run, text: string, segmentStart: number): boolean {
+function recordEvents(run: Run, text: string, segmentStart: number, retried?: { node: number; retries: number }): boolean {
   const bad = () => new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox returned malformed trace data', true);
   let data: unknown;
   try {
@@ -284,6 +293,9 @@ function recordEvents(run: Run, text: string, segmentStart: number): boolean {
   const nodes = run.plan.nodes;
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : NaN);
   const value = (v: unknown) => (isEncoded(v) ? v : undefined);
+  // A guarded node that succeeded after retries: its last event carries the count, as the walker's entry does.
+  let retriedAt = -1;
+  if (retried) for (let i = 0; i + 6 < events.length; i += 7) if (events[i] === retried.node && events[i + 2] !== EVENT.log) retriedAt = i;
   for (let i = 0; i + 6 < events.length; i += 7) {
     const node = nodes[num(events[i])];
     const it = num(events[i + 1]);
@@ -308,6 +320,7 @@ function recordEvents(run: Run, text: string, segmentStart: number): boolean {
     const result = outcome!(x);
     entry.outcome = result.outcome;
     if (result.message !== undefined) entry.message = result.message;
+    if (i === retriedAt) entry.retries = retried!.retries;
     const v = num(events[i + 6]);
     let values: EntryValues | undefined;
     if (node.kind === 'if') values = ifValues(run, node.conditions ?? 0, code === EVENT.matched ? x : code === EVENT.else ? 'else' : 'none');
@@ -332,47 +345,9 @@ function recordEvents(run: Run, text: string, segmentStart: number): boolean {
 }
 
 /** The failure of an inline segment: what ran before it, then the failing node and its inline ancestors, traced as the host walker would. */
-function segmentFailure(run: Run, error: unknown, deadline: number, iteration: number | undefined, segmentStart: number): PipelineFailure {
+function segmentFailure(run: Run, error: unknown, deadline: number): PipelineFailure {
+  const { failure: f, inLoop } = traceFailure(run, error, -1);
   const s = run.session;
-  // The guest's report, collected under a short deadline of its own (also after an interrupt).
-  let report: unknown[] = [];
-  if (!s.closed) {
-    try {
-      const text = s.grace(20, () => s.string('run', -1));
-      recordEvents(run, text, segmentStart);
-      report = JSON.parse(text) as unknown[];
-    } catch {
-      /* a crashed, exhausted or cancelled sandbox: only the error is reported */
-    }
-  }
-  const [, , , , id, condition, engine, indexes] = report;
-  const node = typeof id === 'number' ? run.plan.nodes[id] : undefined;
-  if (!node) return toFailure(error);
-  let f = toFailure(error, node.kind === 'function' ? 'FUNCTION_FAILED' : 'EXPRESSION_FAILED');
-  if (!f.fatal && typeof engine === 'string' && engine !== '') {
-    const [code, type, message] = JSON.parse(engine) as [string, string, string];
-    f = new PipelineFailure(String(code), String(type), String(message));
-  } else if (node.kind === 'if' && !f.fatal && f.code === 'EXPRESSION_FAILED') {
-    f = new PipelineFailure(f.code, f.errorType, `conditions[${Number(condition)}].condition: ${f.message}`);
-  }
-  let inLoop = false;
-  const failedAt = sinceStart(run);
-  for (let at = id as number; at >= 0; at = run.plan.nodes[at]!.parent) {
-    const n = run.plan.nodes[at]!;
-    inLoop ||= n.kind === 'loop';
-    // A function node has finished (ok) before its nested functions run: the walker does not trace it again.
-    if (at !== id && n.kind === 'function') continue;
-    const k = n.loop >= 0 && Array.isArray(indexes) ? indexes[n.loop] : iteration;
-    run.trace.add({
-      path: n.path,
-      package: n.pkg,
-      startMs: failedAt,
-      durationMs: 0,
-      outcome: 'failed',
-      message: `${f.errorType}: ${f.message}`,
-      ...iter(typeof k === 'number' ? k : undefined),
-    });
-  }
   if (inLoop && !f.fatal && !s.closed) {
     // Restore currentItem/currentIndex as they were before the segment (a policy up the tree may let the run go on).
     try {
@@ -385,6 +360,142 @@ function segmentFailure(run: Run, error: unknown, deadline: number, iteration: n
     }
   }
   return f;
+}
+
+/**
+ * Traces a failure inside the running segment: the events recorded before it (the guest's report), then a failed
+ * entry for the failing node and each inline ancestor below `stopAt` (-1: the segment's top), as the walker would.
+ * A failure a guard passed up (`run.passing`) is traced on from where that guard stopped.
+ */
+function traceFailure(run: Run, error: unknown, stopAt: number): { failure: PipelineFailure; inLoop: boolean; indexes: unknown } {
+  const s = run.session;
+  // The guest's report, collected under a short deadline of its own (also after an interrupt).
+  let report: unknown[] = [];
+  if (!s.closed) {
+    try {
+      const text = s.grace(20, () => s.string('run', -1));
+      recordEvents(run, text, run.segment.start);
+      report = JSON.parse(text) as unknown[];
+    } catch {
+      /* a crashed, exhausted or cancelled sandbox: only the error is reported */
+    }
+  }
+  const [, , , , id, condition, engine, indexes, , attempts] = report;
+  const passing = run.passing;
+  run.passing = undefined;
+  let f: PipelineFailure;
+  let from: number;
+  const failing = passing ? -2 : id;
+  let inLoop = passing?.inLoop ?? false;
+  if (passing) {
+    f = passing.failure;
+    from = run.plan.nodes[passing.traced]!.parent;
+  } else {
+    const node = typeof id === 'number' ? run.plan.nodes[id] : undefined;
+    if (!node) return { failure: toFailure(error), inLoop, indexes };
+    f = toFailure(error, node.kind === 'function' ? 'FUNCTION_FAILED' : 'EXPRESSION_FAILED');
+    if (!f.fatal && typeof engine === 'string' && engine !== '') {
+      const [code, type, message] = JSON.parse(engine) as [string, string, string];
+      f = new PipelineFailure(String(code), String(type), String(message));
+    } else if (node.kind === 'if' && !f.fatal && f.code === 'EXPRESSION_FAILED') {
+      f = new PipelineFailure(f.code, f.errorType, `conditions[${Number(condition)}].condition: ${f.message}`);
+    }
+    from = id as number;
+  }
+  const failedAt = sinceStart(run);
+  for (let at = from; at >= 0 && at !== stopAt; at = run.plan.nodes[at]!.parent) {
+    const n = run.plan.nodes[at]!;
+    inLoop ||= n.kind === 'loop';
+    // A function node has finished (ok) before its nested functions run: the walker does not trace it again.
+    if (at !== failing && n.kind === 'function') continue;
+    const k = n.loop >= 0 && Array.isArray(indexes) ? indexes[n.loop] : run.segment.iteration;
+    // A guarded node the guest ran (WC) that failed past its catch (an interrupt): its attempts so far.
+    const tries = n.guard && Array.isArray(attempts) ? Number(attempts[at]) : 0;
+    run.trace.add({
+      path: n.path,
+      package: n.pkg,
+      startMs: failedAt,
+      durationMs: 0,
+      outcome: 'failed',
+      message: `${f.errorType}: ${f.message}`,
+      ...iter(typeof k === 'number' ? k : undefined),
+      ...(tries > 1 ? { retries: tries - 1 } : {}),
+    });
+  }
+  return { failure: f, inLoop, indexes };
+}
+
+/**
+ * The host side of a node with `retry` or `continueOnError` inside a segment (`W` → `GH`, inline.ts): runs its
+ * attempts and traces them as withPolicies does. 1: the node ran; 0: it failed and the run goes on (its
+ * `lastError` set). Throws a failure to pass up (traced up to this node).
+ */
+function guardNode(run: Run, id: number, attempt: () => PipelineFailure | undefined): number {
+  const node = guarded(run, id);
+  for (let k = 1; ; k++) {
+    const start = now();
+    const failed = attempt();
+    if (!failed) return succeeded(run, id, k);
+    const next = attemptFailed(run, node, id, k, start, failed);
+    if (next !== 2) return next;
+  }
+}
+
+/** The same for a node whose attempts the guest runs (`WC`): the host hears only of failed attempts (and of a success after them). */
+function guardCaught(run: Run, id: number, failure: PipelineFailure | undefined, took: number, attempt: number): number {
+  const node = guarded(run, id);
+  const k = Math.max(1, Math.floor(attempt) || 1);
+  if (!failure) return succeeded(run, id, k);
+  return attemptFailed(run, node, id, k, now() - Math.max(0, took || 0), failure);
+}
+
+function guarded(run: Run, id: number): InlineNode & { guard: NonNullable<InlineNode['guard']> } {
+  const node = run.plan.nodes[id];
+  if (!node?.guard) throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox called a guard that does not exist', true);
+  return node as InlineNode & { guard: NonNullable<InlineNode['guard']> };
+}
+
+/** After retries, the events so far: the node's last one carries the count, as the walker's entry does. */
+function succeeded(run: Run, id: number, attempt: number): number {
+  if (attempt > 1) recordEvents(run, run.session.string('run', -1), run.segment.start, { node: id, retries: attempt - 1 });
+  return 1;
+}
+
+/** Traces attempt `k` of a guarded node that failed; 2: try again, 0: give up and go on; throws to pass the failure up. */
+function attemptFailed(
+  run: Run,
+  node: InlineNode & { guard: NonNullable<InlineNode['guard']> },
+  id: number,
+  k: number,
+  start: number,
+  failed: PipelineFailure,
+): number {
+  const { failure: f, inLoop, indexes } = traceFailure(run, failed, id);
+  const i = node.loop >= 0 && Array.isArray(indexes) ? indexes[node.loop] : run.segment.iteration;
+  const entry = {
+    path: node.path,
+    package: node.pkg,
+    startMs: sinceStart(run, start),
+    durationMs: ms(now() - start),
+    ...iter(typeof i === 'number' ? i : undefined),
+    message: `${f.errorType}: ${f.message}`,
+  };
+  const passUp = (failure: PipelineFailure) => {
+    run.passing = { failure, traced: id, inLoop: inLoop || node.kind === 'loop' };
+    return failure;
+  };
+  if (!f.fatal && k < node.guard.attempts) {
+    run.trace.add({ ...entry, outcome: 'retried' });
+    if (!run.options.signal?.aborted && now() <= run.runDeadline) return 2;
+    // As the walker checks the run's time before another attempt.
+    throw passUp(timeoutFailure(run));
+  }
+  run.trace.add({ ...entry, ...(k > 1 ? { retries: k - 1 } : {}), outcome: 'failed' });
+  if (!f.fatal && node.guard.continueOnError) {
+    run.session.void('put', 'lastError', JSON.stringify({ errorType: f.errorType, errorMessage: f.message, code: f.code, path: node.path, package: node.pkg }));
+    return 0;
+  }
+  throw passUp(f);
 }
 
 function timeoutFailure(run: Run): PipelineFailure {

@@ -13,14 +13,15 @@ import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
  *
  * The base script is a function of `(init, exprs, DLH)` (the JSON of the initial
  * context and of the expression sources; `DLH(ms)` enters a node timeout and
- * `DLH(-1)` leaves it, for the program's compiled `timeout`s)
+ * `DLH(-1)` leaves it, for the program's compiled `timeout`s; `GH(id, fn)` runs a
+ * node with `retry` or `continueOnError` under the host's guard)
  * returning the helper object the host calls by name. It compiles every
  * expression into `fns` (same index; `api.bad` lists the ones that did not
  * compile); each is named `$$e<index>`, so an error thrown while one runs names
  * its source (`describe` gives it apart; the host appends "(expression: event ? 1 : 2)")
  * at no cost when nothing fails. `_` on it is the private state the extensions (functions of
  * `(api, _, host, note)`) build on. The program embedded in it sees the base's
- * names: `J`, `ctx`, `scope`, `fns`, `st`, `_`, `api`, `DLH`.
+ * names: `J`, `ctx`, `scope`, `fns`, `st`, `_`, `api`, `DLH`, `GH`.
  *
  * Texts copied out (`out`) are refused ('!') past `max` characters; the host
  * checks their UTF-8 size.
@@ -32,7 +33,7 @@ import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
  *   {k:'l',v} / {k:'l',j} a literal (j: JSON text parsed afresh for each use)
  */
 export function baseSource(program = ''): string {
-  return `(function(init,exprs,DLH){
+  return `(function(init,exprs,DLH,GH){
 var J=JSON,Obj=Object,ctx=J.parse(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,J:J,def:Obj.defineProperty,keys:Obj.keys,isArr:Array.isArray,String:String},
 api={_:_,finish:function(max){var v=st.ended?st.result:st.last,t=v===undefined?'':J.stringify(v);return t===undefined?'':t.length>max?'!':t}},bad=[];
 scope.context=ctx;

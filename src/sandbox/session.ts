@@ -25,6 +25,19 @@ export interface SessionOptions {
   expressions?: string[];
   /** The run's program (src/pipeline/inline.ts), embedded in the base script. */
   program?: string;
+  /**
+   * The program's `GH(id, fn)` (a node with `retry` or `continueOnError`, src/pipeline/inline.ts): the host runs
+   * `fn` through `attempt` as often as it decides and returns a number to the guest, or throws to fail the node
+   * upwards. `attempt` gives the failure of one call (undefined when it returned), with the deadline moved back
+   * to where it was and a node timeout's interrupt cleared.
+   */
+  guard?: (id: number, attempt: () => PipelineFailure | undefined) => number;
+  /**
+   * The program's `GH(id, error, ms, attempt)` (such a node whose attempts the guest runs, `WC`): an attempt that
+   * took `ms` failed with `failure` (undefined: the node succeeded after retries). 2: try again; 0: give up and go
+   * on; or throws to fail the node upwards.
+   */
+  caught?: (id: number, failure: PipelineFailure | undefined, ms: number, attempt: number) => number;
 }
 
 type Arg = string | number;
@@ -388,11 +401,50 @@ export function openSession(options: SessionOptions): Session {
         deadline = Math.min(deadline, now() + ms);
       } else if (saved.length > 0) deadline = saved.pop()!;
     });
-    owned.push(hostFn, noteFn, dlFn);
+    const ghFn = ctx.newFunction('gh', (idH, fnH, msH, attemptH) => {
+      const id = ctx.getNumber(idH);
+      if (ctx.typeof(fnH) !== 'function') {
+        try {
+          if (!options.caught) throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'No guard for this program', true);
+          const failure = ctx.typeof(fnH) === 'undefined' ? undefined : guestError(fnH.dup());
+          return ctx.newNumber(options.caught(id, failure, ctx.getNumber(msH!), ctx.getNumber(attemptH!)));
+        } catch (error) {
+          return { error: newGuestError(error) };
+        }
+      }
+      const attempt = (): PipelineFailure | undefined => {
+        const depth = saved.length;
+        const entry = deadline;
+        let failure: PipelineFailure;
+        try {
+          const r = ctx.callFunction(fnH, ctx.undefined);
+          if (!r.error) {
+            r.value.dispose();
+            return undefined;
+          }
+          failure = guestError(r.error);
+        } catch (error) {
+          failure = error instanceof PipelineFailure ? error : crash(error);
+        }
+        if (!failure.fatal) {
+          saved.length = depth;
+          deadline = entry;
+          interrupted = aborted() || now() > deadline;
+        }
+        return failure;
+      };
+      try {
+        if (!options.guard) throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'No guard for this program', true);
+        return ctx.newNumber(options.guard(id, attempt));
+      } catch (error) {
+        return { error: newGuestError(error) };
+      }
+    });
+    owned.push(hostFn, noteFn, dlFn, ghFn);
     const factory = ctx.unwrapResult(ctx.evalCode(baseSource(options.program), 'engine.js'));
     const init = ctx.newString(options.context ?? '{}');
     const exprs = ctx.newString(JSON.stringify(options.expressions ?? []));
-    const made = ctx.callFunction(factory, ctx.undefined, init, exprs, dlFn);
+    const made = ctx.callFunction(factory, ctx.undefined, init, exprs, dlFn, ghFn);
     init.dispose();
     exprs.dispose();
     factory.dispose();
@@ -418,7 +470,7 @@ export function openSession(options: SessionOptions): Session {
       const compiled = ctx.evalCode(source, `${key}.js`);
       if (compiled.error) throw guestError(compiled.error);
       factory = compiled.value;
-      const r = ctx.callFunction(factory, ctx.undefined, api!, internals!, owned[0]!, owned[1]!, owned[2]!);
+      const r = ctx.callFunction(factory, ctx.undefined, api!, internals!, owned[0]!, owned[1]!, owned[2]!, owned[3]!);
       if (r.error) throw guestError(r.error);
       r.value.dispose();
       installed.add(key);

@@ -6,7 +6,7 @@ import { loadavg } from 'node:os';
 import { test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
 import { runWith } from '../../src/pipeline/runner.js';
-import type { HostServices, PipelineNode } from '../../src/contract/pipeline.js';
+import type { HostServices, LoopNode, PipelineNode } from '../../src/contract/pipeline.js';
 import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
 import { openSession } from '../../src/sandbox/session.js';
 
@@ -159,6 +159,16 @@ test('pipeline engine', async () => {
     nativeMs,
     'native JS',
   );
+
+  // continueOnError: on the loop node (one guard around the loop), on the inner if (a guard per item: one host
+  // call and one host→guest call each), against the walker alone.
+  const guardedLoop: PipelineNode[] = [loop[0]!, { ...(loop[1] as PipelineNode), continueOnError: true }, loop[2]!];
+  const inner = loop[1] as LoopNode & { functions: PipelineNode[] };
+  const guardedIfs: PipelineNode[] = [loop[0]!, { ...inner, functions: inner.functions.map((n) => ({ ...n, continueOnError: true })) }, loop[2]!];
+  add('same loop, loop node with continueOnError (compiled)', await timeIt(() => run(guardedLoop), 1000, 3), nativeMs, 'native JS');
+  add('same loop, loop node with continueOnError (host walker alone)', await timeIt(() => run(guardedLoop, undefined, true), 1000, 3), nativeMs, 'native JS');
+  add('same loop, each if with continueOnError (compiled: a guard per item)', await timeIt(() => run(guardedIfs), 1000, 3), nativeMs, 'native JS');
+  add('same loop, each if with continueOnError (host walker alone)', await timeIt(() => run(guardedIfs, undefined, true), 1000, 3), nativeMs, 'native JS');
 
   // 100-node linear pipeline.
   const linear: PipelineNode[] = Array.from({ length: 100 }, (_, i) => ({ functionPackage: F('set'), settings: { [`v${i}`]: `{{ ${i} + 1 }}` } }));

@@ -355,17 +355,209 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
       ]);
     });
 
-    test('the planner keeps a timed expression-only node inline and leaves retry and continueOnError to the walker', () => {
+    test('the planner keeps timed, retried and continueOnError nodes inline, and leaves a retry that waits to the walker', () => {
       const nodes: PipelineNode[] = [
         { type: 'loop', range: { from: 1, to: 3 }, timeout: 50, functions: [{ functionPackage: F('set'), settings: { a: 1 }, timeout: 5 }] },
         { functionPackage: F('set'), settings: { b: 1 }, retry: { attempts: 2 } },
         { type: 'if', continueOnError: true, conditions: [{ condition: 'true', functions: [] }] },
+        { functionPackage: F('set'), settings: { c: 1 }, retry: { attempts: 2, delayMs: 10 } },
       ];
       const indexes = new Map(collectExpressions(nodes).map((e, i) => [e, i]));
       const plan = planPipeline(nodes, (e) => indexes.get(e), 100);
-      expect(plan.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 1 }, { host: 1 }, { host: 2 }]);
+      expect(plan.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 3 }, { host: 3 }]);
       expect(plan.source).toContain('DP(50)');
       expect(plan.source).toContain('DP(5)');
+      expect(plan.nodes.map((n) => n.guard)).toEqual([undefined, undefined, { attempts: 2, continueOnError: false }, { attempts: 1, continueOnError: true }]);
+    });
+  });
+
+  describe('compiled retry and continueOnError (W → the host guard) trace and recover like the walker', () => {
+    const compare = async (options: Omit<RunPipelineOptions, 'services' | 'environment'>) => {
+      const plain = { environment: 'client', services, ...options } as const;
+      const inline = await runPipeline(plain);
+      expect(strip(inline)).toEqual(strip(await walker(plain)));
+      return inline;
+    };
+    const failing = (o: RunOutcome) =>
+      o.trace.filter((t) => t.outcome === 'failed' || t.outcome === 'retried').map((t) => [t.path, t.outcome, t.iteration, t.retries]);
+
+    test('continueOnError on an inline loop: the failure at one item ends the loop, restores the scope, sets lastError', async () => {
+      const o = await compare({
+        functions: [
+          {
+            type: 'loop',
+            items: '[10, 20]',
+            functions: [
+              {
+                type: 'loop',
+                range: { from: 0, to: 3 },
+                continueOnError: true,
+                functions: [
+                  { functionPackage: F('set'), settings: { seen: '{{ seen + 1 }}' } },
+                  { type: 'if', conditions: [{ condition: 'currentItem === 2 ? nope.x : false', functions: [] }] },
+                ],
+              },
+              { functionPackage: F('set'), settings: { outer: '{{ (context.outer || []).concat([currentItem, currentIndex]) }}' } },
+            ],
+          },
+          { functionPackage: F('return'), settings: { value: '{{ { seen, outer, path: lastError.path, code: lastError.code } }}' } },
+        ],
+        payload: { seen: 0 },
+      });
+      expect(o.ok && o.result).toEqual({ seen: 6, outer: [10, 0, 20, 1], path: 'functions[0].functions[0]', code: 'EXPRESSION_FAILED' });
+      expect(failing(o)).toEqual([
+        ['functions[0].functions[0].functions[1]', 'failed', 2, undefined],
+        ['functions[0].functions[0]', 'failed', 0, undefined],
+        ['functions[0].functions[0].functions[1]', 'failed', 2, undefined],
+        ['functions[0].functions[0]', 'failed', 1, undefined],
+      ]);
+    });
+
+    test('retry: failed attempts are traced as retried, and the attempt that succeeds carries the count', async () => {
+      const o = await compare({
+        functions: [
+          { functionPackage: F('set'), settings: { n: 0 } },
+          {
+            functionPackage: F('set'),
+            retry: { attempts: 4 },
+            settings: { got: '{{ (context.n = n + 1) < 3 ? nope.x : n }}' },
+            functions: [{ functionPackage: F('set'), settings: { child: true } }],
+          },
+          { functionPackage: F('return'), settings: { value: '{{ [got, child] }}' } },
+        ],
+      });
+      expect(o.ok && o.result).toEqual([3, true]);
+      expect(failing(o)).toEqual([
+        ['functions[1]', 'retried', undefined, undefined],
+        ['functions[1]', 'retried', undefined, undefined],
+      ]);
+      expect(o.trace.find((t) => t.path === 'functions[1]' && t.outcome === 'ok')?.retries).toBe(2);
+    });
+
+    test('a failure passes up through guards without continueOnError, and the first one with it stops it', async () => {
+      const o = await compare({
+        functions: [
+          {
+            type: 'loop',
+            range: { from: 0, to: 1 },
+            continueOnError: true,
+            functions: [
+              // A `retry` on an if node (not in its type, but accepted on the wire) is ignored, as by the walker.
+              {
+                type: 'if',
+                retry: { attempts: 2 },
+                conditions: [{ condition: 'true', functions: [{ functionPackage: F('set'), retry: { attempts: 2 }, settings: { x: '{{ nope.y }}' } }] }],
+              } as PipelineNode,
+            ],
+          },
+          {
+            functionPackage: F('set'),
+            continueOnError: true,
+            settings: { y: '{{ nope.z }}' },
+            functions: [{ functionPackage: F('set'), settings: { never: true } }],
+          },
+          {
+            functionPackage: F('if'),
+            continueOnError: true,
+            settings: { condition: false },
+            functions: [{ functionPackage: F('set'), settings: { never2: true } }],
+          },
+          { functionPackage: F('return'), settings: { value: '{{ [typeof never, typeof never2, lastError.path] }}' } },
+        ],
+      });
+      expect(o.ok && o.result).toEqual(['undefined', 'undefined', 'functions[1]']);
+      // `retry` applies to function nodes only: the if node passes the failure up at once.
+      expect(failing(o)).toEqual([
+        ['functions[0].functions[0].conditions[0].functions[0]', 'retried', 0, undefined],
+        ['functions[0].functions[0].conditions[0].functions[0]', 'failed', 0, 1],
+        ['functions[0].functions[0]', 'failed', 0, undefined],
+        ['functions[0]', 'failed', undefined, undefined],
+        ['functions[1]', 'failed', undefined, undefined],
+      ]);
+    });
+
+    test('a node timeout inside a guard is retried and then given up; the run goes on under its own deadline', async () => {
+      const o = await compare({
+        limits: { runTimeoutMs: 20_000 },
+        functions: [
+          { functionPackage: F('set'), timeout: 100, retry: { attempts: 2 }, continueOnError: true, settings: { x: '{{ (() => { for (;;) {} })() }}' } },
+          { type: 'loop', range: { from: 1, to: 2 }, functions: [{ functionPackage: F('set'), settings: { n: '{{ currentItem }}' } }] },
+          { functionPackage: F('return'), settings: { value: '{{ [n, lastError.errorMessage] }}' } },
+        ],
+      });
+      expect(o.ok && o.result).toEqual([2, 'The function exceeded its timeout']);
+      expect(failing(o)).toEqual([
+        ['functions[0]', 'retried', undefined, undefined],
+        ['functions[0]', 'failed', undefined, 1],
+      ]);
+    });
+
+    test('an attempt the run timeout interrupts is traced with the retries before it', async () => {
+      const o = await compare({
+        limits: { runTimeoutMs: 300 },
+        payload: { n: 0 },
+        functions: [
+          {
+            type: 'loop',
+            range: { from: 0, to: 1 },
+            continueOnError: true,
+            functions: [
+              { functionPackage: F('set'), retry: { attempts: 3 }, settings: { x: '{{ (context.n = n + 1) === 1 ? nope : (() => { for (;;) {} })() }}' } },
+            ],
+          },
+        ],
+      });
+      expect(!o.ok && o.error.code).toBe('TIMEOUT');
+      expect(failing(o)).toEqual([
+        ['functions[0].functions[0]', 'retried', 0, undefined],
+        ['functions[0].functions[0]', 'failed', 0, 1],
+        ['functions[0]', 'failed', undefined, undefined],
+      ]);
+    });
+
+    test('with a short trace: listed entries, then counts per node, as the walker lists them', async () => {
+      for (const maxTraceEntries of [3, 10, 40]) {
+        const o = await compare({
+          limits: { maxTraceEntries },
+          functions: [
+            {
+              type: 'loop',
+              range: { from: 0, to: 49 },
+              functions: [
+                {
+                  functionPackage: F('set'),
+                  continueOnError: true,
+                  retry: { attempts: 2 },
+                  settings: { x: '{{ currentItem % 3 === 1 ? nope : currentItem }}' },
+                },
+                { functionPackage: F('log'), settings: { message: 'at {{ currentItem }}' } },
+              ],
+            },
+            { functionPackage: F('return'), settings: { value: '{{ x }}' } },
+          ],
+        });
+        expect(o.ok && o.result).toBe(48);
+      }
+    });
+
+    test('the run timeout is not caught by continueOnError', async () => {
+      const o = await compare({
+        limits: { runTimeoutMs: 300 },
+        functions: [
+          {
+            type: 'loop',
+            range: { from: 0, to: 1 },
+            continueOnError: true,
+            functions: [{ functionPackage: F('set'), retry: { attempts: 3 }, settings: { x: '{{ (() => { for (;;) {} })() }}' } }],
+          },
+          { functionPackage: F('return'), settings: { value: 'unreachable' } },
+        ],
+      });
+      expect(!o.ok && [o.error.code, o.error.errorMessage]).toEqual(['TIMEOUT', 'The run exceeded its time limit']);
+      expect(failing(o)).toEqual([
+        ['functions[0].functions[0]', 'failed', 0, undefined],
+        ['functions[0]', 'failed', undefined, undefined],
+      ]);
     });
   });
 

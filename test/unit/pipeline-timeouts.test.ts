@@ -57,11 +57,13 @@ describe('per-node timeout of user code awaiting a host call', () => {
       customFunctions: [
         {
           package: 'slow',
-          code: `async (s, context) => { const n = (context.tries || 0) + 1; context.tries = n; await Client.DataSources.connect('x').find({ delay: n === 1 ? 150 : 80 }); context.finished = (context.finished || []).concat([n]); return {} }`,
+          // The first try's answer (at 1,300 ms) comes during the second try (1,000 to 1,600 ms, deadline 2,000):
+          // margins of 300 ms or more, which hold on a loaded machine (80/100/150 ms did not, at load 9).
+          code: `async (s, context) => { const n = (context.tries || 0) + 1; context.tries = n; await Client.DataSources.connect('x').find({ delay: n === 1 ? 1300 : 600 }); context.finished = (context.finished || []).concat([n]); return {} }`,
         },
       ],
       functions: [
-        { functionPackage: 'slow', timeout: 100, retry: { attempts: 2 }, continueOnError: true },
+        { functionPackage: 'slow', timeout: 1000, retry: { attempts: 2 }, continueOnError: true },
         { functionPackage: 'com.client.function.return', settings: { value: '{{ { tries, finished: context.finished } }}' } },
       ],
     });
