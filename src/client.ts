@@ -7,6 +7,7 @@ import { getAppInfo, type AppInfo } from './core/app-info.js';
 import { resolveConfig, type ClientConfig, type ResolvedConfig } from './core/config.js';
 import { requireAppId, type ClientContext } from './core/context.js';
 import { consoleLogger, withOnce } from './core/logger.js';
+import { createRuntime } from './core/runtime.js';
 import { createDataSourcesApi, type DataSourcesApi } from './data-sources/api.js';
 import { createFunctionsApi, type FunctionsApi } from './functions/api.js';
 import { createMediaApi, type MediaApi } from './media/api.js';
@@ -64,6 +65,7 @@ export function createClient(config: ClientConfig = {}): Client {
     appId: () => requireAppId(current),
     now: () => current.clock(),
     logger,
+    runtime: createRuntime(),
   };
 
   const client: Client = {

@@ -7,7 +7,6 @@ import { registeredFunctions } from '../functions/registry.js';
 import { remoteHandlerOf } from '../page/remote-execution.js';
 import type { RunOutcome } from '../contract/pipeline.js';
 import { saveRunLog } from '../storage/run-logs.js';
-import { runState } from '../storage/run-state.js';
 import { deviceHostServices } from './device-services.js';
 import { failedResult } from '../contract/run-info.js';
 import { loadEngine } from './engine.js';
@@ -116,7 +115,7 @@ export async function runOnDevice(
   const context = init.context ?? { trigger: 'manual' };
   const started = ctx.now();
   const runId = init.runId ?? deviceRunId();
-  const running = runState(ctx).device;
+  const running = ctx.runtime.runs.device;
   running.set(runId, { actionId: action.id, actionName: action.name, startedAt: new Date(started).toISOString() });
   const t0 = typeof performance !== 'undefined' ? performance.now() : Date.now();
   let outcome: RunOutcome;

@@ -1,6 +1,6 @@
 /** The upload of device run logs (Client.App.Actions.getLogs, which reads them, is in the lazy `runs` chunk: src/actions/read-logs.ts). */
 import type { ClientContext } from '../core/context.js';
-import { perClient } from '../storage/client-store.js';
+import { entry } from '../core/runtime.js';
 import { onOnline } from '../storage/connectivity.js';
 import { uploadRunLogs } from '../storage/run-logs.js';
 
@@ -29,10 +29,9 @@ export const LOG_UPLOAD_DELAY_MS = 250;
  * next page load or the network coming back.
  */
 export function scheduleLogUpload(ctx: ClientContext, delayMs = LOG_UPLOAD_DELAY_MS): void {
-  const state = perClient(ctx, `runLogUpload:${ctx.appId()}`, () => {
-    const s = { timer: undefined as ReturnType<typeof setTimeout> | undefined, running: false, again: false };
+  const state = entry(ctx.runtime.logSchedules, ctx.appId(), () => {
     onOnline(() => scheduleLogUpload(ctx, 0));
-    return s;
+    return { running: false, again: false };
   });
   if (state.running) return void (state.again = true);
   if (state.timer !== undefined) return;

@@ -2,13 +2,10 @@
 import type { ClientContext } from '../core/context.js';
 import { ClientError } from '../http/errors.js';
 
-const windows = new WeakMap<ClientContext, Map<number, number[]>>();
-
 export function takeRunSlot(ctx: ClientContext): void {
   const appId = ctx.appId();
   const now = ctx.now();
-  let perApp = windows.get(ctx);
-  if (!perApp) windows.set(ctx, (perApp = new Map()));
+  const perApp = ctx.runtime.runSlots;
   const times = (perApp.get(appId) ?? []).filter((t) => t > now - 60_000);
   const limit = ctx.config().limits.runsPerMinute;
   if (times.length >= limit) {

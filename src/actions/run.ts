@@ -7,7 +7,7 @@ import { ClientError } from '../http/errors.js';
 import { isNetworkError, isTimeoutError } from '../http/errors.js';
 import { findCachedAction, peekCachedAction } from '../storage/actions-cache.js';
 import { isOnline, randomId } from '../storage/connectivity.js';
-import { remember, runState } from '../storage/run-state.js';
+import { remember } from '../storage/run-state.js';
 import { sendOrQueue } from '../storage/run-queue.js';
 import { checkIdOrName, tasksPath } from './crud.js';
 import { deviceRunId, runOnDevice } from './device-run.js';
@@ -68,7 +68,7 @@ const offlineUnknown = (target: string): Action => ({ name: decodeURIComponent(t
 async function runOnServer(ctx: ClientContext, target: string, payload: Record<string, unknown>, wait: boolean, options: RunOptions) {
   const idempotencyKey = options.idempotencyKey ?? randomId();
   const keep = (o: { runId?: number; idempotencyKey?: string } | undefined) => {
-    if (o?.runId) remember(runState(ctx).keys, o.runId, (o.idempotencyKey = idempotencyKey));
+    if (o?.runId) remember(ctx.runtime.runs.keys, o.runId, (o.idempotencyKey = idempotencyKey));
   };
   const answer = await ctx.http
     .request<{ runId: number; status: string; result?: unknown }>('POST', tasksPath(ctx, `/${target}/run`), {
@@ -114,7 +114,7 @@ export function createRunner(ctx: ClientContext) {
         const idempotencyKey = sent.idempotencyKey;
         if (sent.queued) return { runId: QUEUED_RUN_PREFIX + idempotencyKey, status: 'queued-offline', idempotencyKey };
         const runId = sent.response!.runId;
-        remember(runState(ctx).keys, runId, idempotencyKey);
+        remember(ctx.runtime.runs.keys, runId, idempotencyKey);
         return { runId, status: 'queued', idempotencyKey };
       }
       takeRunSlot(ctx);

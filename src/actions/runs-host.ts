@@ -5,11 +5,11 @@
 import type { ClientContext } from '../core/context.js';
 import { loadChunk } from '../core/lazy.js';
 import { ClientError } from '../http/errors.js';
-import { clientStore, perClient, STATUS_CHANNEL } from '../storage/client-store.js';
+import { clientStore, STATUS_CHANNEL } from '../storage/client-store.js';
 import { isOnline } from '../storage/connectivity.js';
 import { pendingRunLogs, type StoredRunLog } from '../storage/run-logs.js';
 import { queuedRequests, type QueuedRequest } from '../storage/run-queue.js';
-import { runState, type RunState } from '../storage/run-state.js';
+import type { RunState } from '../storage/run-state.js';
 import { uploadDeviceLogs } from './logs.js';
 
 export interface RunsHost {
@@ -27,8 +27,6 @@ export interface RunsHost {
   compileFilter(where: Record<string, unknown>, what: string): Promise<(value: unknown) => boolean>;
   runs: RunState;
   isOnline(): boolean;
-  /** Sets the function called when queued work changes (one per client: src/storage/status.ts fans it out). */
-  onChange(fn: () => void): void;
   /** The BroadcastChannel name on which other tabs say that the app's queues changed. */
   statusChannel: string;
 }
@@ -42,9 +40,8 @@ export function runsHost(ctx: ClientContext): RunsHost {
     pendingRunLogs: () => pendingRunLogs(ctx),
     uploadDeviceLogs: () => uploadDeviceLogs(ctx),
     compileFilter: async (where, what) => (await loadChunk('query', ctx.config().assetsUrl)).compileFilter(where, what) as (value: unknown) => boolean,
-    runs: runState(ctx),
+    runs: ctx.runtime.runs,
     isOnline,
-    onChange: (fn) => perClient(ctx, 'status', () => fn),
     statusChannel: STATUS_CHANNEL,
   };
 }

@@ -1,15 +1,15 @@
 import { loadEngine } from '../actions/engine.js';
 import type { ClientContext } from '../core/context.js';
 import { actionsCache, peekCachedActions } from '../storage/actions-cache.js';
-import { perClient } from '../storage/client-store.js';
+import { entry } from '../core/runtime.js';
 import { createDelivery, type Delivery } from './delivery.js';
 import { createDispatcher, isDeviceAnalyticsAction, type AnalyticsRunner, type Dispatcher } from './dispatcher.js';
 import { checkData, checkKind } from './events.js';
 import { autoFields } from './fields.js';
-import { prefStore, type PrefStore } from './prefs.js';
+import { prefStore } from './prefs.js';
 import { resumeQueuedWork } from './resume.js';
 import { deviceRunner } from './runner.js';
-import { createSession, type Session } from './session.js';
+import { createSession } from './session.js';
 import type { AnalyticsData, AnalyticsEvent, AnalyticsKind, EventData } from './types.js';
 
 export type { AnalyticsData, AnalyticsEvent, AnalyticsEventType, AnalyticsKind, AutoFields, EventData } from './types.js';
@@ -52,11 +52,6 @@ export interface AnalyticsOptions {
   delivery?: { delayMs?: number; maxBatch?: number };
 }
 
-interface AppState {
-  prefs: PrefStore;
-  session: Session;
-}
-
 const EVENT_TYPES = { pageView: 'analytics.pageView', event: 'analytics.event' } as const;
 
 export function createAnalyticsApi(ctx: ClientContext, options: AnalyticsOptions = {}): AnalyticsApi {
@@ -64,16 +59,20 @@ export function createAnalyticsApi(ctx: ClientContext, options: AnalyticsOptions
   let delivery: Delivery | undefined;
   const deliveryOf = () => (delivery ??= createDelivery(ctx, options.delivery));
 
-  const stateOf = (): AppState =>
-    perClient(ctx, `analyticsState:${ctx.appId()}`, () => {
+  /** The opt-out and session of the current app (the client's runtime keeps them). */
+  const stateOf = () =>
+    entry(ctx.runtime.analytics, ctx.appId(), () => {
       const prefs = prefStore(`in-app-runtime:${ctx.appId()}:analytics:`);
       return { prefs, session: createSession(prefs) };
     });
 
+  /** This API's dispatchers (its runner's), per app and environment. */
+  const dispatchers = new Map<number, Map<string, Dispatcher>>();
   /** The dispatcher of the current app and environment, fed from the actions cache (loaded once). */
   const dispatcherOf = (): Dispatcher => {
     const environment = ctx.config().environment;
-    return perClient(ctx, `analyticsDispatcher:${ctx.appId()}:${environment}:${options.run ? 'custom' : 'device'}`, () => {
+    const perApp = entry(dispatchers, ctx.appId(), () => new Map());
+    return entry(perApp, environment, () => {
       const dispatcher = createDispatcher({ run, logger: ctx.logger, environment, assetsUrl: () => ctx.config().assetsUrl });
       const cache = actionsCache(ctx);
       // A page load with a stored list whose analytics actions run here: the engine starts while the list is

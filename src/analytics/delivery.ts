@@ -1,5 +1,5 @@
 import type { ClientContext } from '../core/context.js';
-import { perClient } from '../storage/client-store.js';
+import { entry } from '../core/runtime.js';
 import { randomId } from '../storage/connectivity.js';
 import { createOutbox, type FlushResult, type Outbox } from '../storage/outbox.js';
 import type { AnalyticsEvent } from './types.js';
@@ -29,7 +29,7 @@ export const BATCH_DELAY_MS = 1000;
 export const MAX_BATCH = 100;
 
 function outboxOf(ctx: ClientContext, appId: number): Outbox<AnalyticsBatch> {
-  return perClient(ctx, `analyticsQueue:${appId}`, () =>
+  return entry(ctx.runtime.analyticsQueues, appId, () =>
     createOutbox<AnalyticsBatch>({
       ctx,
       appId,

@@ -3,8 +3,6 @@ import { scheduleLogUpload } from '../actions/logs.js';
 import { flushQueuedRequests } from '../storage/run-queue.js';
 import { flushAnalyticsQueue } from './delivery.js';
 
-const resumed = new WeakMap<ClientContext, Set<number>>();
-
 /**
  * Work left queued on this device by an earlier page load (server runs made offline, analytics batches not
  * delivered, device run logs not uploaded) is picked up when the client starts: sent at once when online, else when the network is back.
@@ -16,8 +14,7 @@ export function resumeQueuedWork(ctx: ClientContext, again = false): void {
     const appId = ctx.config().appId;
     if (appId === undefined) return;
     // Once per client and app: called again by configure() when the app is set or changed later.
-    let done = resumed.get(ctx);
-    if (!done) resumed.set(ctx, (done = new Set()));
+    const done = ctx.runtime.resumed;
     if (done.has(appId) && !again) return;
     done.add(appId);
     const warn = (what: string) => (error: unknown) => ctx.logger.warn(`${what} could not be resumed: ${(error as Error)?.message ?? error}`);

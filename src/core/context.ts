@@ -2,8 +2,9 @@ import { ClientError } from '../http/errors.js';
 import type { Transport } from '../http/transport.js';
 import type { ResolvedConfig } from './config.js';
 import type { Logger } from './logger.js';
+import type { ClientRuntime } from './runtime.js';
 
-/** What every sub-client gets: the shared transport, the live configuration and a logger. */
+/** What every sub-client gets: the shared transport, the live configuration, a logger and the client's state. */
 export interface ClientContext {
   readonly http: Transport;
   config(): ResolvedConfig;
@@ -11,6 +12,8 @@ export interface ClientContext {
   appId(): number;
   now(): number;
   readonly logger: Logger & { once(key: string, message: string): void };
+  /** The state of this client (queues, caches, run memory), made once by createClient (src/core/runtime.ts). */
+  readonly runtime: ClientRuntime;
 }
 
 export function requireAppId(config: ResolvedConfig): number {

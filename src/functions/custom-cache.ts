@@ -5,7 +5,8 @@
  * pipelines that use built-ins or functions registered on this device only.
  */
 import type { ClientContext } from '../core/context.js';
-import { clientStore, perClient } from '../storage/client-store.js';
+import { entry } from '../core/runtime.js';
+import { clientStore } from '../storage/client-store.js';
 import { isOnline } from '../storage/connectivity.js';
 import { BUILTIN_PREFIX, type FunctionEnvironment } from './catalog.js';
 import type { CustomFunctionSource } from './custom-packages.js';
@@ -39,7 +40,7 @@ const STORE_KEY = 'customFunctions';
 export const CUSTOM_FUNCTIONS_MAX_AGE_MS = 5 * 60_000;
 
 export function customFunctionsCache(ctx: ClientContext, options: { maxAgeMs?: number; missRetryMs?: number } = {}): CustomFunctionsCache {
-  return perClient(ctx, `customFunctions:${ctx.appId()}`, () => createCache(ctx, options));
+  return entry(ctx.runtime.customFunctions, ctx.appId(), () => createCache(ctx, options));
 }
 
 async function fetchCustomFunctions(ctx: ClientContext): Promise<StoredCustomFunction[]> {

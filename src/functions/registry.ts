@@ -11,17 +11,7 @@ export interface RegisteredFunction extends FunctionPackageSource {
   description: string;
 }
 
-const registries = new WeakMap<object, Map<string, RegisteredFunction>>();
 let nextId = -1;
-
-function registryOf(ctx: ClientContext): Map<string, RegisteredFunction> {
-  let registry = registries.get(ctx);
-  if (!registry) {
-    registry = new Map();
-    registries.set(ctx, registry);
-  }
-  return registry;
-}
 
 export type RegisterInput = ((settings: any, context: any) => unknown) | { name?: string; description?: string; code: string };
 
@@ -56,7 +46,7 @@ export function registerFunction(ctx: ClientContext, pkg: unknown, input: unknow
   } else {
     throw new ClientError('INVALID_ARGUMENT', 'Functions.register: pass a function or { name, description, code }');
   }
-  const registry = registryOf(ctx);
+  const registry = ctx.runtime.functions;
   const id = registry.get(pkg)?.id ?? nextId--;
   const fn: RegisteredFunction = { id, package: pkg, name, description, code };
   registry.set(pkg, fn);
@@ -64,12 +54,12 @@ export function registerFunction(ctx: ClientContext, pkg: unknown, input: unknow
 }
 
 export function unregisterFunction(ctx: ClientContext, pkg: string): boolean {
-  return registryOf(ctx).delete(pkg);
+  return ctx.runtime.functions.delete(pkg);
 }
 
 /** Functions registered on this device, with their code (what device runs pass as `customFunctions`). */
 export function registeredFunctions(ctx: ClientContext): RegisteredFunction[] {
-  return [...registryOf(ctx).values()];
+  return [...ctx.runtime.functions.values()];
 }
 
 export function descriptorOf(fn: RegisteredFunction): FunctionDescriptor {

@@ -1,7 +1,8 @@
 import { unusableAction } from '../contract/action-limits.js';
 import type { Action } from '../contract/actions.js';
 import type { ClientContext } from '../core/context.js';
-import { clientStore, existingPerClient, perClient } from './client-store.js';
+import { entry } from '../core/runtime.js';
+import { clientStore } from './client-store.js';
 import { isOnline, onOnline } from './connectivity.js';
 
 /**
@@ -59,12 +60,12 @@ export const fetchActionsFromBackend: ActionsFetcher = async (ctx, { appId, envi
 
 export const ACTIONS_MAX_AGE_MS = 5 * 60_000;
 
-const cacheKey = (ctx: ClientContext) => `actionsCache:${ctx.appId()}:${ctx.config().environment}`;
-
+/** The cache of the app and environment configured now, kept in the client's runtime (`actions`). */
 export function actionsCache(ctx: ClientContext, options: { maxAgeMs?: number; fetch?: ActionsFetcher } = {}): ActionsCache {
   const environment = ctx.config().environment;
   const appId = ctx.appId();
-  return perClient(ctx, cacheKey(ctx), () => createActionsCache(ctx, appId, environment, options));
+  const perApp = entry(ctx.runtime.actions, appId, () => new Map());
+  return entry(perApp, environment, () => createActionsCache(ctx, appId, environment, options));
 }
 
 /**
@@ -75,7 +76,7 @@ export function actionsCache(ctx: ClientContext, options: { maxAgeMs?: number; f
  * pick the change up at their next refresh (`ACTIONS_MAX_AGE_MS`).
  */
 export async function actionsChanged(ctx: ClientContext): Promise<void> {
-  const cache = existingPerClient<ActionsCache>(ctx, cacheKey(ctx));
+  const cache = ctx.runtime.actions.get(ctx.appId())?.get(ctx.config().environment);
   if (!cache) return;
   cache.invalidate();
   if (!cache.inUse() || !isOnline()) return;

@@ -10,9 +10,8 @@ import { createMemoryStore, openLocalStore, type LocalStore } from './local-stor
  * so is a connection closed from outside (another tab deletes the database, or the browser closes it): the
  * next call opens the database anew. When another tab upgrades the database to a newer layout (a newer
  * version of the library), this older code cannot use it and must not delete it: the app's store falls back
- * to memory for the rest of the page, with one warning.
+ * to memory for the rest of the page, with one warning. The stores are kept in the client's runtime (`stores`).
  */
-const opened = new WeakMap<ClientContext, Map<number, Promise<LocalStore>>>();
 
 export function localDbName(appId: number): string {
   return `in-app-runtime:${appId}`;
@@ -23,11 +22,9 @@ export function localDbName(appId: number): string {
  * for it) pass its id, so that they keep to that app's database after `configure({ appId })`.
  */
 export function clientStore(ctx: ClientContext, appId: number = ctx.appId()): Promise<LocalStore> {
-  let perApp = opened.get(ctx);
-  if (!perApp) opened.set(ctx, (perApp = new Map()));
-  const cached = perApp.get(appId);
+  const apps = ctx.runtime.stores;
+  const cached = apps.get(appId);
   if (cached) return cached;
-  const apps = perApp;
   const name = localDbName(appId);
   const store: Promise<LocalStore> = openLocalStore({
     name,
@@ -45,26 +42,11 @@ export function clientStore(ctx: ClientContext, appId: number = ctx.appId()): Pr
       }
     },
   });
-  perApp.set(appId, store);
+  apps.set(appId, store);
   store.catch(() => {
     if (apps.get(appId) === store) apps.delete(appId);
   });
   return store;
-}
-
-/** Per-client-context singletons of the device-side modules (queues, caches), keyed by a name. */
-const singletons = new WeakMap<ClientContext, Map<string, unknown>>();
-
-export function perClient<T>(ctx: ClientContext, name: string, create: () => T): T {
-  let map = singletons.get(ctx);
-  if (!map) singletons.set(ctx, (map = new Map()));
-  if (!map.has(name)) map.set(name, create());
-  return map.get(name) as T;
-}
-
-/** The singleton `perClient` made under this name, if any (never creates one). */
-export function existingPerClient<T>(ctx: ClientContext, name: string): T | undefined {
-  return singletons.get(ctx)?.get(name) as T | undefined;
 }
 
 /** The BroadcastChannel on which a tab tells the app's other tabs that the shared queues changed. */
@@ -75,7 +57,7 @@ export const STATUS_CHANNEL = 'in-app-runtime:status';
  * and those of the other tabs of this origin: the queues live in the app's IndexedDB database, which they share.
  */
 export function statusChanged(ctx: ClientContext): void {
-  existingPerClient<() => void>(ctx, 'status')?.();
+  ctx.runtime.status?.check();
   if (typeof BroadcastChannel === 'function') {
     // Posted, then closed: delivery is queued by postMessage, and an open channel would keep Node alive.
     const channel = new BroadcastChannel(STATUS_CHANNEL);

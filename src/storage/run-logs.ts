@@ -2,7 +2,7 @@ import type { ActionLog } from '../contract/actions.js';
 import type { ClientContext } from '../core/context.js';
 import { isApiError } from '../http/errors.js';
 import { loadChunk } from '../core/lazy.js';
-import { clientStore, perClient, statusChanged } from './client-store.js';
+import { clientStore, statusChanged } from './client-store.js';
 import { randomId } from './connectivity.js';
 import { isRetryable } from './outbox.js';
 
@@ -28,9 +28,9 @@ export async function saveRunLog(ctx: ClientContext, log: ActionLog, appId: numb
   if (keys.length > MAX_RUN_LOGS) {
     const excess = keys.slice(0, keys.length - MAX_RUN_LOGS);
     for (const old of excess) await store.delete('runLogs', old);
-    const state = perClient(ctx, `runLogsCapped:${appId}`, () => ({ warned: false }));
-    if (!state.warned) {
-      state.warned = true;
+    const capped = ctx.runtime.logsCapped;
+    if (!capped.has(appId)) {
+      capped.add(appId);
       ctx.logger.warn(
         `Device run logs: more than ${MAX_RUN_LOGS} wait to be uploaded, dropping the oldest (${excess.length} now; further drops are not reported)`,
       );
@@ -73,8 +73,8 @@ export function uploadRunLogs(
   batchSize = 50,
   appId: number = ctx.appId(),
 ): Promise<{ uploaded: number; remaining: number }> {
-  const chain = perClient(ctx, `runLogUploads:${appId}`, () => ({ last: Promise.resolve() as Promise<unknown> }));
-  const next = chain.last.then(async () =>
+  const uploads = ctx.runtime.logUploads;
+  const next = (uploads.get(appId) ?? Promise.resolve()).then(async () =>
     // Nothing pending (most page loads): no chunk to fetch.
     (await pendingRunLogs(ctx, 1, appId)).length === 0
       ? { uploaded: 0, remaining: 0 }
@@ -89,6 +89,9 @@ export function uploadRunLogs(
           batchSize,
         ),
   );
-  chain.last = next.catch(() => {});
+  uploads.set(
+    appId,
+    next.catch(() => {}),
+  );
   return next;
 }

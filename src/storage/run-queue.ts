@@ -1,7 +1,7 @@
 import type { ClientContext } from '../core/context.js';
 import { isNetworkError, isTimeoutError } from '../http/errors.js';
-import { perClient } from './client-store.js';
-import { remember, runState } from './run-state.js';
+import { entry } from '../core/runtime.js';
+import { remember } from './run-state.js';
 import { isOnline, randomId } from './connectivity.js';
 import { createOutbox, type FlushResult, type Outbox } from './outbox.js';
 
@@ -32,7 +32,8 @@ export interface SendOrQueueResult<T> {
 
 function queueOf(ctx: ClientContext): Outbox<QueuedRequest> {
   const appId = ctx.appId();
-  return perClient(ctx, `runQueue:${appId}`, () =>
+  const { runs } = ctx.runtime;
+  return entry(ctx.runtime.runQueues, appId, () =>
     createOutbox<QueuedRequest>({
       ctx,
       appId,
@@ -42,13 +43,13 @@ function queueOf(ctx: ClientContext): Outbox<QueuedRequest> {
       send: async (r) => {
         const answer = await ctx.http.request<{ runId?: number }>(r.method, r.path, { json: r.json, headers: { 'Idempotency-Key': r.idempotencyKey } });
         if (answer?.runId) {
-          remember(runState(ctx).sent, r.idempotencyKey, answer.runId);
-          remember(runState(ctx).keys, answer.runId, r.idempotencyKey);
+          remember(runs.sent, r.idempotencyKey, answer.runId);
+          remember(runs.keys, answer.runId, r.idempotencyKey);
         }
       },
       // What getRun answers for the handle of a run the backend refused for good.
       onDrop: (r, error) =>
-        remember(runState(ctx).sent, r.idempotencyKey, {
+        remember(runs.sent, r.idempotencyKey, {
           code: (error as { code?: string })?.code || 'RUN_FAILED',
           message: (error as Error)?.message ?? String(error),
           queuedAt: r.queuedAt,

@@ -1,10 +1,8 @@
-import type { ClientContext } from '../core/context.js';
-import { perClient } from './client-store.js';
-
 /**
  * What this client remembers of the runs it started, for `getRun` (docs/actions.md "Run handles"), in memory:
  * device runs in progress, the Idempotency-Key of each server run (a client token reads a run only with it), and
- * what became of server runs queued offline once sent (their run id) or refused for good (the error).
+ * what became of server runs queued offline once sent (their run id) or refused for good (the error). Kept in
+ * the client's runtime (`runs`).
  */
 export interface RunState {
   /** Device runs in progress: run id → action and start. */
@@ -14,8 +12,6 @@ export interface RunState {
   /** Idempotency-Key of a run queued offline → its run id once sent, or the backend's refusal. */
   sent: Map<string, number | { code: string; message: string; queuedAt: string }>;
 }
-
-export const runState = (ctx: ClientContext): RunState => perClient(ctx, 'runs', () => ({ device: new Map(), keys: new Map(), sent: new Map() }));
 
 /** Sets `key` in a map that keeps its latest 500 entries. */
 export function remember<K, V>(map: Map<K, V>, key: K, value: V): void {

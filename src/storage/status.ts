@@ -23,7 +23,8 @@ export async function status(host: RunsHost): Promise<ClientStatus> {
   return { online: host.isOnline(), queuedRuns, analyticsBatches, logUploads };
 }
 
-type Watch = {
+/** The watch of one client, kept in its runtime (`status`): statusChanged (src/storage/client-store.ts) calls `check`. */
+export type StatusWatch = {
   listeners: Set<StatusListener>;
   check: () => void;
   /** The latest read: its status, JSON and number (reads are numbered as they start). */
@@ -35,13 +36,12 @@ type Watch = {
   /** The status (JSON) each listener heard last. */
   heard: Map<StatusListener, string>;
 };
-const watches = new WeakMap<RunsHost['runs'], Watch>();
 
 /**
  * Reads the status and tells every listener whose last status differs. A read that ends after a later one has
  * been taken is dropped: nobody hears an older status after a newer one.
  */
-async function read(host: RunsHost, w: Watch): Promise<void> {
+async function read(host: RunsHost, w: StatusWatch): Promise<void> {
   const seq = ++w.seq;
   let now: ClientStatus;
   try {
@@ -60,10 +60,10 @@ async function read(host: RunsHost, w: Watch): Promise<void> {
     }
 }
 
-function watchOf(host: RunsHost): Watch {
-  let watch = watches.get(host.runs);
-  if (watch) return watch;
-  const w: Watch = {
+function watchOf(host: RunsHost): StatusWatch {
+  const runtime = host.ctx.runtime;
+  if (runtime.status) return runtime.status;
+  const w: StatusWatch = {
     listeners: new Set(),
     seq: 0,
     heard: new Map(),
@@ -76,8 +76,7 @@ function watchOf(host: RunsHost): Watch {
       }, 0);
     },
   };
-  watches.set(host.runs, (watch = w));
-  host.onChange(w.check);
+  runtime.status = w;
   const target = globalThis as { addEventListener?: (type: string, fn: () => void) => void };
   target.addEventListener?.('online', w.check);
   target.addEventListener?.('offline', w.check);

@@ -8,6 +8,7 @@ import type { AnalyticsEvent } from '../../src/analytics/types.js';
 import { flattenWhere } from '../../src/filter/partial.js';
 import { resolveConfig } from '../../src/core/config.js';
 import type { ClientContext } from '../../src/core/context.js';
+import { createRuntime } from '../../src/core/runtime.js';
 import { withOnce } from '../../src/core/logger.js';
 import { createTransport } from '../../src/http/transport.js';
 import { clientStore } from '../../src/storage/client-store.js';
@@ -107,7 +108,7 @@ it('analytics trigger dispatch and page-view-to-run latency', async () => {
   const deviceFetch: typeof fetch = (input, init) =>
     /\/tasks\?/.test(input instanceof Request ? input.url : String(input)) ? Promise.reject(new TypeError('Failed to fetch')) : fetch(input, init);
   const http = createTransport({ baseUrl: () => config.baseUrl!, authToken: () => config.authToken, fetch: deviceFetch });
-  const ctx: ClientContext = { http, config: () => config, appId: () => config.appId!, now: () => Date.now(), logger: quiet };
+  const ctx: ClientContext = { http, config: () => config, appId: () => config.appId!, now: () => Date.now(), logger: quiet, runtime: createRuntime() };
   const store = await clientStore(ctx);
   const target = action(5000, { type: 'analytics.pageView', data: { _pageId: 9999 } }, [
     { functionPackage: 'com.client.function.set', settings: { seen: '{{ event.data._pageId }}' } },

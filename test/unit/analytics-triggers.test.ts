@@ -9,6 +9,7 @@ import type { AnalyticsEvent } from '../../src/analytics/types.js';
 import { compilePartialFilter as compileWhere, flattenWhere } from '../../src/filter/partial.js';
 import { resolveConfig } from '../../src/core/config.js';
 import type { ClientContext } from '../../src/core/context.js';
+import { createRuntime } from '../../src/core/runtime.js';
 import { withOnce } from '../../src/core/logger.js';
 import { createTransport } from '../../src/http/transport.js';
 import { clientStore } from '../../src/storage/client-store.js';
@@ -260,7 +261,7 @@ describe('analytics API with triggers from the cached actions', () => {
   function context(): ClientContext {
     const config = resolveConfig({ baseUrl: backend.url, appId: backend.server.bootstrap.appId, authToken: backend.server.bootstrap.apiToken });
     const http = createTransport({ baseUrl: () => config.baseUrl!, authToken: () => config.authToken });
-    return { http, config: () => config, appId: () => config.appId!, now: () => Date.now(), logger: withOnce(logger().logger) };
+    return { http, config: () => config, appId: () => config.appId!, now: () => Date.now(), logger: withOnce(logger().logger), runtime: createRuntime() };
   }
 
   it('runs the matching actions with the event in the context; tracking goes on when a run fails', async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/index.js';
 import { resolveConfig } from '../../src/core/config.js';
 import type { ClientContext } from '../../src/core/context.js';
+import { createRuntime } from '../../src/core/runtime.js';
 import { withOnce } from '../../src/core/logger.js';
 import { createTransport } from '../../src/http/transport.js';
 import { clientStore } from '../../src/storage/client-store.js';
@@ -74,6 +75,7 @@ describe('configure() after start-up', () => {
       appId: () => appId,
       now: () => Date.now(),
       logger: withOnce(quiet),
+      runtime: createRuntime(),
     };
     const store = await clientStore(ctx);
     const names = async () => ((await store.get<CachedActions>('actions', 'live'))?.actions ?? []).map((a) => a.name);

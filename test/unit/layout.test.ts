@@ -69,6 +69,14 @@ describe('source layout (design §4)', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('the state of a client lives in its runtime (core/runtime.ts), not in module-level maps keyed by its context', () => {
+    const offenders = files(SRC)
+      .filter((file) => !relative(SRC, file).startsWith('server/'))
+      .filter((file) => /WeakMap<\s*(?:ClientContext|RunsHost)/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SRC, file));
+    expect(offenders).toEqual([]);
+  });
+
   it('functions/ (the built-ins) never imports pipeline/ (the engine that runs them): one direction only', () => {
     const offenders = files(join(SRC, 'functions')).flatMap((file) =>
       [...readFileSync(file, 'utf8').matchAll(IMPORT)]

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Action, ActionLog } from '../../src/contract/actions.js';
 import { resolveConfig, type ClientConfig } from '../../src/core/config.js';
 import type { ClientContext } from '../../src/core/context.js';
+import { createRuntime } from '../../src/core/runtime.js';
 import { withOnce } from '../../src/core/logger.js';
 import { createTransport } from '../../src/http/transport.js';
 import { createClient, type Client } from '../../src/index.js';
@@ -79,7 +80,7 @@ describe('offline operation', () => {
   function context(extra: ClientConfig = {}): ClientContext {
     const resolved = resolveConfig(config(extra));
     const http = createTransport({ baseUrl: () => resolved.baseUrl!, authToken: () => resolved.authToken, fetch: resolved.fetch });
-    return { http, config: () => resolved, appId: () => appId, now: () => Date.now(), logger: withOnce(quiet().logger) };
+    return { http, config: () => resolved, appId: () => appId, now: () => Date.now(), logger: withOnce(quiet().logger), runtime: createRuntime() };
   }
   const entries = async (name: string) => {
     const ds = await backend.client.DataSources.connect(name);

@@ -1,0 +1,84 @@
+import type { AnalyticsBatch } from '../analytics/delivery.js';
+import type { PrefStore } from '../analytics/prefs.js';
+import type { Session } from '../analytics/session.js';
+import type { CustomFunctionsCache } from '../functions/custom-cache.js';
+import type { RegisteredFunction } from '../functions/registry.js';
+import type { RemoteExecutionHandler } from '../page/remote-execution.js';
+import type { ActionsCache } from '../storage/actions-cache.js';
+import type { LocalStore } from '../storage/local-store.js';
+import type { Outbox } from '../storage/outbox.js';
+import type { QueuedRequest } from '../storage/run-queue.js';
+import type { RunState } from '../storage/run-state.js';
+import type { StatusWatch } from '../storage/status.js';
+
+/**
+ * Everything one client keeps while the page lives, built by `createClient` and reached through
+ * `ClientContext.runtime`: each device-side module has its own typed field here, nothing sits in module-level maps.
+ * What belongs to an app is in a Map by app id, since `configure({ appId })` may set or change the app: the queues
+ * and caches of an app are made when it is first used, and stay its own (a queue made for app 1 keeps to app 1's
+ * database). The fields of the lazy chunks are empty slots that the chunk fills, so this file pulls none of
+ * their code into client.js (only types are imported above).
+ */
+export interface ClientRuntime {
+  /** The local store of each app (src/storage/client-store.ts). */
+  stores: Map<number, Promise<LocalStore>>;
+  /** What this client remembers of its runs, for `getRun` (src/storage/run-state.ts). */
+  runs: RunState;
+  /** Server runs queued offline, per app (src/storage/run-queue.ts). */
+  runQueues: Map<number, Outbox<QueuedRequest>>;
+  /** Analytics batches waiting for delivery, per app (src/analytics/delivery.ts). */
+  analyticsQueues: Map<number, Outbox<AnalyticsBatch>>;
+  /** The cached actions list of each app, then environment (src/storage/actions-cache.ts). */
+  actions: Map<number, Map<string, ActionsCache>>;
+  /** The cached custom functions of each app (src/functions/custom-cache.ts). */
+  customFunctions: Map<number, CustomFunctionsCache>;
+  /** Analytics opt-out and session of each app (src/analytics/api.ts). */
+  analytics: Map<number, { prefs: PrefStore; session: Session }>;
+  /** The scheduled upload of device run logs, per app (src/actions/logs.ts). */
+  logSchedules: Map<number, LogSchedule>;
+  /** The last upload of device run logs started, per app: the next one waits for it (src/storage/run-logs.ts). */
+  logUploads: Map<number, Promise<unknown>>;
+  /** Apps for which dropping old device run logs was already reported. */
+  logsCapped: Set<number>;
+  /** Apps whose work queued by an earlier page load was resumed (src/analytics/resume.ts). */
+  resumed: Set<number>;
+  /** Times of the manual runs of the last minute, per app (src/actions/rate-limit.ts). */
+  runSlots: Map<number, number[]>;
+  /** Functions registered on this device, by package (src/functions/registry.ts). */
+  functions: Map<string, RegisteredFunction>;
+  /** What this screen registered to answer screen-targeted actions (src/page/remote-execution.ts). */
+  remoteHandler?: RemoteExecutionHandler;
+  /** The status watch of `Client.onStatusChange`, filled by the lazy `runs` chunk (src/storage/status.ts). */
+  status?: StatusWatch;
+}
+
+export interface LogSchedule {
+  timer?: ReturnType<typeof setTimeout>;
+  running: boolean;
+  again: boolean;
+}
+
+export function createRuntime(): ClientRuntime {
+  return {
+    stores: new Map(),
+    runs: { device: new Map(), keys: new Map(), sent: new Map() },
+    runQueues: new Map(),
+    analyticsQueues: new Map(),
+    actions: new Map(),
+    customFunctions: new Map(),
+    analytics: new Map(),
+    logSchedules: new Map(),
+    logUploads: new Map(),
+    logsCapped: new Set(),
+    resumed: new Set(),
+    runSlots: new Map(),
+    functions: new Map(),
+  };
+}
+
+/** The value of `key` in `map`, made by `create` the first time. */
+export function entry<K, V>(map: Map<K, V>, key: K, create: () => NoInfer<V>): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = create()));
+  return value;
+}
