@@ -303,9 +303,10 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
 
     test('after a timed node ends, the run deadline applies again (not the node deadline)', async () => {
       const o = await compare({
-        limits: { runTimeoutMs: 1500 },
+        // Bounds far above what the trivial nodes take, also on a loaded machine.
+        limits: { runTimeoutMs: 2500 },
         functions: [
-          { type: 'if', timeout: 100, conditions: [{ condition: 'true', functions: [{ functionPackage: F('set'), settings: { a: 1 }, timeout: 50 }] }] },
+          { type: 'if', timeout: 600, conditions: [{ condition: 'true', functions: [{ functionPackage: F('set'), settings: { a: 1 }, timeout: 300 }] }] },
           { functionPackage: F('set'), settings: { x: spin } },
         ],
       });
@@ -322,8 +323,8 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
       expect(!slowSettings.ok && slowSettings.error.errorMessage).toBe('The function exceeded its timeout');
       expect(slowSettings.trace.filter((t) => t.outcome === 'failed').map((t) => t.path)).toEqual(['functions[0].functions[0]', 'functions[0]']);
       const nested = await compare({
-        limits: { runTimeoutMs: 1500 },
-        functions: [{ functionPackage: F('set'), timeout: 50, settings: { a: 1 }, functions: [{ functionPackage: F('set'), settings: { x: spin } }] }],
+        limits: { runTimeoutMs: 2500 },
+        functions: [{ functionPackage: F('set'), timeout: 500, settings: { a: 1 }, functions: [{ functionPackage: F('set'), settings: { x: spin } }] }],
       });
       expect(!nested.ok && nested.error.errorMessage).toBe('The run exceeded its time limit');
     });
@@ -335,7 +336,7 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
           {
             type: 'loop',
             range: { from: 0, to: 1 },
-            timeout: 150,
+            timeout: 1000,
             functions: [
               { functionPackage: F('set'), settings: { a: 1 }, timeout: 15_000 },
               {
@@ -494,7 +495,7 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
 
     test('an attempt the run timeout interrupts is traced with the retries before it', async () => {
       const o = await compare({
-        limits: { runTimeoutMs: 300 },
+        limits: { runTimeoutMs: 1500 },
         payload: { n: 0 },
         functions: [
           {
