@@ -163,31 +163,6 @@ async function snapshotEntries(core: Core, dataSourceId: number, versionId: numb
   });
 }
 
-/** Entries of a snapshot, optionally filtered (`where`, sift style) and limited. */
-export async function versionEntries(
-  core: Core,
-  caller: Caller,
-  ref: DataSourceRef,
-  versionId: number,
-  options: { limit?: unknown; where?: unknown },
-): Promise<{ entries: EntryView[] }> {
-  const ds = await resolveDataSource(core.ctx.db, ref, caller);
-  const grant = authorize(ds, 'select', caller);
-  let limit: number | undefined;
-  if (options.limit !== undefined && options.limit !== null && options.limit !== '') {
-    limit = Number(options.limit);
-    if (!Number.isInteger(limit) || limit < 0) throw new HttpError(400, 'INVALID_FIELD', 'Field "limit" must be a non-negative integer');
-  }
-  checkFilterFields(options, core.ctx.limits.filterDepth, ['where']);
-  const test = options.where === undefined || options.where === null ? undefined : compileWhere(options.where);
-  const { entries } = await snapshotEntries(core, ds.id, versionId);
-  // Hidden columns are removed before `where` runs, so they cannot be probed through it.
-  let out = hasColumnFilter(grant) ? entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : entries;
-  if (test) out = out.filter((e) => test(e));
-  if (limit) out = out.slice(0, limit);
-  return { entries: out };
-}
-
 export interface RestoreResult {
   restored: { versionId: number; count: number };
   /** The snapshot of the data taken just before restoring (restore it to undo). */
