@@ -4,6 +4,7 @@ import { checkFilterFields } from '../http/nesting.js';
 import { authorize, filterColumns, hasColumnFilter, type Caller, type Grant } from './access.js';
 import { resolveDataSource, type Core, type DataSourceRef } from './core.js';
 import { compileWhere } from './engine.js';
+import { withoutDataPrefix } from './query/data-prefix.js';
 import { entryPages, filteredEntryPages, type EntryPages } from './entry-pages.js';
 import { isDataError } from './sql-delete.js';
 import { columnsOf, type Cond } from './sql/conditions.js';
@@ -40,7 +41,8 @@ export async function versionEntries(
     if (!Number.isInteger(limit) || limit < 0) throw new HttpError(400, 'INVALID_FIELD', 'Field "limit" must be a non-negative integer');
   }
   checkFilterFields(options, ctx.limits.filterDepth, ['where']);
-  const where = options.where === undefined || options.where === null ? undefined : options.where;
+  // `data.<column>` is the column (query/data-prefix.ts), for the SQL translation as for the JS evaluator.
+  const where = options.where === undefined || options.where === null ? undefined : withoutDataPrefix(options.where);
   const test = where === undefined ? undefined : compileWhere(where);
   const cond = where === undefined ? undefined : translateWhere(where);
   // A column the rule hides is missing for the JS evaluator's `where`: only that path gives that answer.
