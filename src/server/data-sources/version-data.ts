@@ -1,12 +1,13 @@
 import type { Transaction } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { checkFilterFields } from '../http/nesting.js';
-import { authorize, filterColumns, hasColumnFilter, type Caller, type Grant } from './access.js';
+import { authorize, filterColumns, hasColumnFilter, type Caller } from './access.js';
 import { resolveDataSource, type Core, type DataSourceRef } from './core.js';
 import { compileWhere } from './engine.js';
 import { withoutDataPrefix } from './query/data-prefix.js';
 import { entryPages, filteredEntryPages, type EntryPages } from './entry-pages.js';
 import { isDataError } from './sql-delete.js';
+import { visible } from './sql-query.js';
 import { columnsOf, type Cond } from './sql/conditions.js';
 import { renderCond } from './sql/dialect.js';
 import { raw, sql } from './sql/fragment.js';
@@ -77,8 +78,6 @@ export async function versionEntries(
   if (test && !filteredBySql) return { pages: filteredEntryPages(state.kept, ds.id, grant, test, limit) };
   return { pages: entryPages(state.kept, ds.id, grant, { shape: 'commit' }) };
 }
-
-const visible = (grant: Grant, column: string) => (!grant.include || grant.include.includes(column)) && (!grant.exclude || !grant.exclude.includes(column));
 
 /** The version's entries (matching `where`, at most `limit`, 0: all), oldest id first, kept by the database. */
 function keepVersionRows(tx: Transaction, engine: 'sqlite' | 'postgres', dataSourceId: number, dataVersion: number, where: Cond | undefined, limit: number) {
