@@ -83,6 +83,6 @@ export async function versionEntries(
 function keepVersionRows(tx: Transaction, engine: 'sqlite' | 'postgres', dataSourceId: number, dataVersion: number, where: Cond | undefined, limit: number) {
   const source = versionEntriesSource(dataSourceId, dataVersion, { withDoc: where !== undefined && engine === 'postgres' });
   const filter = where === undefined ? raw('') : sql` WHERE ${renderCond(dialectOf(engine), where)}`;
-  const statement = sql`SELECT e.id, e.data, e.sort_order, e.created_at, e.updated_at FROM ${source}${filter} ORDER BY e.id${raw(limit > 0 ? ` LIMIT ${limit}` : '')}`;
+  const statement = sql`SELECT e.id, e.data, e.sort_order, e.created_at, e.updated_at FROM ${source}${filter} ORDER BY e.id${raw(limit > 0 ? ` LIMIT ${Math.min(limit, Number.MAX_SAFE_INTEGER)}` : '')}`;
   return tx.keep<EntryTuple>(statement.text, statement.params);
 }
