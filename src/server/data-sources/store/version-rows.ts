@@ -6,7 +6,7 @@ import { raw, sql, type Sql } from '../sql/fragment.js';
  * (changes.ts), so that the database, not the server, holds the data set while it is read or restored. An
  * entry's state at the version (`data_version` V) is the pre-image of the OLDEST record after V for its id
  * (absent when that record says it did not exist), else its current row; an id inside a range of fresh inserts
- * recorded after V did not exist at V. This is what versions.ts's `rebuildVersion` computes in JS (kept as the
+ * recorded after V did not exist at V (insertedAfter). This is what versions.ts's `rebuildVersion` computes in JS (kept as the
  * tests' oracle).
  */
 
@@ -21,12 +21,17 @@ export function changedIds(dataSourceId: number, dataVersion: number): Sql {
   return sql`SELECT x.entry_id FROM data_source_changes x WHERE x.data_source_id = ${idText(dataSourceId)} AND x.version > ${dataVersion} AND x.last_entry_id IS NULL`;
 }
 
-/** `id` (an SQL expression) lies in a range of fresh inserts recorded after V; never NULL. */
+/**
+ * `id` (an SQL expression) was given after V, so the entry did not exist at V; never NULL. Ids are given in
+ * increasing order and never twice (SQLite AUTOINCREMENT, a PostgreSQL sequence; writers of one data source are
+ * serialized), and a range of fresh inserts is above every id the data source ever had: so an id of a range
+ * recorded after V lies at or above the lowest such range's first id, and no id at or above it existed at V
+ * (a restore puts back only ids given before). One uncorrelated subquery instead of a test of every range.
+ */
 export function insertedAfter(dataSourceId: number, dataVersion: number, id: string): Sql {
-  const ranges = sql`data_source_changes x WHERE x.data_source_id = ${idText(dataSourceId)} AND x.version > ${dataVersion} AND x.last_entry_id IS NOT NULL`;
-  // Only ids from the lowest range's first id up can lie in one: the test per range is skipped below it.
-  return sql`(${raw(id)} >= COALESCE((SELECT MIN(x.entry_id) FROM ${ranges}), ${raw(id)} + 1)
-    AND EXISTS (SELECT 1 FROM ${ranges} AND ${raw(id)} BETWEEN x.entry_id AND x.last_entry_id))`;
+  const first = sql`SELECT MIN(x.entry_id) FROM data_source_changes x
+    WHERE x.data_source_id = ${idText(dataSourceId)} AND x.version > ${dataVersion} AND x.last_entry_id IS NOT NULL`;
+  return sql`(${raw(id)} >= COALESCE((${first}), ${raw(id)} + 1))`;
 }
 
 /**
@@ -35,7 +40,7 @@ export function insertedAfter(dataSourceId: number, dataVersion: number, id: str
  */
 export function changedEntriesAtVersion(dataSourceId: number, dataVersion: number): Sql {
   return sql`SELECT p.entry_id AS id, p.data_source_id, p.data, p.sort_order, p.created_at, p.updated_at FROM (${oldestRecords(dataSourceId, dataVersion)}) f
-    JOIN data_source_changes p ON p.data_source_id = ${idText(dataSourceId)} AND p.version = f.version AND p.entry_id = f.entry_id
+    JOIN data_source_changes p ON p.data_source_id = ${idText(dataSourceId)} AND p.version > ${dataVersion} AND p.version = f.version AND p.entry_id = f.entry_id
     WHERE p.existed = 1 AND NOT ${insertedAfter(dataSourceId, dataVersion, 'p.entry_id')}`;
 }
 
