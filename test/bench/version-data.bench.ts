@@ -28,21 +28,34 @@ const CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv', 'Pune', 'Nice', 'Bern', 'Riga'];
 const row = (i: number) => ({ name: `Person ${i}`, email: `person${i}@example.com`, age: i % 90, city: CITIES[i % CITIES.length], active: i % 3 !== 0 });
 const mb = (bytes: number) => bytes / 2 ** 20;
 
-/** Median time (ms) and the highest RSS seen above the RSS before (MB), over RUNS runs after a warm-up. */
-async function measure<T>(fn: () => Promise<T> | T): Promise<{ ms: number; peakMb: number; result: T }> {
-  let result = await fn();
-  const times: number[] = [];
+/** CPU time of this process (server and client, all threads), ms: less sensitive than wall time to other load. */
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+/**
+ * Median wall and CPU time (ms) over RUNS runs after a warm-up, and the highest RSS seen above the RSS before the
+ * warm-up (MB; the heap keeps what the warm-up grew).
+ */
+async function measure<T>(fn: () => Promise<T> | T): Promise<{ ms: number; cpu: number; peakMb: number; result: T }> {
   const base = process.memoryUsage().rss;
   let peak = base;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+  let result = await fn();
+  const times: number[] = [];
+  const cpus: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const t = performance.now();
+    const cpu = cpuMs();
     result = await fn();
     times.push(performance.now() - t);
+    cpus.push(cpuMs() - cpu);
     peak = Math.max(peak, process.memoryUsage().rss);
   }
   clearInterval(sampler);
-  return { ms: times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!, peakMb: mb(peak - base), result };
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  return { ms: median(times), cpu: median(cpus), peakMb: mb(peak - base), result };
 }
 
 for (const n of SIZES) {
@@ -131,6 +144,14 @@ for (const n of SIZES) {
         for (const _ of statement.iterate(...source.params)) count++;
         return count;
       });
+      const bareText = await measure(() => {
+        let bytes = 0;
+        for (const [id, data, order, createdAt, updatedAt] of statement.iterate(...source.params) as Iterable<[number, string, number, string, string]>)
+          bytes +=
+            `{"id":${id},"dataSourceId":${ds},"data":${data},"order":${order},"createdAt":${JSON.stringify(createdAt)},"updatedAt":${JSON.stringify(updatedAt)},"deletedAt":null},`
+              .length;
+        return bytes;
+      });
       const plain = bare.prepare('SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ? ORDER BY id').raw(true);
       const plainRun = await measure(() => {
         let count = 0;
@@ -153,15 +174,16 @@ for (const n of SIZES) {
       const lines = [
         `\n### An old version's data at ${n.toLocaleString('en')} entries (${count.toLocaleString('en')} in the version, ${(after.result.bytes / 1e6).toFixed(1)} MB answer; SQLite file, median of ${RUNS})`,
         '',
-        '| case | ms | peak RSS above start | ratio to bare same SQL |',
-        '| --- | --- | --- | --- |',
-        `| after: GET …/versions/:id/data (SQL, streamed pages) | ${after.ms.toFixed(0)} | ${after.peakMb.toFixed(0)} MB | ${(after.ms / bareRun.ms).toFixed(1)} |`,
-        `| after: same with ?limit=20 | ${limited.ms.toFixed(0)} | ${limited.peakMb.toFixed(0)} MB | ${(limited.ms / bareRun.ms).toFixed(1)} |`,
-        `| before: rebuildVersion in JS + answer as one string (old path) | ${before.ms.toFixed(0)} | ${before.peakMb.toFixed(0)} MB | ${(before.ms / bareRun.ms).toFixed(1)} |`,
-        `| bare better-sqlite3: the same statement, rows read and dropped | ${bareRun.ms.toFixed(0)} | ${bareRun.peakMb.toFixed(0)} MB | 1.0 |`,
-        `| bare better-sqlite3: the current entries by id (no version) | ${plainRun.ms.toFixed(0)} | ${plainRun.peakMb.toFixed(0)} MB | ${(plainRun.ms / bareRun.ms).toFixed(1)} |`,
-        `| restore of that version (POST …/restore, once) | ${restoreMs.toFixed(0)} | | |`,
-        `| GET …/data of the version again after the restore (once) | ${readAgainMs.toFixed(0)} | | |`,
+        '| case | wall ms | CPU ms | peak RSS above start | wall ÷ bare same SQL | CPU ÷ bare same SQL + text |',
+        '| --- | --- | --- | --- | --- | --- |',
+        `| after: GET …/versions/:id/data (SQL, streamed pages) | ${after.ms.toFixed(0)} | ${after.cpu.toFixed(0)} | ${after.peakMb.toFixed(0)} MB | ${(after.ms / bareRun.ms).toFixed(1)} | ${(after.cpu / bareText.cpu).toFixed(1)} |`,
+        `| after: same with ?limit=20 | ${limited.ms.toFixed(0)} | ${limited.cpu.toFixed(0)} | ${limited.peakMb.toFixed(0)} MB | ${(limited.ms / bareRun.ms).toFixed(1)} | ${(limited.cpu / bareText.cpu).toFixed(1)} |`,
+        `| before: rebuildVersion in JS + answer as one string (old path) | ${before.ms.toFixed(0)} | ${before.cpu.toFixed(0)} | ${before.peakMb.toFixed(0)} MB | ${(before.ms / bareRun.ms).toFixed(1)} | ${(before.cpu / bareText.cpu).toFixed(1)} |`,
+        `| bare better-sqlite3: the same statement, rows read and dropped | ${bareRun.ms.toFixed(0)} | ${bareRun.cpu.toFixed(0)} | ${bareRun.peakMb.toFixed(0)} MB | ${(bareRun.ms / bareRun.ms).toFixed(1)} | ${(bareRun.cpu / bareText.cpu).toFixed(1)} |`,
+        `| bare better-sqlite3: the same statement + each entry's answer text (dropped) | ${bareText.ms.toFixed(0)} | ${bareText.cpu.toFixed(0)} | ${bareText.peakMb.toFixed(0)} MB | ${(bareText.ms / bareRun.ms).toFixed(1)} | ${(bareText.cpu / bareText.cpu).toFixed(1)} |`,
+        `| bare better-sqlite3: the current entries by id (no version), rows read | ${plainRun.ms.toFixed(0)} | ${plainRun.cpu.toFixed(0)} | ${plainRun.peakMb.toFixed(0)} MB | ${(plainRun.ms / bareRun.ms).toFixed(1)} | ${(plainRun.cpu / bareText.cpu).toFixed(1)} |`,
+        `| restore of that version (POST …/restore, once) | ${restoreMs.toFixed(0)} | | | | |`,
+        `| GET …/data of the version again after the restore (once) | ${readAgainMs.toFixed(0)} | | | | |`,
       ];
       console.log(lines.join('\n'));
     } finally {
