@@ -14,6 +14,6 @@ export function benchApi(server: () => { url: string }, apiToken: string) {
     const res = await fetch(url, init).catch(() => fetch(url, init));
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-    return JSON.parse(text);
+    return text ? JSON.parse(text) : undefined;
   };
 }

@@ -119,4 +119,49 @@ describe.each(ENTRY_CACHE_CASES)('data sources: versions rebuilt from changes (e
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  // A version from before migration 0010 has a snapshot and no data_version: written straight into the file.
+  it('a version kept as a snapshot is read and restored from it, and the restore is undone from changes (SQLite file)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'iar-versions-'));
+    const fileBackend = await startTestBackend({ dataDir: dir, limits: { entryCacheEntries } });
+    try {
+      const ds = await fileBackend.client.DataSources.create({ name: 'Legacy' });
+      const conn = await fileBackend.client.DataSources.connect(ds.id);
+      const [a, b2] = [await conn.insert({ n: 1 }), await conn.insert({ n: 2 })];
+      await conn.insert({ n: 3 });
+      expect(await conn.versions()).toEqual([]);
+      // The snapshot: the first entry as it is, the second as it was, the third absent.
+      const at = '2020-01-01T00:00:00.000Z';
+      const snapshot = [
+        { id: a!.id, dataSourceId: ds.id, data: { n: 1 }, order: a!.order, createdAt: a!.createdAt, updatedAt: a!.updatedAt, deletedAt: null },
+        { id: b2!.id, dataSourceId: ds.id, data: { n: 20, old: true }, order: b2!.order, createdAt: at, updatedAt: at, deletedAt: null },
+      ];
+      const file = new Database(join(dir, 'runtime.sqlite'));
+      try {
+        file.prepare('INSERT INTO data_source_snapshots (key, data) VALUES (?, ?)').run('legacy-1', JSON.stringify(snapshot));
+        file
+          .prepare(
+            `INSERT INTO data_source_versions (data_source_id, action, columns, entry_count, snapshot_key, user_id, user_name, data_version, created_at, updated_at)
+             VALUES (?, 'commit', '["n","old"]', 2, 'legacy-1', NULL, 'System', NULL, ?, ?)`,
+          )
+          .run(ds.id, at, at);
+      } finally {
+        file.close();
+      }
+      const [legacy] = await conn.versions();
+      expect(byId(await conn.versionEntries(legacy!.id))).toEqual(byId(snapshot as never));
+      expect((await conn.versionEntries(legacy!.id, { where: { n: { $gt: 5 } }, limit: 1 })).map((e) => e.id)).toEqual([b2!.id]);
+      const before = byId(await conn.find());
+      const restored = await conn.restore(legacy!.id);
+      expect(restored.restored.count).toBe(2);
+      expect(byId(await conn.find())).toEqual(byId(snapshot as never));
+      // The backup is the only version rebuilt from changes: the restore's writes were recorded for it.
+      expect(byId(await conn.versionEntries(restored.backup.id))).toEqual(before);
+      await conn.restore(restored.backup.id);
+      expect(byId(await conn.find())).toEqual(before);
+    } finally {
+      await fileBackend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -7,14 +7,12 @@ import { advanceSummary, summarizeDataSet } from './summary.js';
 import { deleteTranslates, entriesMatching, SqlMatchFailed } from './sql-delete.js';
 import { dataVersion } from './store/data-sources.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
-import { deleteAllEntries, deleteEntriesByIds, insertEntryRow, insertEntryRows } from './store/entries.js';
-import { changesAfter } from './store/changes.js';
-import { findVersion, listVersions, readSnapshot } from './store/versions.js';
-import { rebuildVersion } from './versions.js';
-import type { DataSourceRecord, EntryRecord, EntryView, VersionRecord } from './types.js';
-import { checkEntryData, checkPositiveId } from './validate.js';
+import { deleteAllEntries, deleteEntriesByIds, insertEntryRows } from './store/entries.js';
+import { listVersions } from './store/versions.js';
+import type { DataSourceRecord, EntryRecord, VersionRecord } from './types.js';
+import { checkEntryData } from './validate.js';
 
-/** Whole-data-set operations: import/truncate, query (select/delete), versions and restore (commit: commit.ts). */
+/** Whole-data-set operations: import/truncate, query (select/delete), versions (version data and restore: version-data.ts, version-restore.ts; commit: commit.ts). */
 
 export const withGrant = (entries: readonly EntryRecord[], grant: Grant): readonly EntryRecord[] =>
   hasColumnFilter(grant) ? entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : entries;
@@ -146,76 +144,4 @@ export async function versionsOf(core: Core, caller: Caller, ref: DataSourceRef)
   const ds = await resolveDataSource(core.ctx.db, ref, caller);
   authorize(ds, 'select', caller);
   return listVersions(core.ctx.db, ds.id);
-}
-
-/** The entries of a version: rebuilt from the current entries and the changes after it, or its snapshot (older versions). */
-async function snapshotEntries(core: Core, dataSourceId: number, versionId: number): Promise<{ entries: EntryView[] }> {
-  return core.ctx.db.transaction(async (tx) => {
-    const version = await findVersion(tx, dataSourceId, versionId);
-    if (!version) throw new HttpError(404, 'VERSION_NOT_FOUND', `Version ${versionId} not found in data source ${dataSourceId}`);
-    if (version.dataVersion === null) {
-      const text = await readSnapshot(tx, version.data.entries.key);
-      if (text === undefined) throw new HttpError(404, 'VERSION_NOT_FOUND', `The snapshot of version ${versionId} is gone`);
-      return { entries: JSON.parse(text) as EntryView[] };
-    }
-    const state = await core.cache.entriesIn(tx, dataSourceId);
-    return { entries: rebuildVersion(dataSourceId, state.entries, await changesAfter(tx, dataSourceId, version.dataVersion)) };
-  });
-}
-
-/** Entries of a snapshot, optionally filtered (`where`, sift style) and limited. */
-export async function versionEntries(
-  core: Core,
-  caller: Caller,
-  ref: DataSourceRef,
-  versionId: number,
-  options: { limit?: unknown; where?: unknown },
-): Promise<{ entries: EntryView[] }> {
-  const ds = await resolveDataSource(core.ctx.db, ref, caller);
-  const grant = authorize(ds, 'select', caller);
-  let limit: number | undefined;
-  if (options.limit !== undefined && options.limit !== null && options.limit !== '') {
-    limit = Number(options.limit);
-    if (!Number.isInteger(limit) || limit < 0) throw new HttpError(400, 'INVALID_FIELD', 'Field "limit" must be a non-negative integer');
-  }
-  checkFilterFields(options, core.ctx.limits.filterDepth, ['where']);
-  const test = options.where === undefined || options.where === null ? undefined : compileWhere(options.where);
-  const { entries } = await snapshotEntries(core, ds.id, versionId);
-  // Hidden columns are removed before `where` runs, so they cannot be probed through it.
-  let out = hasColumnFilter(grant) ? entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : entries;
-  if (test) out = out.filter((e) => test(e));
-  if (limit) out = out.slice(0, limit);
-  return { entries: out };
-}
-
-export interface RestoreResult {
-  restored: { versionId: number; count: number };
-  /** The snapshot of the data taken just before restoring (restore it to undo). */
-  backup: VersionRecord;
-}
-
-/** The data source's entries become exactly the snapshot's (ids included); the state before is kept as a version. */
-export async function restoreVersion(core: Core, caller: Caller, ref: DataSourceRef, versionId: number): Promise<RestoreResult> {
-  const { ctx } = core;
-  const ds = await resolveDataSource(ctx.db, ref, caller);
-  for (const op of ['insert', 'update', 'delete'] as const) authorize(ds, op, caller);
-  checkPositiveId(versionId, 'versionId');
-  const { entries } = await snapshotEntries(core, ds.id, versionId);
-  const result = await ctx.db.transaction(async (tx) => {
-    const state = await core.cache.entriesIn(tx, ds.id);
-    const backupId = await takeSnapshot(core, tx, ds, state, 'restore', caller);
-    await deleteAllEntries(tx, ds.id);
-    const now = ctx.nowIso();
-    const next: EntryRecord[] = [];
-    for (const e of [...entries].sort((a, b) => a.id - b.id)) {
-      await insertEntryRow(tx, ds.id, { id: e.id, data: JSON.stringify(e.data), order: e.order, now, createdAt: e.createdAt, updatedAt: e.updatedAt });
-      next.push({ id: e.id, dataSourceId: ds.id, data: e.data, order: e.order, createdAt: e.createdAt, updatedAt: e.updatedAt });
-    }
-    const version = await bumpDataVersion(tx, ds.id);
-    const { dataVersion: _, ...backup } = (await findVersion(tx, ds.id, backupId))!;
-    await assertCallerLiveIn(tx, ctx.db.dialect, caller);
-    return { version, next, backup };
-  });
-  core.cache.set(ds.id, result.version, result.next);
-  return { restored: { versionId, count: result.next.length }, backup: result.backup };
 }

@@ -1,6 +1,7 @@
 import type { KeptRows } from '../db/database.js';
 import { filterColumns, hasColumnFilter, type Grant } from './access.js';
 import type { EntryTuple } from './store/entries.js';
+import type { EntryView } from './types.js';
 
 /**
  * A data set answered as JSON text in pages, never as one string nor as an array of entries (docs/data-sources.md,
@@ -44,6 +45,43 @@ export function entryPages(
       first = false;
       for (let i = 0; i < page.length; i++) text += (i === 0 ? '' : ',') + entryJson(dataSourceId, page[i]!, grant, filtered, deletedAt);
       return text;
+    },
+    close: () => rows.close(),
+  };
+}
+
+/**
+ * The entries of `rows` that `test` accepts (after the grant hides its columns, so they cannot be probed), at
+ * most `limit` of them (0: all), shaped as a commit answers them: for a filter the SQL translation leaves to the
+ * JS evaluator, run page by page.
+ */
+export function filteredEntryPages(
+  rows: KeptRows<EntryTuple>,
+  dataSourceId: number,
+  grant: Grant,
+  test: (entry: EntryView) => boolean,
+  limit: number,
+  pageRows = ENTRY_PAGE_ROWS,
+): EntryPages {
+  const filtered = hasColumnFilter(grant);
+  let sent = 0;
+  return {
+    async next() {
+      while (limit === 0 || sent < limit) {
+        const page = await rows.next(pageRows);
+        if (page.length === 0) return undefined;
+        let text = '';
+        for (const [id, stored, order, createdAt, updatedAt] of page) {
+          const parsed = JSON.parse(stored) as Record<string, unknown>;
+          const data = filtered ? filterColumns(parsed, grant) : parsed;
+          if (!test({ id, dataSourceId, data, order, createdAt, updatedAt, deletedAt: null })) continue;
+          text += `${sent === 0 ? '' : ','}${JSON.stringify({ id, dataSourceId, data, order, createdAt, updatedAt, deletedAt: null })}`;
+          if (++sent === limit) break;
+        }
+        if (text !== '') return text;
+      }
+      await rows.close();
+      return undefined;
     },
     close: () => rows.close(),
   };

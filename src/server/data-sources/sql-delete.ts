@@ -17,7 +17,7 @@ export class SqlMatchFailed extends Error {
 }
 
 /** PostgreSQL's data exceptions (SQLSTATE class 22, e.g. 22P05 for "\u0000" in jsonb); SQLite's JSON errors. */
-function isDataError(error: unknown): boolean {
+export function isDataError(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return true;
   return code === 'SQLITE_ERROR' && typeof message === 'string' && /json/i.test(message);

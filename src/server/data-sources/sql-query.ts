@@ -26,7 +26,9 @@ function mayTranslate(input: unknown): input is Record<string, unknown> {
   return (absent('type') || input.type === 'select') && absent('join') && input.distinct !== true;
 }
 
-const visible = (grant: Grant, column: string) => (!grant.include || grant.include.includes(column)) && (!grant.exclude || !grant.exclude.includes(column));
+/** Whether the grant shows `column`. */
+export const visible = (grant: Grant, column: string) =>
+  (!grant.include || grant.include.includes(column)) && (!grant.exclude || !grant.exclude.includes(column));
 
 export async function querySelectWithSql(core: Core, caller: Caller, ref: DataSourceRef, input: unknown): Promise<QueryResult | null> {
   if (!mayTranslate(input)) return null;

@@ -7,7 +7,9 @@ import type { EntryRecord, EntryView } from './types.js';
  * first, as changesAfter returns them): each record puts its entry back as it was before that write, or removes
  * it when the write inserted it. Ranges of fresh inserts are removed last: their ids cannot appear in any older
  * record (they did not exist before), so removing them at the end equals removing them in turn. Oldest id first,
- * as a data source's entries are read.
+ * as a data source's entries are read. The server no longer calls it (it holds the whole data set and every record
+ * since in memory): the database computes versions (store/version-rows.ts); this is the oracle of
+ * test/integration/version-data-differential.test.ts and the "before" of test/bench/version-data.bench.ts.
  */
 export function rebuildVersion(dataSourceId: number, current: readonly EntryRecord[], changes: readonly ChangeRow[]): EntryView[] {
   const byId = new Map<number, EntryView>();

@@ -1,6 +1,8 @@
 import type { KeptRows, Queryable, SqlValue, Transaction } from '../../db/database.js';
 import type { EntryRecord } from '../types.js';
+import { raw, sql } from '../sql/fragment.js';
 import { recordExisting, recordInserted, recordInsertedRange } from './changes.js';
+import { changedEntriesAtVersion, changedIds, insertedAfter } from './version-rows.js';
 
 /**
  * Data-access layer of the `data_source_entries` table. `data` is JSON text. Every write records the prior state
@@ -161,4 +163,31 @@ export async function insertEntryRows(db: Queryable, dataSourceId: number, items
     for (const id of chunkIds) ids.push(id);
   }
   return ids;
+}
+
+/**
+ * Puts back the entries as they were at `dataVersion` (a version rebuilt from changes, version-rows.ts) by
+ * rewriting only what changed since: the entries changed or inserted since are deleted, then those the version
+ * held are inserted as they were (ids and timestamps too). Entries untouched since are already as they were.
+ * Undo records are written as by every write (changes.ts). Returns how many entries were deleted and inserted.
+ */
+export async function restoreChangedEntries(db: Queryable, dataSourceId: number, dataVersion: number): Promise<{ deleted: number; inserted: number }> {
+  const changed = (alias: string) =>
+    sql`${raw(alias)}.data_source_id = ${dataSourceId} AND (${raw(alias)}.id IN (${changedIds(dataSourceId, dataVersion)}) OR ${insertedAfter(dataSourceId, dataVersion, `${alias}.id`)})`;
+  const existing = changed('e');
+  await recordExisting(db, existing.text, existing.params);
+  const remove = changed('data_source_entries');
+  const deleted = (await db.run(`DELETE FROM data_source_entries WHERE ${remove.text}`, remove.params)).changes;
+  const rows = changedEntriesAtVersion(dataSourceId, dataVersion);
+  const inserted = (
+    await db.run(
+      `INSERT INTO data_source_entries (id, data_source_id, data, sort_order, created_at, updated_at)
+       SELECT r.id, r.data_source_id, r.data, r.sort_order, r.created_at, r.updated_at FROM (${rows.text}) r ORDER BY r.id`,
+      rows.params,
+    )
+  ).changes;
+  // The ids put back that did not exist before this write (the others were recorded by the delete above).
+  const back = sql`e.data_source_id = ${dataSourceId} AND e.id IN (${changedIds(dataSourceId, dataVersion)})`;
+  await recordInserted(db, back.text, back.params);
+  return { deleted, inserted };
 }
