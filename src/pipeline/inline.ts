@@ -3,8 +3,10 @@
  *
  * A node is *inline* when the guest can run it without host services and without
  * per-node policies: a function node whose package is the built-in `set`, `return`,
- * `if` or `log`, an `if` node or a `loop` node, without `retry` or `continueOnError`,
- * whose expressions all compiled and whose nested nodes are all inline. A node `timeout`
+ * `if` or `log`, an `if` node or a `loop` node, without a `retry` that waits between
+ * attempts, whose expressions all compiled and whose nested nodes are all inline.
+ * `retry` and `continueOnError` compile to a guard (`W`, `WC`; the host side is
+ * runner.ts `guardNode`/`guardCaught`). A node `timeout`
  * is compiled: `DP(ms)` before the node and `DQ()` after it move the session's deadline
  * (`DLH`, src/sandbox/session.ts) when the node's ends first, so a timed loop is still one
  * guest call. Consecutive inline nodes of a node list form a
@@ -212,7 +214,7 @@ export function planPipeline(
         const body = genList(node.conditions[i]!.functions, `${path}.conditions[${i}].functions`, id, loop);
         code = `C=${i};if(${tests[i]}){${body}${call('V', `${id},${EVENT.matched},${i},0,TS[${id}]`)}}else{${code}}`;
       }
-      return guarded(node, id, timed(node, id, `N=${id};if(EC<RM)TS[${id}]=Date.now();${code};`));
+      return guarded(node, id, timed(node, id, `N=${id};if(EC<RM)TS[${id}]=NOW();${code};`));
     }
     if (node.type === 'loop') {
       const code = genLoop(node, path, parent, loop, id);
@@ -321,22 +323,25 @@ export function planPipeline(
     L: `function L(id,S){MS.push(T(S.message));V(id,${EVENT.log},MS.length-1);V(id,0,0,0,0,S)}`,
     // DP(ms)/DQ(): a node timeout. The host's deadline (DLH, src/sandbox/session.ts) moves only when the node's
     // ends earlier than the current one (HD, on the guest's clock): a timed node inside a longer timeout costs no call.
-    DP: 'function DP(t){var d=Date.now()+t;if(d<HD){DS.push(HD);HD=d;DLH(t)}else DS.push(-1)}',
-    DQ: 'function DQ(){var h=DS.pop();if(h>=0){HD=h;DLH(-1)}}',
+    // The stack is an object without a prototype, indexed by DN, and the clock is captured before user code runs:
+    // an expression that replaces Array.prototype.pop, a setter on Array.prototype or Date.now cannot skew them
+    // (nor move the host's deadline out of bounds: the session never pops below an attempt's own entries).
+    DP: 'function DP(t){var d=NOW()+t;if(d<HD){DS[DN++]=HD;HD=d;DLH(t)}else DS[DN++]=-1}',
+    DQ: 'function DQ(){var h=DS[--DN];if(h>=0){HD=h;DLH(-1)}}',
     // W(id, fn): the host (GH) runs fn attempt by attempt; each attempt and a given-up node start from the loop
     // scope, iteration and deadline (HD, DS: the host's was moved back by GH) the node began with. 1: the node ran (WR: its function was not skipped); 0: it failed
     // and the run goes on (continueOnError). A failure to pass up is thrown by GH.
-    // WC(id, fn): the same with the attempts run by the guest, which calls GH(id, error, ms, attempt) only when one
-    // fails (2: try again; 0: give up, the run goes on; or GH throws) or, after retries, GH(id, undefined, …) once it
-    // succeeded. RA[id]: the attempt running (a failure the guest cannot catch is traced with it).
-    WC: `function WC(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,a=0,t,r,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it};for(;;){a++;RA[id]=a;b();WR=1;N=id;t=Date.now();try{f()}catch(e){r=GH(id,e,Date.now()-t,a);if(r===2)continue;b();WR=0;N=id;return 0}if(a>1)GH(id,undefined,Date.now()-t,a);N=id;return WR}}`,
-    W: `function W(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DS.length,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it;HD=hd;DS.length=dl};var r=GH(id,function(){b();WR=1;N=id;f()});if(!r){b();WR=0}N=id;return r&&WR}`,
+    // WC(id, fn): the same with the attempts run by the guest, which calls GH(id, 1, error, ms, attempt) only when
+    // one fails (2: try again; 0: give up, the run goes on; or GH throws) or, after retries, GH(id, 2, undefined, …)
+    // once it succeeded. The mode is ours, never taken from the thrown value. RA[id]: the attempt running (a failure the guest cannot catch is traced with it).
+    WC: `function WC(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,a=0,t,r,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it};for(;;){a++;RA[id]=a;b();WR=1;N=id;t=NOW();try{f()}catch(e){r=GH(id,1,e,NOW()-t,a);if(r===2)continue;b();WR=0;N=id;return 0}if(a>1)GH(id,2,undefined,NOW()-t,a);N=id;return WR}}`,
+    W: `function W(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DN,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it;HD=hd;DN=dl};var r=GH(id,0,function(){b();WR=1;N=id;f()});if(!r){b();WR=0}N=id;return r&&WR}`,
     B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v)){var s=J.stringify(v)||"null";X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(s.length>1000?"a value over 1000 characters of JSON":s))}return v}`,
   };
   if (used.has('L')) used.add('T');
   if (used.has('DP')) used.add('DQ');
   const source =
-    `var E=0,I=-1,N=-1,C=0,FL='',S,EV,MS,AG,EC,RM,RI,SC,VA,T0,HD,DS,WR=1,RA=[],TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
+    `var E=0,I=-1,N=-1,C=0,FL='',S,EV,MS,AG,EC,RM,RI,SC,VA,T0,HD,DN=0,DS=Object.create(null),NOW=_.now,WR=1,RA=Object.create(null),TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
     (usesLoops ? `,K=[],isArr=Array.isArray${loopVars.map((name) => `,${name}`).join('')}` : '') +
     ';' +
     Object.entries(helpers)
@@ -347,20 +352,20 @@ export function planPipeline(
     // start (ms since the segment began), index of its input and output in VA (encoded by TV; an output that is the
     // input is 1) or -1; then counts per node.
     TRACE_VALUE_JS +
-    `function V(id,k,q,d,s,i,o){if(EC<(k===7?RI:RM)){var t=Date.now(),v=-1;if(i!==undefined||o!==undefined){v=VA.length;var a=TV(i,MX);VA.push(a,o===i?1:TV(o,MX))}EV.push(id,I,k,q|0,d|0,(s||t)-T0,v);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d|0}}` +
+    `function V(id,k,q,d,s,i,o){if(EC<(k===7?RI:RM)){var t=NOW(),v=-1;if(i!==undefined||o!==undefined){v=VA.length;var a=TV(i,MX);VA.push(a,o===i?1:TV(o,MX))}EV.push(id,I,k,q|0,d|0,(s||t)-T0,v);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d|0}}` +
     (usesLoops
       ? `function X(id,code,type,m){N=id;FL=J.stringify([code,type,m]);throw new Error(m)}` +
-        `function P(id,n){if(n<0)n=0;if(n>${maxLoopIterations})X(id,"LOOP_LIMIT","LimitError","The loop has "+n+" iterations; the limit is ${maxLoopIterations}");return{d:Date.now(),o:I,h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex}}` +
+        `function P(id,n){if(n<0)n=0;if(n>${maxLoopIterations})X(id,"LOOP_LIMIT","LimitError","The loop has "+n+" iterations; the limit is ${maxLoopIterations}");return{d:NOW(),o:I,h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex}}` +
         `function Y(id,k,a,f){N=id;K[id]=k;I=k;scope.currentIndex=k;scope.currentItem=a?a[k]:f+k}` +
         `function R(o){if(o.h){scope.currentItem=o.i;scope.currentIndex=o.x}else{delete scope.currentItem;delete scope.currentIndex}}` +
-        `function Z(id,o,n,x){R(o);I=o.o;V(id,${EVENT.iterations},n<0?0:n,Date.now()-o.d,o.d,x)}` +
+        `function Z(id,o,n,x){R(o);I=o.o;V(id,${EVENT.iterations},n<0?0:n,NOW()-o.d,o.d,x)}` +
         `api.unwind=function(){R(SC)};`
       : '') +
     `var G=[${segments.map((code) => `function(){${code}}`).join(',')}];` +
     // run(k, iteration, room, room for logs, ms left before the host's deadline) runs segment k; run(-1) only reports what was recorded since the last report (after a failure, or for a guard) and forgets it: [ended, events, log messages,
     // counts per node, failing node, failing condition, engine failure, active loop indexes (or 0), traced values, attempts].
-    `api.run=function(k,it,rm,ri,rem){if(k>=0){EV=[];MS=[];AG={};VA=[];T0=Date.now();HD=T0+rem;DS=[];EC=0;RM=rm;RI=ri;FL='';N=-1;I=it;E=0;` +
+    `api.run=function(k,it,rm,ri,rem){if(k>=0){EV=[];MS=[];AG={};VA=[];T0=NOW();HD=T0+rem;DN=0;EC=0;RM=rm;RI=ri;FL='';N=-1;I=it;E=0;` +
     (usesLoops ? `SC={h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex};` : '') +
-    `G[k]()}var t=J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA,RA]);if(k<0){EV=[];MS=[];AG={};VA=[]}return t};`;
+    `G[k]()}var t=J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA,RA]);if(k<0){EV=[];MS=[];AG={};VA=[];FL=''}return t};`;
   return { source, nodes, lists };
 }

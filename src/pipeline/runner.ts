@@ -410,7 +410,7 @@ function traceFailure(run: Run, error: unknown, stopAt: number): { failure: Pipe
     if (at !== failing && n.kind === 'function') continue;
     const k = n.loop >= 0 && Array.isArray(indexes) ? indexes[n.loop] : run.segment.iteration;
     // A guarded node the guest ran (WC) that failed past its catch (an interrupt): its attempts so far.
-    const tries = n.guard && Array.isArray(attempts) ? Number(attempts[at]) : 0;
+    const tries = n.guard && attempts !== null && typeof attempts === 'object' ? Number((attempts as Record<string, unknown>)[at]) : 0;
     run.trace.add({
       path: n.path,
       package: n.pkg,
@@ -446,7 +446,9 @@ function guardCaught(run: Run, id: number, failure: PipelineFailure | undefined,
   const node = guarded(run, id);
   const k = Math.max(1, Math.floor(attempt) || 1);
   if (!failure) return succeeded(run, id, k);
-  return attemptFailed(run, node, id, k, now() - Math.max(0, took || 0), failure);
+  // The guest's clock says how long the attempt took; it cannot have begun before the segment.
+  const start = Math.max(now() - (Number.isFinite(took) ? Math.max(0, took) : 0), run.started + run.segment.start);
+  return attemptFailed(run, node, id, k, start, failure);
 }
 
 function guarded(run: Run, id: number): InlineNode & { guard: NonNullable<InlineNode['guard']> } {
@@ -457,45 +459,70 @@ function guarded(run: Run, id: number): InlineNode & { guard: NonNullable<Inline
 
 /** After retries, the events so far: the node's last one carries the count, as the walker's entry does. */
 function succeeded(run: Run, id: number, attempt: number): number {
-  if (attempt > 1) recordEvents(run, run.session.string('run', -1), run.segment.start, { node: id, retries: attempt - 1 });
+  if (attempt > 1) {
+    const s = run.session;
+    recordEvents(
+      run,
+      s.grace(20, () => s.string('run', -1)),
+      run.segment.start,
+      { node: id, retries: attempt - 1 },
+    );
+  }
   return 1;
 }
 
-/** Traces attempt `k` of a guarded node that failed; 2: try again, 0: give up and go on; throws to pass the failure up. */
+/**
+ * Traces attempt `k` of a guarded node that failed; 2: try again, 0: give up and go on; throws to pass the failure
+ * up (traced up to this node). As in the walker, an attempt that would start past the node's deadline fails at once.
+ */
 function attemptFailed(
   run: Run,
   node: InlineNode & { guard: NonNullable<InlineNode['guard']> },
   id: number,
-  k: number,
-  start: number,
+  first: number,
+  begun: number,
   failed: PipelineFailure,
 ): number {
-  const { failure: f, inLoop, indexes } = traceFailure(run, failed, id);
-  const i = node.loop >= 0 && Array.isArray(indexes) ? indexes[node.loop] : run.segment.iteration;
-  const entry = {
-    path: node.path,
-    package: node.pkg,
-    startMs: sinceStart(run, start),
-    durationMs: ms(now() - start),
-    ...iter(typeof i === 'number' ? i : undefined),
-    message: `${f.errorType}: ${f.message}`,
-  };
+  const traced = traceFailure(run, failed, id);
+  let f = traced.failure;
+  const { indexes } = traced;
+  const inLoop = traced.inLoop || node.kind === 'loop';
   const passUp = (failure: PipelineFailure) => {
-    run.passing = { failure, traced: id, inLoop: inLoop || node.kind === 'loop' };
+    run.passing = { failure, traced: id, inLoop };
     return failure;
   };
-  if (!f.fatal && k < node.guard.attempts) {
-    run.trace.add({ ...entry, outcome: 'retried' });
-    if (!run.options.signal?.aborted && now() <= run.runDeadline) return 2;
-    // As the walker checks the run's time before another attempt.
-    throw passUp(timeoutFailure(run));
-  }
-  run.trace.add({ ...entry, ...(k > 1 ? { retries: k - 1 } : {}), outcome: 'failed' });
-  if (!f.fatal && node.guard.continueOnError) {
-    run.session.void('put', 'lastError', JSON.stringify({ errorType: f.errorType, errorMessage: f.message, code: f.code, path: node.path, package: node.pkg }));
+  const i = node.loop >= 0 && Array.isArray(indexes) ? indexes[node.loop] : run.segment.iteration;
+  for (let k = first, start = begun; ; k++, start = now()) {
+    const entry = {
+      path: node.path,
+      package: node.pkg,
+      startMs: sinceStart(run, start),
+      durationMs: ms(now() - start),
+      ...iter(typeof i === 'number' ? i : undefined),
+      message: `${f.errorType}: ${f.message}`,
+    };
+    if (!f.fatal && k < node.guard.attempts) {
+      run.trace.add({ ...entry, outcome: 'retried' });
+      // As the walker checks the run's time before another attempt (a failure that escapes the node).
+      if (run.options.signal?.aborted || now() > run.runDeadline) throw passUp(timeoutFailure(run));
+      if (now() <= run.session.deadline) return 2;
+      f = timeoutFailure(run);
+      continue;
+    }
+    run.trace.add({ ...entry, ...(k > 1 ? { retries: k - 1 } : {}), outcome: 'failed' });
+    if (f.fatal || !node.guard.continueOnError) throw passUp(f);
+    try {
+      run.session.void(
+        'put',
+        'lastError',
+        JSON.stringify({ errorType: f.errorType, errorMessage: f.message, code: f.code, path: node.path, package: node.pkg }),
+      );
+    } catch (error) {
+      // Past the deadline in force: the walker's put fails the same way, after the node's entry.
+      throw passUp(toFailure(error));
+    }
     return 0;
   }
-  throw passUp(f);
 }
 
 function timeoutFailure(run: Run): PipelineFailure {

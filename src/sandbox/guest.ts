@@ -13,8 +13,9 @@ import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
  *
  * The base script is a function of `(init, exprs, DLH)` (the JSON of the initial
  * context and of the expression sources; `DLH(ms)` enters a node timeout and
- * `DLH(-1)` leaves it, for the program's compiled `timeout`s; `GH(id, fn)` runs a
- * node with `retry` or `continueOnError` under the host's guard)
+ * `DLH(-1)` leaves it, for the program's compiled `timeout`s; `GH(id, mode, …)`
+ * is the host's guard of a node with `retry` or `continueOnError`: mode 0 runs
+ * `fn` attempt by attempt, 1 reports a failed attempt, 2 a success after retries)
  * returning the helper object the host calls by name. It compiles every
  * expression into `fns` (same index; `api.bad` lists the ones that did not
  * compile); each is named `$$e<index>`, so an error thrown while one runs names
@@ -34,7 +35,7 @@ import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
  */
 export function baseSource(program = ''): string {
   return `(function(init,exprs,DLH,GH){
-var J=JSON,Obj=Object,ctx=J.parse(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,J:J,def:Obj.defineProperty,keys:Obj.keys,isArr:Array.isArray,String:String},
+var J=JSON,Obj=Object,ctx=J.parse(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,J:J,def:Obj.defineProperty,keys:Obj.keys,isArr:Array.isArray,String:String,now:Date.now},
 api={_:_,finish:function(max){var v=st.ended?st.result:st.last,t=v===undefined?'':J.stringify(v);return t===undefined?'':t.length>max?'!':t}},bad=[];
 scope.context=ctx;
 for(var src=_.src=J.parse(exprs),ix=0;ix<src.length;ix++){try{fns.push(Function('return function $$e'+ix+'($$c,$$s){with($$c)with($$s)return('+src[ix]+'\\n)}')())}catch(e){fns.push(null);bad.push(ix)}}

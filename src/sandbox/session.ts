@@ -126,6 +126,8 @@ export interface Session {
   grace<T>(ms: number, fn: () => T): T;
   /** Host calls still in flight. */
   pendingHostCalls(): number;
+  /** The deadline in force (the run's, a node's, or one the program moved). */
+  readonly deadline: number;
   /** Indexes of `options.expressions` that did not compile (their guest function slot is empty). */
   readonly badExpressions: number[];
   /** Ends the session: in-flight host calls are dropped, later calls refused, the runtime disposed. */
@@ -158,7 +160,9 @@ export function openSession(options: SessionOptions): Session {
   const owned: QuickJSHandle[] = [];
   let badExpressions: number[] = [];
   /** Deadlines saved by the program's node timeouts (`DLH` in guest.ts), innermost last. */
-  const saved: number[] = [];
+  const stack: number[] = [];
+  /** The guest never pops the stack below this (the entries of the guarded attempt running, see `gh`). */
+  let floor = 0;
 
   const aborted = () => options.signal?.aborted === true;
   const wake = () => {
@@ -394,40 +398,47 @@ export function openSession(options: SessionOptions): Session {
     });
     // A compiled node `timeout` (src/pipeline/inline.ts): dl(ms) enters a node with its own deadline, never
     // past the current one; dl(-1) leaves it. A failure skips the leaving: the host's next setDeadline resets.
+    // The guest's calls are trusted for nothing: a deadline only ever moves earlier, or back to one saved above the
+    // floor, and never past the run's.
     const dlFn = ctx.newFunction('dl', (msH) => {
       const ms = ctx.getNumber(msH);
       if (ms >= 0) {
-        saved.push(deadline);
-        deadline = Math.min(deadline, now() + ms);
-      } else if (saved.length > 0) deadline = saved.pop()!;
+        stack.push(deadline);
+        if (Number.isFinite(ms)) deadline = Math.min(deadline, now() + ms);
+      } else if (ms === -1 && stack.length > floor) deadline = Math.min(stack.pop()!, options.runDeadline);
     });
-    const ghFn = ctx.newFunction('gh', (idH, fnH, msH, attemptH) => {
+    // The program's guard (inline.ts W/WC): mode 0 runs fnH attempt by attempt (the host decides); 1: an attempt
+    // the guest ran threw xH; 2: the node succeeded after retries. The mode is the program's, never a user value.
+    const ghFn = ctx.newFunction('gh', (idH, modeH, xH, msH, attemptH) => {
       const id = ctx.getNumber(idH);
-      if (ctx.typeof(fnH) !== 'function') {
+      const mode = ctx.getNumber(modeH);
+      if (mode !== 0) {
         try {
           if (!options.caught) throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'No guard for this program', true);
-          const failure = ctx.typeof(fnH) === 'undefined' ? undefined : guestError(fnH.dup());
+          const failure = mode === 2 ? undefined : guestError(xH!.dup());
           return ctx.newNumber(options.caught(id, failure, ctx.getNumber(msH!), ctx.getNumber(attemptH!)));
         } catch (error) {
           return { error: newGuestError(error) };
         }
       }
       const attempt = (): PipelineFailure | undefined => {
-        const depth = saved.length;
+        const depth = stack.length;
         const entry = deadline;
-        let failure: PipelineFailure;
+        const outer = floor;
+        floor = depth;
+        let failure: PipelineFailure | undefined;
         try {
-          const r = ctx.callFunction(fnH, ctx.undefined);
-          if (!r.error) {
-            r.value.dispose();
-            return undefined;
-          }
-          failure = guestError(r.error);
+          const r = ctx.callFunction(xH!, ctx.undefined);
+          if (r.error) failure = guestError(r.error);
+          else r.value.dispose();
         } catch (error) {
           failure = error instanceof PipelineFailure ? error : crash(error);
+        } finally {
+          floor = outer;
         }
-        if (!failure.fatal) {
-          saved.length = depth;
+        if (!failure?.fatal) {
+          // Whatever the attempt left on the stack (a failure skips its leaving calls) is dropped.
+          if (stack.length > depth) stack.length = depth;
           deadline = entry;
           interrupted = aborted() || now() > deadline;
         }
@@ -567,7 +578,8 @@ export function openSession(options: SessionOptions): Session {
     installCode: () => install('code', EXTENSIONS.code),
     installProgram: (source) => install('program', source),
     setDeadline(next) {
-      saved.length = 0;
+      stack.length = 0;
+      floor = 0;
       deadline = Math.min(next, options.runDeadline);
       if (now() <= deadline) interrupted = false;
     },
@@ -584,6 +596,9 @@ export function openSession(options: SessionOptions): Session {
       }
     },
     pendingHostCalls: () => pending.size,
+    get deadline() {
+      return deadline;
+    },
     badExpressions,
     close: closeSession,
     get closed() {

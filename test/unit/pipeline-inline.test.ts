@@ -516,6 +516,107 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
       ]);
     });
 
+    // Found by review: user expressions tampering with the built-ins the program uses, thrown values of every kind.
+    test('an expression that replaces Array.prototype.pop or Date.now moves no deadline', { timeout: 60_000 }, async () => {
+      const spin = '{{ (() => { for (;;) {} })() }}';
+      const popped = await compare({
+        limits: { runTimeoutMs: 3000 },
+        functions: [
+          {
+            type: 'loop',
+            range: { from: 0, to: 0 },
+            timeout: 1000,
+            functions: [
+              {
+                type: 'if',
+                continueOnError: true,
+                conditions: [
+                  {
+                    condition: 'true',
+                    functions: [
+                      { functionPackage: F('set'), timeout: 100_000, settings: { t: '{{ (Array.prototype.pop = function () { return 1 }, 1) }}' } },
+                      { functionPackage: F('set'), settings: { x: '{{ nope.x }}' } },
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+          { functionPackage: F('set'), settings: { x: spin } },
+        ],
+      });
+      expect(!popped.ok && [popped.error.code, popped.error.errorMessage]).toEqual(['TIMEOUT', 'The run exceeded its time limit']);
+      const clock = await compare({
+        limits: { runTimeoutMs: 4000 },
+        functions: [
+          { functionPackage: F('set'), settings: { t: '{{ (Date.now = function () { return 9e15 }, 1) }}' } },
+          { functionPackage: F('set'), timeout: 300, continueOnError: true, settings: { x: spin } },
+          { functionPackage: F('return'), settings: { value: '{{ lastError.errorMessage }}' } },
+        ],
+      });
+      expect(clock.ok && clock.result).toBe('The function exceeded its timeout');
+    });
+
+    test('thrown undefined and thrown functions are failures like any other', async () => {
+      for (const thrown of ['undefined', 'function () { return 1 }', 'null', '0']) {
+        const retried = await compare({
+          functions: [
+            { functionPackage: F('set'), retry: { attempts: 2 }, settings: { x: `{{ (() => { throw ${thrown} })() }}` } },
+            { functionPackage: F('return'), settings: { value: 'reached' } },
+          ],
+        });
+        expect(!retried.ok && retried.error.code).toBe('FUNCTION_FAILED');
+        const given = await compare({
+          functions: [
+            { functionPackage: F('set'), continueOnError: true, settings: { x: `{{ (() => { throw ${thrown} })() }}` } },
+            { functionPackage: F('return'), settings: { value: '{{ typeof lastError }}' } },
+          ],
+        });
+        expect(given.ok && given.result).toBe('object');
+      }
+    });
+
+    test('an engine failure caught by a guard does not name later failures', async () => {
+      const o = await compare({
+        functions: [
+          { type: 'loop', items: '5', continueOnError: true, functions: [{ functionPackage: F('set'), settings: { a: 1 } }] },
+          { functionPackage: F('set'), continueOnError: true, settings: { x: '{{ nope }}' } },
+          { functionPackage: F('set'), settings: { y: '{{ nope2 }}' } },
+        ],
+      });
+      expect(!o.ok && [o.error.code, o.error.errorType]).toEqual(['FUNCTION_FAILED', 'ReferenceError']);
+    });
+
+    test('an attempt that would start past the deadline of the node around it fails at once', async () => {
+      const o = await compare({
+        limits: { runTimeoutMs: 20_000 },
+        payload: { n: 0 },
+        functions: [
+          {
+            type: 'loop',
+            range: { from: 0, to: 0 },
+            timeout: 300,
+            continueOnError: true,
+            functions: [
+              {
+                functionPackage: F('set'),
+                timeout: 10_000,
+                retry: { attempts: 2 },
+                settings: { x: '{{ (context.n = n + 1) === 1 ? (() => { for (;;) {} })() : 1 }}' },
+              },
+            ],
+          },
+          { functionPackage: F('return'), settings: { value: '{{ [typeof x, n, lastError.code] }}' } },
+        ],
+      });
+      expect(o.ok && o.result).toEqual(['undefined', 1, 'TIMEOUT']);
+      expect(failing(o)).toEqual([
+        ['functions[0].functions[0]', 'retried', 0, undefined],
+        ['functions[0].functions[0]', 'failed', 0, 1],
+        ['functions[0]', 'failed', undefined, undefined],
+      ]);
+    });
+
     test('with a short trace: listed entries, then counts per node, as the walker lists them', async () => {
       for (const maxTraceEntries of [3, 10, 40]) {
         const o = await compare({
