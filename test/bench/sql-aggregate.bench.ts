@@ -104,7 +104,7 @@ for (const n of SIZES) {
 
       const bare = new BetterSqlite3(file, { readonly: true });
       // The translator's statements call the time budget's check (unarmed here, as in the server outside a read).
-      bare.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, () => 1);
+      bare.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => 1);
       const results: { c: Case; http: number; same: number; plain: number; answer: unknown }[] = [];
       for (const c of CASES) {
         let answer: unknown;

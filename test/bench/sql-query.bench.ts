@@ -106,7 +106,7 @@ for (const n of SIZES) {
       const lines: string[] = [];
       const bare = new BetterSqlite3(file, { readonly: true });
       // The translator's statements call the time budget's check (unarmed here, as in the server outside a read).
-      bare.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, () => 1);
+      bare.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => 1);
       const cached = new Map<string, BetterSqlite3.Statement>();
       const prepared = (text: string) => cached.get(text) ?? cached.set(text, bare.prepare(text)).get(text)!;
       const bareDb: Queryable = {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/server/db/database.js';
 import { openPostgres } from '../../src/server/db/postgres.js';
 import { openSqlite } from '../../src/server/db/sqlite.js';
-import { isStatementTimeout, sqliteBudgetCheck } from '../../src/server/db/statement-budget.js';
+import { budgetSalt, isStatementTimeout, sqliteBudgetCheck } from '../../src/server/db/statement-budget.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { testEngine } from '../helpers/server.js';
 
@@ -12,14 +12,10 @@ import { testEngine } from '../helpers/server.js';
  * connection, so one that did not come back, or came back inside its aborted transaction or with the budget
  * still set, shows). SQLite stops only statements that carry the check term (sqliteBudgetCheck).
  */
-const endless =
-  testEngine === 'postgres'
-    ? 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) AS n FROM c'
-    : `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) AS n FROM c WHERE ${sqliteBudgetCheck('x')}`;
-const counted =
-  testEngine === 'postgres'
-    ? 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT COUNT(*) AS n FROM c'
-    : `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT COUNT(*) AS n FROM c WHERE ${sqliteBudgetCheck('x')}`;
+const check = testEngine === 'postgres' ? '' : ` WHERE ${sqliteBudgetCheck('x')}`;
+const params = () => (testEngine === 'postgres' ? [] : [budgetSalt()]);
+const endless = `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) AS n FROM c${check}`;
+const counted = `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT COUNT(*) AS n FROM c${check}`;
 
 describe(`Database.bounded (${testEngine})`, () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
@@ -43,16 +39,16 @@ describe(`Database.bounded (${testEngine})`, () => {
 
   it('stops a statement that would never end; the connection then answers as before', async () => {
     for (let i = 0; i < 3; i++) {
-      const error = await failure(db.bounded(100, (q) => q.get(endless)));
+      const error = await failure(db.bounded(100, (q) => q.get(endless, params())));
       expect(isStatementTimeout(error)).toBe(true);
-      expect(Number((await db.get<{ n: number }>(counted))?.n)).toBe(100_000);
+      expect(Number((await db.get<{ n: number }>(counted, params()))?.n)).toBe(100_000);
     }
     // PostgreSQL: the budget was local to the read's transaction.
     if (testEngine === 'postgres') expect((await db.get<{ v: string }>("SELECT current_setting('statement_timeout') AS v"))?.v).toBe('0');
   });
 
   it('answers reads within the budget as plain statements do', async () => {
-    const rows = await db.bounded(60_000, async (q) => [await q.get<{ n: number }>(counted), await q.get<{ n: number }>(counted)]);
+    const rows = await db.bounded(60_000, async (q) => [await q.get<{ n: number }>(counted, params()), await q.get<{ n: number }>(counted, params())]);
     expect(rows.map((row) => Number(row?.n))).toEqual([100_000, 100_000]);
   });
 
@@ -60,10 +56,10 @@ describe(`Database.bounded (${testEngine})`, () => {
     const error = await failure(
       db.bounded(20, async (q) => {
         await new Promise((resolve) => setTimeout(resolve, 60));
-        return q.get(counted);
+        return q.get(counted, params());
       }),
     );
     expect(isStatementTimeout(error)).toBe(true);
-    expect(Number((await db.get<{ n: number }>(counted))?.n)).toBe(100_000);
+    expect(Number((await db.get<{ n: number }>(counted, params()))?.n)).toBe(100_000);
   });
 });

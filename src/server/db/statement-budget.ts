@@ -26,9 +26,15 @@ export const PG_QUERY_CANCELED = '57014';
 export const SQLITE_BUDGET_FUNCTION = 'iar_budget';
 
 /**
- * The term SQLite scans of entries carry (sql/sqlite.ts): the function is called for about one visited row in 8,
- * chosen by `random()` (a JS call per row would cost about as much as reading the row; a choice by id could be
- * dodged by ids laid out on purpose). It reads only `id`, which every index holds, so SQLite tests it first, before
- * the terms that need the row (where.c codes the terms an index covers first). Never false.
+ * The term SQLite scans of entries carry (sql/sqlite.ts), its `?` bound to budgetSalt(): the function is called
+ * for about one visited row in 8, those whose id the multiply-shift hash `((id · salt) mod 2^32) >> 29` sends to
+ * 0. A JS call on every row would cost about as much as reading a small row, `random()` costs most of that too,
+ * and a fixed choice by id could be dodged by entries laid out on purpose (ids are global); with a multiplier
+ * drawn per statement, no layout of ids avoids the checks. The term reads only `id`, which every index holds,
+ * so SQLite tests it first, before the terms that need the row (where.c codes the terms an index covers
+ * first). Never false. `id` below 2^32 keeps the product below 2^63 (SQLite would make a larger one a REAL).
  */
-export const sqliteBudgetCheck = (id: string) => `((random() & 7) <> 0 OR ${SQLITE_BUDGET_FUNCTION}(${id}))`;
+export const sqliteBudgetCheck = (id: string) => `((((${id} * ?) & 4294967295) >> 29) <> 0 OR ${SQLITE_BUDGET_FUNCTION}(${id}))`;
+
+/** A fresh multiplier for sqliteBudgetCheck: odd, below 2^31. */
+export const budgetSalt = () => 2 * Math.floor(Math.random() * 2 ** 30) + 1;
