@@ -80,6 +80,19 @@ describe(`time budget of SQL selects and aggregations (${testEngine})`, () => {
     expect(answers[1]!.body.entries).toHaveLength(1);
   }, 120_000);
 
+  it('the JS evaluator stops matching a small data source whose every entry is costly', async () => {
+    // 10,000 values are past what SQL translates (docs/sql.md): the JS evaluator matches each against each of the
+    // 100 elements, ~100 ms per entry, so 300 entries take half a minute when the clock is read every 1,024.
+    const costly = await create('CostlyJs');
+    const entries = Array.from({ length: 300 }, (_, i) => ({ tags: Array.from({ length: 100 }, (_, j) => `t${i}-${j}`) }));
+    expect((await b.api('POST', `/v1/data-sources/${costly}/data`, { json: { entries } })).status).toBe(200);
+    const r = await query(costly, { where: { tags: { $in: Array.from({ length: 10_000 }, (_, i) => `v${i}`) } }, limit: 5 });
+    expect(r.status).toBe(422);
+    expect(r.body.error.code).toBe('QUERY_TIMEOUT');
+    expect(r.body.error.message).toMatch(/^where: matching took longer than 500 ms/);
+    await expectPlainAnswers();
+  }, 120_000);
+
   it('more timeouts than the pool has connections leave every connection usable', async () => {
     // The PostgreSQL pool holds 10 connections: a cancelled statement's connection that did not go back (or went
     // back inside its aborted transaction) would leave the plain requests below waiting or failing.
