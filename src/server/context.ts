@@ -81,7 +81,11 @@ export interface ServerLimits {
    * Past it 422 AGGREGATE_TOO_LARGE (query/budget.ts).
    */
   aggregateBytes: number;
-  /** Time budget of one `aggregate`, ms (default 5 s; past it 422 QUERY_TIMEOUT). */
+  /**
+   * Time budget of one `aggregate`, of the JS evaluator's matching of a `where`, and of the statements of a select
+   * or aggregation the database runs (Database.bounded), ms (default 5 s; past it 422 QUERY_TIMEOUT;
+   * docs/data-sources.md "Time budgets").
+   */
   aggregateTimeoutMs: number;
   /**
    * Parsed entries the in-process entry cache keeps, over all data sources (default 100,000; an entry counts 1

@@ -8,6 +8,7 @@ import type { Queryable } from '../../src/server/db/database.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
 import { startServer } from '../../src/server/index.js';
 import { benchApi } from './bench-api.js';
+import { SQLITE_BUDGET_FUNCTION } from '../../src/server/db/statement-budget.js';
 
 /**
  * Issue 14, "queries executed by the database": selects over HTTP against the real backend on SQLite (a file
@@ -104,6 +105,8 @@ for (const n of SIZES) {
 
       const lines: string[] = [];
       const bare = new BetterSqlite3(file, { readonly: true });
+      // The translator's statements call the time budget's check (unarmed here, as in the server outside a read).
+      bare.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => 1);
       const cached = new Map<string, BetterSqlite3.Statement>();
       const prepared = (text: string) => cached.get(text) ?? cached.set(text, bare.prepare(text)).get(text)!;
       const bareDb: Queryable = {

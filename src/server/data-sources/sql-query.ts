@@ -10,12 +10,14 @@ import { indexedPaths } from './indexes.js';
 import { runSqlAggregate } from './sql/aggregate.js';
 import { planSqlAggregate } from './sql/aggregate-plan.js';
 import { planSqlSelect, runSqlSelect } from './sql/select.js';
+import { withTimeBudget } from './sql/time-budget.js';
 
 /**
  * `POST …/data/query` selects run by the database (src/server/data-sources/sql/, docs/sql.md) when their
  * translation is exact; null means "run it on the JS evaluator" (queryEntries), which then answers every
  * error exactly as before. Checks run in queryEntries' order (data source, nesting, body), so a refusal is
- * the same on both paths. Only the page is read, not the whole data source.
+ * the same on both paths. Only the page is read, not the whole data source. The statements run under the time
+ * budget limits.aggregateTimeoutMs (sql/time-budget.ts): past it 422 QUERY_TIMEOUT, not the JS evaluator.
  */
 
 /** Shapes that can never be translated, told apart before any database access. */
@@ -45,9 +47,11 @@ export async function querySelectWithSql(core: Core, caller: Caller, ref: DataSo
   const indexed = await indexedPaths(ctx.db, ds.id);
   let result: { entries: EntryRecord[]; total?: number } | null;
   try {
-    result = await runSqlSelect(ctx.db, ctx.db.dialect, ds.id, plan, indexed);
-  } catch {
-    // Data the SQL functions refuse (e.g. "\u0000" in a string is not valid jsonb): the JS evaluator answers.
+    result = await withTimeBudget(ctx.db, ctx.limits.aggregateTimeoutMs, (q) => runSqlSelect(q, ctx.db.dialect, ds.id, plan, indexed));
+  } catch (error) {
+    // The time budget's refusal stands; data the SQL functions refuse (e.g. "\u0000" in a string is not valid
+    // jsonb) goes to the JS evaluator.
+    if (error instanceof HttpError) throw error;
     return null;
   }
   core.autoIndexes.note(ds.id, plan.indexable, indexed);
@@ -74,9 +78,9 @@ async function aggregateWithSql(core: Core, caller: Caller, ds: DataSourceRecord
   const indexed = await indexedPaths(ctx.db, ds.id);
   let entries: unknown[] | null;
   try {
-    entries = await runSqlAggregate(ctx.db, ctx.db.dialect, ds.id, plan, limits, indexed);
+    entries = await withTimeBudget(ctx.db, limits.timeoutMs, (q) => runSqlAggregate(q, ctx.db.dialect, ds.id, plan, limits, indexed));
   } catch (error) {
-    // The budget's refusals stand; data the SQL functions refuse (or an integer overflow) goes to the JS evaluator.
+    // The budgets' refusals stand (memory, and time: sql/time-budget.ts); data the SQL functions refuse (or an integer overflow) goes to the JS evaluator.
     if (error instanceof HttpError) throw error;
     return null;
   }

@@ -69,5 +69,14 @@ export interface Database extends Queryable {
    * on SQLite the single writer serializes every transaction anyway). `fn` runs once.
    */
   lockedTransaction<T>(key: string, fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs the reads of `fn` under a time budget of `timeoutMs` from now (docs/data-sources.md, "Time budgets"): a
+   * statement still running when the budget is spent is stopped and throws StatementTimeout (statement-budget.ts),
+   * as does a statement started after it; other requests are unaffected and the connection stays usable.
+   * PostgreSQL: one READ ONLY, READ COMMITTED transaction on one pooled connection, `statement_timeout` set to the
+   * time left before each statement. SQLite: the budget is checked inside the scans of statements that carry
+   * `sqliteBudgetCheck` (work outside them, e.g. sorting what a scan found, is not stopped).
+   */
+  bounded<T>(timeoutMs: number, fn: (q: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

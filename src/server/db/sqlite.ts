@@ -1,11 +1,16 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { Database, KeptRows, Queryable, RunResult, SqlValue, Transaction } from './database.js';
+import { SQLITE_BUDGET_FUNCTION, StatementTimeout } from './statement-budget.js';
 
 /**
  * SQLite adapter (better-sqlite3, WAL). better-sqlite3 is synchronous; the
  * async interface is kept so a networked engine fits the same shape. A
  * transaction holds a lock so that work of other requests, started while the
  * transaction awaits, runs after it and not inside it.
+ *
+ * `bounded` arms a deadline while each of its statements runs (synchronously, so no other statement runs
+ * meanwhile); the SQL function SQLITE_BUDGET_FUNCTION, called from inside the scans (statement-budget.ts),
+ * throws past it, which aborts the statement.
  */
 export function openSqlite(options: { file?: string; memory?: boolean }): Database {
   const db = new BetterSqlite3(options.memory || !options.file ? ':memory:' : options.file);
@@ -25,6 +30,12 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
     return statement;
   };
   const params = (p?: readonly SqlValue[]) => (p ?? []) as unknown[];
+
+  let armed: { deadline: number; timeoutMs: number } | null = null;
+  db.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => {
+    if (armed && Date.now() > armed.deadline) throw new StatementTimeout(armed.timeoutMs);
+    return 1;
+  });
 
   const direct: Queryable = {
     async all<T>(sql: string, p?: readonly SqlValue[]) {
@@ -121,11 +132,35 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
     });
   }
 
+  /** Runs one statement of `bounded` (after the lock, like a plain statement) with its deadline armed. */
+  const armedFor = <T>(deadline: number, timeoutMs: number, fn: () => Promise<T>): Promise<T> => {
+    const run = async () => {
+      if (Date.now() > deadline) throw new StatementTimeout(timeoutMs);
+      armed = { deadline, timeoutMs };
+      try {
+        // direct's functions run the statement synchronously (before they return their promise): disarmed
+        // right after it, before any other code runs.
+        return fn();
+      } finally {
+        armed = null;
+      }
+    };
+    return locked ? withLock(run) : run();
+  };
+
   return {
     dialect: 'sqlite',
     all: outside('all'),
     get: outside('get'),
     run: outside('run'),
+    bounded<T>(timeoutMs: number, fn: (q: Queryable) => Promise<T>): Promise<T> {
+      const deadline = Date.now() + timeoutMs;
+      return fn({
+        all: (sql, p) => armedFor(deadline, timeoutMs, () => direct.all(sql, p)),
+        get: (sql, p) => armedFor(deadline, timeoutMs, () => direct.get(sql, p)),
+        run: (sql, p) => armedFor(deadline, timeoutMs, () => direct.run(sql, p)),
+      });
+    },
     // The single writer already runs every transaction alone: the key adds nothing.
     lockedTransaction: (_key, fn) => transaction(fn),
     transaction,

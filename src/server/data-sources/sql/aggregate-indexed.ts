@@ -1,9 +1,10 @@
 import type { Queryable } from '../../db/database.js';
 import type { SqlAggregatePlan } from './aggregate-plan.js';
-import { raw, sql, type Sql } from './fragment.js';
+import { raw, Sql, sql } from './fragment.js';
 import { idText } from './dialect.js';
 import { indexName, pathKey } from './prefilter.js';
 import { sqliteSortKey } from './sqlite-keys.js';
+import { budgetSalt, sqliteBudgetCheck } from '../../db/statement-budget.js';
 
 /**
  * `$group` on an indexed data path, counting only (`$count`, `$sum: <number>`), over every entry (no `where`,
@@ -38,7 +39,7 @@ export const orderBounds = (dataSourceId: number) => {
 export function indexedGroupStatement(dataSourceId: number, segments: readonly string[], maxGroups: number): Sql {
   const key = sqliteSortKey(segments, 'data');
   const index = indexName(dataSourceId, pathKey(segments));
-  return sql`SELECT ${raw(key.rank)} AS r, ${raw(key.num)} AS nm, ${raw(key.txt)} AS t, COUNT(*) AS n, MIN(sort_order * 4294967296 - id) AS fa, ${raw(orderBounds(dataSourceId).join(', '))} FROM data_source_entries INDEXED BY ${raw(index)} WHERE data_source_id = ${idText(dataSourceId)} GROUP BY 1, 2, 3 ORDER BY fa LIMIT ${raw(String(maxGroups + 1))}`;
+  return sql`SELECT ${raw(key.rank)} AS r, ${raw(key.num)} AS nm, ${raw(key.txt)} AS t, COUNT(*) AS n, MIN(sort_order * 4294967296 - id) AS fa, ${raw(orderBounds(dataSourceId).join(', '))} FROM data_source_entries INDEXED BY ${raw(index)} WHERE data_source_id = ${idText(dataSourceId)} AND ${new Sql(sqliteBudgetCheck('id'), [budgetSalt()])} GROUP BY 1, 2, 3 ORDER BY fa LIMIT ${raw(String(maxGroups + 1))}`;
 }
 
 export interface IndexedGroup {

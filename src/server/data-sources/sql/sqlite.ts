@@ -1,7 +1,8 @@
 import type { EntryColumn, ValueTest } from './conditions.js';
 import { idText, placeholders, type SqlDialect } from './dialect.js';
 import { sqliteSortKey } from './sqlite-keys.js';
-import { joinSql, literal, raw, sql, type Sql } from './fragment.js';
+import { joinSql, literal, raw, Sql, sql } from './fragment.js';
+import { budgetSalt, sqliteBudgetCheck } from '../../db/statement-budget.js';
 
 /**
  * SQLite (JSON1 over the `data` text). `json_type` tells the JSON types apart ('integer'/'real' numbers,
@@ -73,8 +74,9 @@ function arrayFree(segments: readonly string[], test: ValueTest): Sql {
 
 export const sqliteDialect: SqlDialect = {
   name: 'sqlite',
+  // Every scan of entries carries the time budget's check (db/statement-budget.ts; armed by Database.bounded).
   entries: (dataSourceId, index) =>
-    sql`(SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries${raw(index ? ` INDEXED BY ${index}` : '')} WHERE data_source_id = ${idText(dataSourceId)}) e`,
+    sql`(SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries${raw(index ? ` INDEXED BY ${index}` : '')} WHERE data_source_id = ${idText(dataSourceId)} AND ${new Sql(sqliteBudgetCheck('id'), [budgetSalt()])}) e`,
   sortKey: sqliteSortKey,
   path(segments, test) {
     const anyArray = segments.map((_, i) => `json_type(e.data, ${jsonPath(segments.slice(0, i + 1)).text}) = 'array'`).join(' OR ');
