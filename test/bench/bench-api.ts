@@ -1,3 +1,5 @@
+import type BetterSqlite3 from 'better-sqlite3';
+
 /**
  * The JSON API client the SQL benches share: `server()` is read at each call, because they restart the server on
  * the same port (a fresh one, nothing cached) after writing rows straight into its database.
@@ -16,4 +18,17 @@ export function benchApi(server: () => { url: string }, apiToken: string) {
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
     return text ? JSON.parse(text) : undefined;
   };
+}
+
+/** Writes `n` entries of data source `ds` straight into an SQLite file (one transaction, a second apart), as a bulk import would leave them. */
+export function writeRows(db: BetterSqlite3.Database, ds: number, n: number, row: (i: number) => unknown): void {
+  const put = db.prepare('INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?)');
+  const t0 = Date.parse('2024-01-01T00:00:00.000Z');
+  db.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const at = new Date(t0 + i * 1000).toISOString();
+      put.run(ds, JSON.stringify(row(i)), i, at, at);
+    }
+  })();
+  db.prepare('UPDATE data_sources SET data_version = data_version + 1 WHERE id = ?').run(ds);
 }

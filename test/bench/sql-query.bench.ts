@@ -7,7 +7,7 @@ import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import type { Queryable } from '../../src/server/db/database.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
 import { startServer } from '../../src/server/index.js';
-import { benchApi } from './bench-api.js';
+import { benchApi, writeRows } from './bench-api.js';
 import { SQLITE_BUDGET_FUNCTION } from '../../src/server/db/statement-budget.js';
 
 /**
@@ -90,15 +90,7 @@ for (const n of SIZES) {
 
       // Rows written straight into the file, then a fresh server (nothing cached).
       const load = new BetterSqlite3(file);
-      const put = load.prepare('INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?)');
-      const t0 = Date.parse('2024-01-01T00:00:00.000Z');
-      load.transaction(() => {
-        for (let i = 0; i < n; i++) {
-          const at = new Date(t0 + i * 1000).toISOString();
-          put.run(ds, JSON.stringify(row(i)), i, at, at);
-        }
-      })();
-      load.prepare('UPDATE data_sources SET data_version = data_version + 1 WHERE id = ?').run(ds);
+      writeRows(load, ds, n, row);
       load.close();
       server = await startServer(options);
       const rssBefore = process.memoryUsage().rss;

@@ -10,7 +10,7 @@ import { versionEntriesSource } from '../../src/server/data-sources/store/versio
 import { rebuildVersion } from '../../src/server/data-sources/versions.js';
 import { openSqlite } from '../../src/server/db/sqlite.js';
 import { startServer } from '../../src/server/index.js';
-import { benchApi } from './bench-api.js';
+import { benchApi, writeRows } from './bench-api.js';
 
 /**
  * Issue 14, "memory bounded by configuration, not by data": reading an old version's data (`GET …/versions/:id/data`)
@@ -71,15 +71,7 @@ for (const n of SIZES) {
       await server.close();
       // Rows written straight into the file, then a fresh server (nothing cached).
       const load = new BetterSqlite3(file);
-      const put = load.prepare('INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?)');
-      const t0 = Date.parse('2024-01-01T00:00:00.000Z');
-      load.transaction(() => {
-        for (let i = 0; i < n; i++) {
-          const at = new Date(t0 + i * 1000).toISOString();
-          put.run(ds, JSON.stringify(row(i)), i, at, at);
-        }
-      })();
-      load.prepare('UPDATE data_sources SET data_version = data_version + 1 WHERE id = ?').run(ds);
+      writeRows(load, ds, n, row);
       const firstId = (load.prepare('SELECT MIN(id) AS id FROM data_source_entries WHERE data_source_id = ?').get(ds) as { id: number }).id;
       load.close();
       server = await startServer(options);

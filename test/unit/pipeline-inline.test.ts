@@ -48,6 +48,14 @@ const strip = (o: RunOutcome) => ({
 
 const walker = (options: RunPipelineOptions) => runWith(options, { acquire: acquireModule, release: releaseModule, walkOnly: true });
 
+/** The same run inline and in the walker alone: equal results, errors and traces (durations aside). */
+async function compare(options: Omit<RunPipelineOptions, 'services' | 'environment'>) {
+  const plain = { environment: 'client', services, ...options } as const;
+  const inline = await runPipeline(plain);
+  expect(strip(inline)).toEqual(strip(await walker(plain)));
+  return inline;
+}
+
 async function both(options: Omit<RunPipelineOptions, 'services' | 'environment'>) {
   const plain = { environment: 'client', services, ...options } as const;
   const withTimeouts = { ...plain, functions: timed(options.functions)! };
@@ -271,13 +279,6 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
 
   describe('compiled node timeouts (DP/DQ in the segment) end the node, not the run, like the walker', () => {
     const spin = '{{ (() => { for (;;) {} })() }}';
-    /** The same run inline and in the walker alone: equal results, errors and traces (durations aside). */
-    const compare = async (options: Omit<RunPipelineOptions, 'services' | 'environment'>) => {
-      const plain = { environment: 'client', services, ...options } as const;
-      const inline = await runPipeline(plain);
-      expect(strip(inline)).toEqual(strip(await walker(plain)));
-      return inline;
-    };
 
     test('a timed inline loop whose body spins fails with the node timeout; a continueOnError above lets the run go on', async () => {
       const o = await compare({
@@ -373,12 +374,6 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
   });
 
   describe('compiled retry and continueOnError (W → the host guard) trace and recover like the walker', () => {
-    const compare = async (options: Omit<RunPipelineOptions, 'services' | 'environment'>) => {
-      const plain = { environment: 'client', services, ...options } as const;
-      const inline = await runPipeline(plain);
-      expect(strip(inline)).toEqual(strip(await walker(plain)));
-      return inline;
-    };
     const failing = (o: RunOutcome) =>
       o.trace.filter((t) => t.outcome === 'failed' || t.outcome === 'retried').map((t) => [t.path, t.outcome, t.iteration, t.retries]);
 
