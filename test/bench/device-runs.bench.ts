@@ -1,0 +1,107 @@
+/**
+ * Small device runs through the public API (issue 17): `Client.App.Actions.runWithResult` of a published client
+ * action (set, if, return) in Node, against the reference backend on this process, IndexedDB by fake-indexeddb, each
+ * run's log recorded. Baselines in the same run: the bare engine (`runPipeline`, no client, no log) and bare QuickJS
+ * (newRuntime + newContext + evalCode + dispose).
+ */
+import 'fake-indexeddb/auto';
+import { loadavg } from 'node:os';
+import { afterAll, beforeAll, test } from 'vitest';
+import { createClient, type Client } from '../../src/index.js';
+import { runPipeline } from '../../src/pipeline/index.js';
+import type { HostServices, PipelineNode } from '../../src/contract/pipeline.js';
+import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
+import { startTestBackend, type TestBackend } from '../helpers/server.js';
+
+const F = (name: string) => `com.client.function.${name}`;
+const small: PipelineNode[] = [
+  { functionPackage: F('set'), settings: { total: '{{ a + b }}' } },
+  { type: 'if', conditions: [{ condition: 'total > 3', functions: [{ functionPackage: F('set'), settings: { big: true } }] }] },
+  { functionPackage: F('return'), settings: { value: '{{ { total, big } }}' } },
+];
+const services: HostServices = { dataSources: { connect: () => ({}) as never }, notifications: { create: async () => ({}) } };
+
+/** Runs per second: median of 5 batches, each at least `ms` / 5 and `minRuns` calls, after `warm` calls. */
+async function perSecond(fn: () => Promise<unknown>, ms = 2000, minRuns = 50, warm = 20): Promise<number> {
+  for (let i = 0; i < warm; i++) await fn();
+  const rates: number[] = [];
+  for (let b = 0; b < 5; b++) {
+    const start = performance.now();
+    let runs = 0;
+    while (runs < minRuns || performance.now() - start < ms / 5) {
+      await fn();
+      runs++;
+    }
+    rates.push((runs * 1000) / (performance.now() - start));
+  }
+  return rates.sort((x, y) => x - y)[2]!;
+}
+
+let b: TestBackend;
+let page: Client;
+beforeAll(async () => {
+  b = await startTestBackend();
+  const action = await b.client.App.Actions.create({ name: 'small', environment: 'client', functions: small });
+  await b.client.App.Actions.publish(action.id, true);
+  // A Node client (API token, live app) with the run rate limit out of the way.
+  page = createClient({ baseUrl: b.url, appId: b.server.bootstrap.appId, authToken: b.server.bootstrap.apiToken, limits: { runsPerMinute: 10_000_000 } });
+});
+afterAll(() => b?.close());
+
+test('device runs through the public API', async () => {
+  const expected = JSON.stringify({ total: 5, big: true });
+  const viaClient = async () => {
+    const result = await page.App.Actions.runWithResult('small', { a: 2, b: 3 });
+    if (JSON.stringify(result) !== expected) throw new Error(`unexpected result ${JSON.stringify(result)}`);
+  };
+  const bareEngine = async () => {
+    const outcome = await runPipeline({ environment: 'client', services, functions: small, payload: { a: 2, b: 3 } });
+    if (!outcome.ok) throw new Error(outcome.error.errorMessage);
+  };
+  const module = await acquireModule(128 * 1024 * 1024);
+  const bareQuickJs = async () => {
+    const rt = module.quickjs.newRuntime();
+    const ctx = rt.newContext();
+    ctx.unwrapResult(ctx.evalCode('1 + 2')).dispose();
+    ctx.dispose();
+    rt.dispose();
+  };
+
+  // Interleaved rounds, so that the machine's load weighs on each figure alike.
+  const figures = { client: [] as number[], engine: [] as number[], quickjs: [] as number[] };
+  for (let round = 0; round < 3; round++) {
+    figures.client.push(await perSecond(viaClient));
+    figures.engine.push(await perSecond(bareEngine));
+    figures.quickjs.push(await perSecond(bareQuickJs));
+  }
+  releaseModule(module);
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[1]!;
+  const client = median(figures.client);
+  const engine = median(figures.engine);
+  const quickjs = median(figures.quickjs);
+  const logs = await page.App.Actions.getLogs({ limit: 1 });
+  console.log(
+    `\nDevice runs (load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} at the end; ${logs.count} logs recorded)\n`,
+  );
+  console.table([
+    {
+      measurement: 'runWithResult of a device action (set, if, return), log recorded',
+      'runs/s': Math.round(client),
+      'x bare engine': +(client / engine).toFixed(2),
+      target: '≥ 1,000',
+    },
+    { measurement: 'bare engine: runPipeline of the same pipeline (no client, no log)', 'runs/s': Math.round(engine), 'x bare engine': 1, target: '' },
+    {
+      measurement: 'bare QuickJS: newRuntime + newContext + evalCode + dispose',
+      'runs/s': Math.round(quickjs),
+      'x bare engine': +(quickjs / engine).toFixed(2),
+      target: '',
+    },
+  ]);
+  console.log(
+    'rounds',
+    JSON.stringify(figures, (_k, v) => (typeof v === 'number' ? Math.round(v) : v)),
+  );
+}, 300_000);
