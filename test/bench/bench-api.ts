@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { type ServerOptions, startServer } from '../../src/server/index.js';
 
 /**
  * The JSON API client the SQL benches share: `server()` is read at each call, because they restart the server on
@@ -31,4 +32,16 @@ export function writeRows(db: BetterSqlite3.Database, ds: number, n: number, row
     }
   })();
   db.prepare('UPDATE data_sources SET data_version = data_version + 1 WHERE id = ?').run(ds);
+}
+
+/** Makes the benches' data source "Bench" on a server of `options`, then closes it: rows are written straight into its database next. */
+export async function benchDataSource(options: ServerOptions): Promise<{ ds: number; appId: number; apiToken: string }> {
+  const server = await startServer(options);
+  try {
+    const { appId, apiToken } = server.bootstrap;
+    const answer = await benchApi(() => server, apiToken)('POST', `/v1/data-sources?appId=${appId}`, { name: 'Bench' });
+    return { ds: answer.dataSource.id as number, appId, apiToken };
+  } finally {
+    await server.close();
+  }
 }

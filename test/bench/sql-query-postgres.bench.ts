@@ -2,8 +2,8 @@ import { expect, it } from 'vitest';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
 import { openPostgres } from '../../src/server/db/postgres.js';
-import { startServer } from '../../src/server/index.js';
-import { benchApi } from './bench-api.js';
+import { type RunningServer, startServer } from '../../src/server/index.js';
+import { benchApi, benchDataSource } from './bench-api.js';
 import pg from 'pg';
 import { startPostgresCluster } from '../helpers/postgres.js';
 
@@ -78,11 +78,9 @@ for (const n of SIZES) {
     const options = { port: 0, databaseUrl: url.toString(), log: false, limits: { autoIndexAfter: 0 } };
     const db = openPostgres({ url: url.toString(), max: 2 });
     try {
-      let server = await startServer(options);
-      const { appId, apiToken } = server.bootstrap;
+      const { ds, apiToken } = await benchDataSource(options);
+      let server: RunningServer;
       const api = benchApi(() => server, apiToken);
-      const ds = (await api('POST', `/v1/data-sources?appId=${appId}`, { name: 'Bench' })).dataSource.id as number;
-      await server.close();
       const cities = `ARRAY[${CITIES.map((c) => `'${c}'`).join(', ')}]`;
       await db.query(
         `INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at)

@@ -6,8 +6,8 @@ import { expect, it } from 'vitest';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import type { Queryable } from '../../src/server/db/database.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
-import { startServer } from '../../src/server/index.js';
-import { benchApi, writeRows } from './bench-api.js';
+import { type RunningServer, startServer } from '../../src/server/index.js';
+import { benchApi, benchDataSource, writeRows } from './bench-api.js';
 import { SQLITE_BUDGET_FUNCTION } from '../../src/server/db/statement-budget.js';
 
 /**
@@ -82,11 +82,9 @@ for (const n of SIZES) {
     const file = join(dir, 'runtime.sqlite');
     const options = { port: 0, dataDir: dir, log: false, limits: { autoIndexAfter: 0 } }; // indexes only when declared below
     try {
-      let server = await startServer(options);
-      const { appId, apiToken } = server.bootstrap;
+      const { ds, apiToken } = await benchDataSource(options);
+      let server: RunningServer;
       const api = benchApi(() => server, apiToken);
-      const ds = (await api('POST', `/v1/data-sources?appId=${appId}`, { name: 'Bench' })).dataSource.id as number;
-      await server.close();
 
       // Rows written straight into the file, then a fresh server (nothing cached).
       const load = new BetterSqlite3(file);

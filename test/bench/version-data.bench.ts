@@ -9,8 +9,8 @@ import { loadEntries } from '../../src/server/data-sources/store/entries.js';
 import { versionEntriesSource } from '../../src/server/data-sources/store/version-rows.js';
 import { rebuildVersion } from '../../src/server/data-sources/versions.js';
 import { openSqlite } from '../../src/server/db/sqlite.js';
-import { startServer } from '../../src/server/index.js';
-import { benchApi, writeRows } from './bench-api.js';
+import { type RunningServer, startServer } from '../../src/server/index.js';
+import { benchApi, benchDataSource, writeRows } from './bench-api.js';
 
 /**
  * Issue 14, "memory bounded by configuration, not by data": reading an old version's data (`GET …/versions/:id/data`)
@@ -64,11 +64,9 @@ for (const n of SIZES) {
     const file = join(dir, 'runtime.sqlite');
     const options = { port: 0, dataDir: dir, log: false, limits: { bodyBytes: 64 * 1024 * 1024, entryCacheEntries: 0 } };
     try {
-      let server = await startServer(options);
-      const { appId, apiToken } = server.bootstrap;
+      const { ds, apiToken } = await benchDataSource(options);
+      let server: RunningServer;
       const api = benchApi(() => server, apiToken);
-      const ds = (await api('POST', `/v1/data-sources?appId=${appId}`, { name: 'Bench' })).dataSource.id as number;
-      await server.close();
       // Rows written straight into the file, then a fresh server (nothing cached).
       const load = new BetterSqlite3(file);
       writeRows(load, ds, n, row);
