@@ -5,7 +5,7 @@ import { createAnalyticsApi, type AnalyticsApi } from './analytics/api.js';
 import { resumeQueuedWork } from './analytics/resume.js';
 import { getAppInfo, type AppInfo } from './core/app-info.js';
 import { resolveConfig, type ClientConfig, type ResolvedConfig } from './core/config.js';
-import { requireAppId, type ClientContext } from './core/context.js';
+import { closedError, requireAppId, type ClientContext } from './core/context.js';
 import { consoleLogger, withOnce } from './core/logger.js';
 import { createRuntime } from './core/runtime.js';
 import { createDataSourcesApi, type DataSourcesApi } from './data-sources/api.js';
@@ -45,6 +45,13 @@ export interface Client {
   status(): Promise<ClientStatus>;
   /** Calls `listener` with the status now, then at every change; returns the function that stops it. */
   onStatusChange(listener: (status: ClientStatus) => void): () => void;
+  /**
+   * Stops this client (docs/api.md "Closing a client"): from the call on, every method that would reach the backend
+   * or open the device's storage fails with `CLIENT_CLOSED`. Device runs in progress finish and keep their log
+   * record; gathered analytics events are stored; queued work stays on the device for the next client of the app.
+   * Then timers and listeners stop and the local databases close. Resolves when done; later calls return the same.
+   */
+  close(): Promise<void>;
 }
 
 /** Creates a client. Nothing is sent over the network until a method is called. */
@@ -56,7 +63,10 @@ export function createClient(config: ClientConfig = {}): Client {
     baseUrl,
     authToken: () => current.authToken,
     // Read at every request, so configure({ fetch, timeout }) applies to later calls.
-    resolveFetch: () => current.fetch,
+    resolveFetch: () => {
+      if (ctx.runtime.closed) throw closedError();
+      return current.fetch;
+    },
     timeout: () => current.timeout,
   });
   const ctx: ClientContext = {
@@ -97,6 +107,7 @@ export function createClient(config: ClientConfig = {}): Client {
     Functions: createFunctionsApi(ctx),
     Page: createPageApi(ctx),
     status: async () => (await runsChunk(ctx)).status(runsHost(ctx)),
+    close: () => (ctx.runtime.closed ??= runsChunk(ctx).then((m) => m.closeClient(runsHost(ctx)))),
     onStatusChange(listener) {
       let stop: (() => void) | undefined;
       let stopped = false;

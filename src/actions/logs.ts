@@ -29,8 +29,9 @@ export const LOG_UPLOAD_DELAY_MS = 250;
  * next page load or the network coming back.
  */
 export function scheduleLogUpload(ctx: ClientContext, delayMs = LOG_UPLOAD_DELAY_MS): void {
+  if (ctx.runtime.closed) return;
   const state = entry(ctx.runtime.logSchedules, ctx.appId(), () => {
-    onOnline(() => scheduleLogUpload(ctx, 0));
+    ctx.runtime.stops.push(onOnline(() => scheduleLogUpload(ctx, 0)));
     return { running: false, again: false };
   });
   if (state.running) return void (state.again = true);

@@ -1,5 +1,5 @@
 import { loadEngine } from '../actions/engine.js';
-import type { ClientContext } from '../core/context.js';
+import { closedError, type ClientContext } from '../core/context.js';
 import { actionsCache, peekCachedActions } from '../storage/actions-cache.js';
 import { entry } from '../core/runtime.js';
 import { createDelivery, type Delivery } from './delivery.js';
@@ -101,6 +101,7 @@ export function createAnalyticsApi(ctx: ClientContext, options: AnalyticsOptions
     const kind = checkKind(type);
     const given = checkData(kind, data);
     ctx.appId(); // NOT_CONFIGURED before anything is recorded
+    if (ctx.runtime.closed) throw closedError();
     if (!enabled()) return null;
     const now = ctx.now();
     const sessionId = stateOf().session.touch(now);

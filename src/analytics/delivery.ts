@@ -77,13 +77,16 @@ export function createDelivery(ctx: ClientContext, options: { delayMs?: number; 
   }
 
   // Leaving the page: store what is gathered now (IndexedDB writes started here complete after pagehide).
-  const target = globalThis as { addEventListener?: Window['addEventListener']; document?: Document };
-  if (typeof target.addEventListener === 'function') {
-    target.addEventListener('pagehide', () => void store());
-    target.document?.addEventListener?.('visibilitychange', () => {
-      if (target.document?.visibilityState === 'hidden') void store();
-    });
-  }
+  const target = globalThis as { addEventListener?: Window['addEventListener']; removeEventListener?: Window['removeEventListener']; document?: Document };
+  const onHide = () => target.document?.visibilityState === 'hidden' && store();
+  target.addEventListener?.('pagehide', store);
+  target.document?.addEventListener?.('visibilitychange', onHide);
+  // Client.close(): what is gathered is stored, and the page's events are no longer heard.
+  ctx.runtime.stops.push(() => {
+    target.removeEventListener?.('pagehide', store);
+    target.document?.removeEventListener?.('visibilitychange', onHide);
+    return store();
+  });
 
   return {
     add(event) {

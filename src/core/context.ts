@@ -20,3 +20,6 @@ export function requireAppId(config: ResolvedConfig): number {
   if (config.appId === undefined) throw new ClientError('NOT_CONFIGURED', 'No appId configured: pass it to createClient(), Client.configure() or data-app-id');
   return config.appId;
 }
+
+/** What a closed client's methods fail with (`Client.close()`). */
+export const closedError = () => new ClientError('CLIENT_CLOSED', 'This client is closed');

@@ -1,6 +1,6 @@
 /**
  * The lazy `runs` chunk of client.js (`runs-<hash>.mjs`, see src/core/lazy.ts): run handles (`getRun`), run logs
- * (`getLogs`), the client's offline status (`Client.status`, `onStatusChange`) and the upload loop of device run
+ * (`getLogs`), the client's offline status (`Client.status`, `onStatusChange`), `Client.close()` and the upload loop of device run
  * logs (src/storage/upload-logs.ts). What it needs of client.js comes
  * in a host (src/actions/runs-host.ts). The npm build bundles it.
  */
@@ -8,3 +8,4 @@ export { getRun } from '../actions/run-handles.js';
 export { getLogs } from '../actions/read-logs.js';
 export { status, watchStatus } from '../storage/status.js';
 export { uploadLogs } from '../storage/upload-logs.js';
+export { closeClient } from './close.js';

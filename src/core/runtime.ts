@@ -50,6 +50,13 @@ export interface ClientRuntime {
   remoteHandler?: RemoteExecutionHandler;
   /** The status watch of `Client.onStatusChange`, filled by the lazy `runs` chunk (src/storage/status.ts). */
   status?: StatusWatch;
+  /**
+   * Set by `Client.close()` (src/core/close.ts): the closing, done when it resolves. From then on nothing new is sent or
+   * opened (`CLIENT_CLOSED`).
+   */
+  closed?: Promise<void>;
+  /** What `close()` stops that the runtime's fields do not hold: listeners of the page, a batch being gathered. */
+  stops: (() => unknown)[];
 }
 
 export interface LogSchedule {
@@ -73,6 +80,7 @@ export function createRuntime(): ClientRuntime {
     resumed: new Set(),
     runSlots: new Map(),
     functions: new Map(),
+    stops: [],
   };
 }
 

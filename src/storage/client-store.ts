@@ -1,4 +1,4 @@
-import type { ClientContext } from '../core/context.js';
+import { closedError, type ClientContext } from '../core/context.js';
 import { createMemoryStore, openLocalStore, type LocalStore } from './local-store.js';
 
 /**
@@ -25,6 +25,7 @@ export function clientStore(ctx: ClientContext, appId: number = ctx.appId()): Pr
   const apps = ctx.runtime.stores;
   const cached = apps.get(appId);
   if (cached) return cached;
+  if (ctx.runtime.closed) return Promise.reject(closedError());
   const name = localDbName(appId);
   const store: Promise<LocalStore> = openLocalStore({
     name,

@@ -53,7 +53,8 @@ export interface Outbox<T> {
 
 export function isRetryable(error: unknown): boolean {
   // No backend URL yet (a page that configures it later): kept until it is, never dropped.
-  if (isClientError(error)) return error.code === 'NOT_CONFIGURED';
+  // A closed client: kept for the app's next client.
+  if (isClientError(error)) return error.code === 'NOT_CONFIGURED' || error.code === 'CLIENT_CLOSED';
   if (isApiError(error)) return error.status >= 500 || [401, 403, 408, 425, 429].includes(error.status);
   return true; // network errors, timeouts, anything unexpected: keep the item
 }

@@ -19,6 +19,7 @@ export interface ClientStatus {
 export type StatusListener = (status: ClientStatus) => void;
 
 export async function status(host: RunsHost): Promise<ClientStatus> {
+  if (host.ctx.runtime.closed) throw new host.ClientError('CLIENT_CLOSED', 'This client is closed');
   const [queuedRuns, analyticsBatches, logUploads] = await Promise.all([host.count('runQueue'), host.count('analyticsQueue'), host.count('runLogs')]);
   return { online: host.isOnline(), queuedRuns, analyticsBatches, logUploads };
 }
@@ -42,6 +43,7 @@ export type StatusWatch = {
  * been taken is dropped: nobody hears an older status after a newer one.
  */
 async function read(host: RunsHost, w: StatusWatch): Promise<void> {
+  if (host.ctx.runtime.closed) return;
   const seq = ++w.seq;
   let now: ClientStatus;
   try {

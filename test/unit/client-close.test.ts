@@ -1,0 +1,125 @@
+// @vitest-environment happy-dom
+import 'fake-indexeddb/auto';
+import { openDB } from 'idb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type Client, type ClientConfig, type ClientStatus } from '../../src/index.js';
+import { localDbName } from '../../src/storage/client-store.js';
+import { passConditionalRequests } from '../helpers/happy-dom-fetch.js';
+import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { eventually, rejection } from '../helpers/wait.js';
+
+/**
+ * `Client.close()` (docs/api.md "Closing a client") on the Node client (happy-dom, fake-indexeddb, the real backend):
+ * calls after it fail with CLIENT_CLOSED, a device run in progress finishes and keeps its record, gathered analytics
+ * events are stored, and the next client of the app (a later page load over the same IndexedDB) sends both.
+ */
+let online = true;
+Object.defineProperty(window.navigator, 'onLine', { configurable: true, get: () => online });
+const realFetch = passConditionalRequests(globalThis.fetch);
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+let b: TestBackend;
+let appId: number;
+let pageId: number;
+const page = (extra: ClientConfig = {}): Client =>
+  createClient({ logger: quiet, baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, fetch: realFetch, ...extra });
+
+/** What the app's local database holds in `store` (read with a connection of its own, closed after). */
+async function stored(store: 'runLogs' | 'analyticsQueue'): Promise<unknown[]> {
+  const db = await openDB(localDbName(appId));
+  try {
+    return await db.getAll(store);
+  } finally {
+    db.close();
+  }
+}
+
+/** Lets timers and I/O callbacks run a few times (what a closing client would use to finish too early). */
+const turns = async (n = 5) => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 20));
+};
+
+beforeAll(async () => {
+  b = await startTestBackend({ limits: { runsPerMinute: 1000 } });
+  appId = b.server.bootstrap.appId;
+  const screen = await b.api('POST', `/v1/apps/${appId}/pages`, { json: { name: 'Closing', script: '' } });
+  pageId = screen.body.page.id;
+  const action = await b.client.App.Actions.create({ name: 'on-screen', environment: 'client', pageId });
+  await b.client.App.Actions.publish(action.id, true);
+});
+afterAll(() => b.close());
+
+describe('Client.close()', () => {
+  it('fails every later call with CLIENT_CLOSED, and a second close() is the same promise', async () => {
+    const client = page();
+    await client.App.info(); // a working client first
+    const closing = client.close();
+    expect(client.close()).toBe(closing);
+    const calls = {
+      info: () => client.App.info(),
+      get: () => client.App.Actions.get(),
+      run: () => client.App.Actions.runWithResult('on-screen'),
+      status: () => client.status(),
+    };
+    for (const [name, call] of Object.entries(calls))
+      expect([
+        name,
+        await call().then(
+          () => 'resolved',
+          (error) => error,
+        ),
+      ]).toEqual([name, expect.objectContaining({ name: 'ClientError', code: 'CLIENT_CLOSED' })]);
+    expect(() => client.App.Analytics.event({ category: 'closed', action: 'late' })).toThrow(expect.objectContaining({ code: 'CLIENT_CLOSED' }));
+    await closing;
+    expect((await rejection(client.http.request('GET', `v1/apps/${appId}`))).code).toBe('CLIENT_CLOSED');
+  });
+
+  it('lets a device run in progress finish with its record, stores gathered events, and leaves both to the next client', async () => {
+    const tag = `close-${Date.now()}`;
+    const screen = page({ pageId });
+    let release: (() => void) | undefined;
+    screen.Page.onRemoteExecution((payload) => new Promise((resolve) => (release = () => resolve({ got: payload.n }))));
+    const handle = await screen.App.Actions.run('on-screen', { n: 5 });
+    await eventually(async () => release !== undefined);
+    screen.App.Analytics.event({ category: 'close', action: tag }); // gathered: stored after a delay, or at close
+    let closed = false;
+    const closing = screen.close().then(() => (closed = true));
+    await turns();
+    expect(closed).toBe(false); // waiting for the run
+    release!();
+    await closing;
+
+    // Both are on the device, not sent: close() does not deliver.
+    const records = (await stored('runLogs')) as { deviceKey?: string }[];
+    expect(records.find((r) => r.deviceKey === handle.runId)).toMatchObject({ data: { result: { got: 5 } } });
+    const batches = (await stored('analyticsQueue')) as { events: { data: { action: string } }[] }[];
+    expect(batches.flatMap((x) => x.events.map((e) => e.data.action))).toContain(tag);
+    const seenByBackend = async () =>
+      (await b.api('GET', `/v1/apps/${appId}/analytics?type=event&limit=1000`)).body.events.some((e: { data: { action: string } }) => e.data.action === tag);
+    await turns();
+    expect(await seenByBackend()).toBe(false);
+
+    // The next page load of the app sends them.
+    const next = page();
+    await eventually(seenByBackend, 20_000);
+    const uploaded = await eventually(async () => (await next.App.Actions.getLogs({ runId: handle.runId })).logs[0], 20_000);
+    expect(uploaded).toMatchObject({ data: { result: { got: 5 } } });
+    await next.close();
+  });
+
+  it('stops onStatusChange listeners', async () => {
+    const client = page();
+    const heard: ClientStatus[] = [];
+    client.onStatusChange((s) => heard.push(s));
+    await eventually(async () => heard.length > 0);
+    await client.close();
+    const before = heard.length;
+    online = false;
+    window.dispatchEvent(new Event('offline'));
+    await turns();
+    online = true;
+    window.dispatchEvent(new Event('online'));
+    await turns();
+    expect(heard.length).toBe(before);
+  });
+});
