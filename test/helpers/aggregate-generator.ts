@@ -96,7 +96,7 @@ function match(rng: Rng): Record<string, unknown> {
     }
     return out;
   };
-  if (rng() < 0.15) return prefix(where(rng, { maxId: 1, times: [] })) as Record<string, unknown>;
+  if (rng() < 0.15) return prefix(where(rng, { maxId: 1, times: [] }, 0, false)) as Record<string, unknown>;
   const m: Record<string, unknown> = {};
   for (let i = 0, count = int(rng, 1, 2); i < count; i++) m[`data.${pick(rng, MATCHED)}`] = test(rng);
   if (rng() < 0.15) return { [pick(rng, ['$or', '$nor', '$and'])]: [m, { [`data.${pick(rng, MATCHED)}`]: test(rng) }] };

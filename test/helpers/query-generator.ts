@@ -52,6 +52,9 @@ export const STRINGS = [
   'Zürich',
   '\u00ff',
   '~',
+  'a*b',
+  '[a]?',
+  '😀a',
 ];
 export const SCALARS: readonly unknown[] = [...NUMBERS, ...STRINGS, true, false, null];
 
@@ -112,8 +115,49 @@ function operand(rng: Rng): unknown {
 
 const COMPARISONS = ['$gt', '$gte', '$lt', '$lte'] as const;
 
+/** `$like`/`$iLike` patterns: some translate (sql/where.ts `like`), some are left to the JS evaluator. */
+export const LIKE_PATTERNS = [
+  'a',
+  'A',
+  '%a',
+  'a%',
+  '%b%',
+  'Ab%',
+  '%é%',
+  'É',
+  'zü',
+  '%_',
+  '_a',
+  'a_',
+  '%a%c',
+  '%%',
+  '%',
+  '3',
+  '%3%',
+  '1e%',
+  '名%',
+  'x y',
+  '%.%',
+  'Zür%',
+  '%y',
+  'ZETA',
+  '%Z%',
+  'a*',
+  '[a]%',
+  '%?',
+  '%]?',
+  'rue',
+  'TRUE',
+  '😀%',
+  '%-%',
+  'e',
+  '%E',
+  'ba%%',
+  '%%a%%',
+];
+
 /** A value query on one path: plain equality or 1-2 operators (sometimes under $not). */
-function condition(rng: Rng, depth = 0): unknown {
+function condition(rng: Rng, depth = 0, likes = true): unknown {
   const r = rng();
   if (r < 0.2) return operand(rng);
   const ops: Record<string, unknown> = {};
@@ -126,9 +170,13 @@ function condition(rng: Rng, depth = 0): unknown {
     else if (k < 0.64) ops.$in = Array.from({ length: int(rng, 0, 4) }, () => pick(rng, SCALARS));
     else if (k < 0.74) ops.$nin = Array.from({ length: int(rng, 0, 3) }, () => pick(rng, SCALARS));
     else if (k < 0.86) ops.$exists = rng() < 0.5;
-    else if (k < 0.94 && depth === 0) ops.$not = condition(rng, 1) as object;
-    else if (k < 0.97) ops.$size = int(rng, 0, 2);
-    else ops.$regex = '^a';
+    else if (k < 0.94 && depth === 0) ops.$not = condition(rng, 1, likes) as object;
+    else if (k < 0.955) ops.$size = int(rng, 0, 2);
+    else if (k < 0.99) {
+      const pattern = pick(rng, LIKE_PATTERNS);
+      if (likes) ops[rng() < 0.5 ? '$like' : '$iLike'] = pattern;
+      else ops.$eq = pattern; // aggregate `$match` (mingo) has no $like
+    } else ops.$regex = '^a';
   }
   // $not needs an object of operators.
   if (ops.$not !== undefined && (typeof ops.$not !== 'object' || ops.$not === null || Array.isArray(ops.$not))) ops.$not = { $eq: ops.$not };
@@ -149,16 +197,17 @@ function entryFieldCondition(rng: Rng, field: (typeof ENTRY_FIELDS)[number], bou
 }
 
 /** A whole `where`: 1-3 keys, with $and/$or/$nor and entry fields now and then. */
-export function where(rng: Rng, bounds: { maxId: number; times: string[] }, depth = 0): Record<string, unknown> {
+/** `likes: false` for an aggregate's `$match`, whose operators (mingo's) have no `$like`/`$iLike`. */
+export function where(rng: Rng, bounds: { maxId: number; times: string[] }, depth = 0, likes = true): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const keys = int(rng, 1, depth === 0 ? 3 : 2);
   for (let i = 0; i < keys; i++) {
     const r = rng();
-    if (r < 0.15 && depth < 2) out[pick(rng, ['$and', '$or', '$nor'])] = Array.from({ length: int(rng, 1, 3) }, () => where(rng, bounds, depth + 1));
+    if (r < 0.15 && depth < 2) out[pick(rng, ['$and', '$or', '$nor'])] = Array.from({ length: int(rng, 1, 3) }, () => where(rng, bounds, depth + 1, likes));
     else if (r < 0.27 && depth === 0) {
       const field = pick(rng, ENTRY_FIELDS);
       out[field] = entryFieldCondition(rng, field, bounds);
-    } else out[pick(rng, PATHS)] = condition(rng);
+    } else out[pick(rng, PATHS)] = condition(rng, 0, likes);
   }
   return out;
 }

@@ -236,6 +236,8 @@ describe(`SQL translation of selects, differential against the JS evaluator (${t
       '$order',
       '$createdAt',
       '$updatedAt',
+      '$like',
+      '$iLike',
     ]) {
       expect(operators.get(op) ?? 0, op).toBeGreaterThanOrEqual(10);
     }

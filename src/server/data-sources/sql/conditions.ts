@@ -12,7 +12,13 @@ export type ValueTest =
   /** `$gt`…`$lte` with a number (matches numbers only) or a string (matches strings only, UTF-16 order). */
   | { kind: 'cmp'; op: '>' | '>=' | '<' | '<='; value: number | string }
   /** `$exists: true`: the last key of the path is present (any value, null included). */
-  | { kind: 'exists' };
+  | { kind: 'exists' }
+  /**
+   * `$like`/`$iLike` (src/filter/like.ts) on strings: `wildcard` a LIKE pattern whose only wildcard is `%` (runs
+   * collapsed), else a substring; `caseInsensitive` with an ASCII pattern, upper-cased here, tested against the
+   * value upper-cased in ASCII only. where.ts makes it only when no number's text can match (numbers never do).
+   */
+  | { kind: 'like'; pattern: string; wildcard: boolean; caseInsensitive: boolean };
 
 /** Entry fields a `where` (`$id`, `$order`, `$createdAt`, `$updatedAt`) or `order` can name, by column. */
 export type EntryColumn = 'id' | 'sort_order' | 'created_at' | 'updated_at';

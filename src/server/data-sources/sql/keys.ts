@@ -34,6 +34,7 @@ const textLead = (key: SortKey) => `${key.rank} = 1 AND ${key.num} IS NULL AND $
 export function keyTest(key: SortKey, test: ValueTest): Sql | null {
   switch (test.kind) {
     case 'exists':
+    case 'like':
       return null;
     case 'null':
       return raw(`(${key.rank} = 2)`);
@@ -68,6 +69,7 @@ const JS_CMP = {
 export function keyTestIsExact(test: ValueTest): boolean {
   switch (test.kind) {
     case 'exists':
+    case 'like':
       return false;
     case 'null':
       return true;

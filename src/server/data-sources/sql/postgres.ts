@@ -17,6 +17,14 @@ const jsonbNumber = (value: number) => sql`to_jsonb(CAST(${value} AS numeric))`;
 
 /** The test on one jsonb value `x` (SQL NULL when missing); never NULL. */
 function valueTest(x: string, test: Exclude<ValueTest, { kind: 'null' } | { kind: 'exists' }>): Sql {
+  if (test.kind === 'like') {
+    // Under COLLATE "C", upper() changes ASCII letters only and LIKE compares characters as they are; ESCAPE ''
+    // leaves every character but `%` literal (where.ts lets no `_` into a wildcard pattern).
+    const s = `((${x} #>> '{}') COLLATE "C")`;
+    const text = test.caseInsensitive ? `upper(${s})` : s;
+    const match = test.wildcard ? sql`${raw(text)} LIKE CAST(${test.pattern} AS text) ESCAPE ''` : sql`strpos(${raw(text)}, CAST(${test.pattern} AS text)) > 0`;
+    return sql`COALESCE(CASE WHEN jsonb_typeof(${raw(x)}) = 'string' THEN ${match} END, FALSE)`;
+  }
   if (test.kind === 'cmp') {
     if (typeof test.value === 'number') {
       return sql`COALESCE(jsonb_typeof(${raw(x)}) = 'number' AND ${raw(x)} ${raw(test.op)} ${jsonbNumber(test.value)}, FALSE)`;

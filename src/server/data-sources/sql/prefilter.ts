@@ -45,7 +45,7 @@ export function prefilterOf(
 
 /** Data paths of `cond` a prefilter could use (what automatic indexes count), in `into`. */
 export function indexablePaths(cond: Cond, into: Set<string>): Set<string> {
-  if (cond.kind === 'path' && cond.test.kind !== 'exists') into.add(pathKey(cond.segments));
+  if (cond.kind === 'path' && cond.test.kind !== 'exists' && cond.test.kind !== 'like') into.add(pathKey(cond.segments));
   else if (cond.kind === 'and' || cond.kind === 'or') for (const item of cond.items) indexablePaths(item, into);
   return into;
 }

@@ -12,8 +12,17 @@ import { budgetSalt, sqliteBudgetCheck } from '../../db/statement-budget.js';
  */
 const jsonPath = (segments: readonly string[]) => literal('$' + segments.map((s) => `."${s}"`).join(''));
 
+/** A `like` pattern (only `%` as wildcard) as a GLOB pattern: `*` for `%`, GLOB's own wildcards made literal. */
+const globPattern = (pattern: string) => pattern.replace(/[*?[%]/g, (c) => (c === '%' ? '*' : `[${c}]`));
+
 /** The test on one value given as its type `t` (never NULL: '' when missing) and SQL value `v`. */
 function valueTest(t: string, v: string, test: Exclude<ValueTest, { kind: 'null' } | { kind: 'exists' }>): Sql {
+  if (test.kind === 'like') {
+    // GLOB and instr compare code points exactly; upper() changes ASCII letters only (SQLite without ICU).
+    const text = test.caseInsensitive ? `upper(${v})` : v;
+    const match = test.wildcard ? sql`${raw(text)} GLOB ${globPattern(test.pattern)}` : sql`instr(${raw(text)}, ${test.pattern}) > 0`;
+    return sql`(${raw(t)} = 'text' AND ${match})`;
+  }
   if (test.kind === 'cmp') {
     const type = typeof test.value === 'number' ? `${t} IN ('integer', 'real')` : `${t} = 'text'`;
     return sql`(${raw(type)} AND ${raw(v)} ${raw(test.op)} ${test.value})`;

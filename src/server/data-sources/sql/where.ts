@@ -17,7 +17,9 @@ import { pathSegments } from './paths.js';
  *   `$not: { ops }` is the negation of `ops` on that path; top-level `$and`/`$or`/`$nor` combine queries.
  * - `$id`, `$order`, `$createdAt`, `$updatedAt` (top level only) test entry columns.
  *
- * Refused (null): `$regex`, `$like`, `$iLike`, `$mod`, `$all`, `$size`, `$type`, `$elemMatch`, `$filters`,
+ * `$like`/`$iLike` translate under the conditions of `like` below.
+ *
+ * Refused (null): `$regex`, `$like`/`$iLike` otherwise, `$mod`, `$all`, `$size`, `$type`, `$elemMatch`, `$filters`,
  * object or array operands (whole-value equality), booleans or null as `$gt`… operands, strings holding
  * NUL or surrogates (and, for `$gt`…, characters from U+D800 up, where UTF-8 and UTF-16 orders differ),
  * paths with numeric, prototype-member or unusual segments (paths.ts), and statements past MAX_SIZE.
@@ -73,6 +75,25 @@ function compare(target: Target, op: '>' | '>=' | '<' | '<=', value: unknown): C
 
 const COMPARISONS = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 
+/** Every character of a JS number's text (`String(n)` of a JSON number): `-1.5e-7`, `1e+21`. */
+const NUMBER_CHARS = new Set('0123456789.+-e');
+
+/**
+ * `$like`/`$iLike` (src/filter/like.ts) as a `like` test, when SQL gives exactly its answer: on a data path; the
+ * pattern without NUL or surrogates; with a `%`, no `_` (SQL's `_` is one code point, like.ts's one UTF-16 code
+ * unit); `$iLike` with an ASCII pattern (like.ts folds non-ASCII letters too, SQL's ASCII `upper` does not, and
+ * no non-ASCII letter folds to ASCII); and some character outside a number's text, so that no number (like.ts
+ * tests numbers as their text) can match: the SQL then tests strings only.
+ */
+function like(target: Target, pattern: unknown, caseInsensitive: boolean): Cond | null {
+  if (target.kind !== 'path' || typeof pattern !== 'string' || !safeString(pattern)) return null;
+  const wildcard = pattern.includes('%');
+  if ((wildcard && pattern.includes('_')) || (caseInsensitive && !/^[\x00-\x7f]*$/.test(pattern))) return null;
+  const folded = caseInsensitive ? pattern.toUpperCase() : pattern;
+  if (![...folded].some((c) => c !== '%' && !NUMBER_CHARS.has(caseInsensitive ? c.toLowerCase() : c))) return null;
+  return { kind: 'path', segments: target.segments, test: { kind: 'like', pattern: folded.replace(/%{2,}/g, '%'), wildcard, caseInsensitive } };
+}
+
 function operator(target: Target, op: string, arg: unknown): Cond | null {
   switch (op) {
     case '$eq':
@@ -92,6 +113,9 @@ function operator(target: Target, op: string, arg: unknown): Cond | null {
     case '$lt':
     case '$lte':
       return compare(target, COMPARISONS[op], arg);
+    case '$like':
+    case '$iLike':
+      return like(target, arg, op === '$iLike');
     case '$exists': {
       if (typeof arg !== 'boolean') return null;
       const exists: Cond = target.kind === 'column' ? TRUE : { kind: 'path', segments: target.segments, test: { kind: 'exists' } };
