@@ -6,9 +6,9 @@
  * - A read takes a thread at its first statement and keeps it to its end: its statements run there in order, in
  *   one read transaction (one snapshot). Reads wait in line (first come, first served) when every thread is busy.
  * - Budget: the thread stops a statement past its deadline itself (SQLITE_BUDGET_FUNCTION, checked inside the
- *   scans). The caller is answered StatementTimeout at the deadline whatever the thread does; the thread goes back
- *   to the pool once it has answered. One that has not answered `graceMs` after the deadline (work the checks do
- *   not reach) is terminated and replaced by a fresh one.
+ *   scans) and answers StatementTimeout; the thread then goes back to the pool. One that has not answered
+ *   `graceMs` after the deadline (work the checks do not reach: a sort) is terminated and replaced by a fresh one,
+ *   and its caller answered StatementTimeout then.
  * - A thread that crashes fails the statements it was running (an Error, not StatementTimeout: the SQL path then
  *   leaves the read to the JS evaluator) and is replaced.
  */
@@ -43,7 +43,7 @@ export interface SqliteReaders {
 interface Pending {
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
-  /** The caller has its answer (a result, or StatementTimeout at the deadline); the thread may still be running. */
+  /** The caller has its answer (the thread's, or the failure of a discarded thread). */
   settled: boolean;
   timers: ReturnType<typeof setTimeout>[];
   timeoutMs: number;
@@ -93,11 +93,12 @@ export async function startSqliteReaders(options: SqliteReadersOptions): Promise
         return reject(error);
       }
       const reader: Reader = { worker, pending: new Map(), held: false, dead: false };
+      // Counted from now, so that close() stops a thread still starting too.
+      readers.add(reader);
       let ready = false;
       worker.on('message', (message: FromReader) => {
         if (message.type === 'ready') {
           ready = true;
-          readers.add(reader);
           return resolve(reader);
         }
         answer(reader, message);
@@ -105,9 +106,7 @@ export async function startSqliteReaders(options: SqliteReadersOptions): Promise
       const fail = (error: Error) => {
         if (!ready) {
           ready = true;
-          reader.dead = true;
-          live--;
-          void worker.terminate().catch(() => undefined);
+          discard(reader, error, false);
           return reject(error);
         }
         discard(reader, error);
@@ -132,14 +131,21 @@ export async function startSqliteReaders(options: SqliteReadersOptions): Promise
 
   /** A reader no read holds and with nothing running goes to the next waiting read, or back to idle. */
   function release(reader: Reader): void {
-    if (reader.dead || reader.held || reader.pending.size > 0 || closed) return;
+    if (reader.dead || reader.held || reader.pending.size > 0) return;
+    if (closed) {
+      discard(reader, new Error('The database is closed'));
+      return;
+    }
     const next = waiting.shift();
     if (next) next.take(reader);
     else idle.push(reader);
   }
 
-  /** Takes a thread out for good (crashed, or past its grace): what it runs fails; a fresh thread replaces it. */
-  function discard(reader: Reader, error: Error): void {
+  /**
+   * Takes a thread out for good (crashed, past its grace, or closing): what it runs fails; a fresh thread replaces
+   * one that was serving (`replace`: not for one that failed to start, whose caller decides).
+   */
+  function discard(reader: Reader, error: Error, replacement = true): void {
     if (reader.dead) return;
     reader.dead = true;
     live--;
@@ -155,22 +161,26 @@ export async function startSqliteReaders(options: SqliteReadersOptions): Promise
     }
     reader.pending.clear();
     void reader.worker.terminate().catch(() => undefined);
-    if (!closed) replace();
+    if (!closed && replacement) replace();
   }
 
   /** Starts a thread in place of one that is gone; while none can start, waiting reads fail (the JS evaluator answers them). */
   function replace(): void {
     spawn().then(release, (error: unknown) => {
+      if (closed) return;
       console.error('[in-app-runtime server] a SQLite reader thread could not start', error);
       if (live === 0) for (const waiter of waiting.splice(0)) waiter.fail(error);
     });
   }
 
-  /** A free thread, or the next one released; StatementTimeout if none is free by the deadline. */
+  /** A free thread, held for the caller's read; the next one released when none is free; StatementTimeout if none is by the deadline. */
   function acquire(deadline: number, timeoutMs: number): Promise<Reader> {
     if (closed) return Promise.reject(new Error('The database is closed'));
     const free = idle.shift();
-    if (free) return Promise.resolve(free);
+    if (free) {
+      free.held = true;
+      return Promise.resolve(free);
+    }
     if (live < size) replace();
     return new Promise<Reader>((resolve, reject) => {
       const timer = setTimeout(
@@ -184,6 +194,7 @@ export async function startSqliteReaders(options: SqliteReadersOptions): Promise
       const waiter: Waiter = {
         take: (reader) => {
           clearTimeout(timer);
+          reader.held = true;
           resolve(reader);
         },
         fail: (error) => {
@@ -203,15 +214,10 @@ export async function startSqliteReaders(options: SqliteReadersOptions): Promise
       const pending: Pending = { resolve, reject, settled: false, timers: [], timeoutMs };
       reader.pending.set(id, pending);
       const left = deadline - Date.now();
-      pending.timers.push(
-        // The caller's answer at the deadline, whether or not the thread has stopped the statement yet.
-        setTimeout(() => {
-          if (pending.settled) return;
-          pending.settled = true;
-          reject(new StatementTimeout(timeoutMs));
-        }, left + 1),
-        setTimeout(() => discard(reader, new StatementTimeout(timeoutMs)), left + graceMs),
-      );
+      // Answered when the thread answers (it stops the statement at the deadline), else StatementTimeout when
+      // the thread is replaced. Not at the deadline itself: the thread would still be busy, and a client that
+      // sends its next read once answered would find both threads taken by its own stopped reads.
+      pending.timers.push(setTimeout(() => discard(reader, new StatementTimeout(timeoutMs)), left + graceMs));
       const message: ToReader = { type: 'statement', id, method, sql, params: params ?? [], deadline, timeoutMs };
       try {
         reader.worker.postMessage(message);
@@ -240,11 +246,7 @@ export async function startSqliteReaders(options: SqliteReadersOptions): Promise
     async bounded<T>(timeoutMs: number, fn: (q: Queryable) => Promise<T>): Promise<T> {
       const deadline = Date.now() + timeoutMs;
       let taking: Promise<Reader> | undefined;
-      const take = () =>
-        (taking ??= acquire(deadline, timeoutMs).then((reader) => {
-          reader.held = true;
-          return reader;
-        }));
+      const take = () => (taking ??= acquire(deadline, timeoutMs));
       const run = async (method: ReaderMethod, sql: string, params?: readonly SqlValue[]) => statement(await take(), method, sql, params, deadline, timeoutMs);
       try {
         return await fn({
