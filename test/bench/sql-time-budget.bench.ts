@@ -134,10 +134,11 @@ async function readCost(file: string, statement: { text: string; params: readonl
   try {
     await threaded.startReaders(1);
     const params = statement.params;
+    const prepared = bare.prepare(statement.text);
     const times: number[][] = [[], [], []];
     for (let i = 0; i < 310; i++) {
       const runs = [
-        async () => bare.prepare(statement.text).all(...params),
+        async () => prepared.all(...params),
         () => main.bounded(BUDGET_MS, (q) => q.all(statement.text, params)),
         () => threaded.bounded(BUDGET_MS, (q) => q.all(statement.text, params)),
       ];
