@@ -103,6 +103,13 @@ describe('SQLite reader threads', () => {
     expect(rows[0]!.big).toBe(Number.MAX_SAFE_INTEGER);
   });
 
+  it('defines on the reader connections every SQL function the main connection has', async () => {
+    const ours = 'SELECT name, narg FROM pragma_function_list WHERE builtin = 0 ORDER BY name, narg';
+    const main = await db.all(ours);
+    expect(main).toContainEqual({ name: SQLITE_BUDGET_FUNCTION, narg: expect.any(Number) });
+    expect(await db.bounded(5000, (q) => q.all(ours))).toEqual(main);
+  });
+
   it('queues reads past the number of threads, each answered', async () => {
     const answers = await Promise.all(Array.from({ length: 12 }, () => db.bounded(5000, count)));
     expect(new Set(answers).size).toBe(1);
