@@ -111,23 +111,24 @@ const precompress = () => ({
 });
 
 /**
- * The server's run threads (src/server/actions/threads/): thread.ts becomes dist/server/run-thread.mjs, an entry
- * of its own, and entry-url.ts (which names the dev bootstrap in src/) becomes that file's URL, resolved from
- * the chunk that imports it (`import.meta.ROLLUP_FILE_URL_…`).
+ * The server's threads, each an entry of its own: the run threads (src/server/actions/threads/thread.ts becomes
+ * dist/server/run-thread.mjs) and the SQLite reader threads (src/server/db/sqlite-readers/thread.ts becomes
+ * dist/server/sqlite-reader-thread.mjs). The folder's entry-url.ts (which names the dev bootstrap in src/) becomes
+ * that file's URL, resolved from the chunk that imports it (`import.meta.ROLLUP_FILE_URL_…`).
  */
-const runThreadEntry = () => ({
-  name: 'run-thread-entry',
+const threadEntry = (folder, fileName, exportName) => ({
+  name: `thread-entry-${fileName}`,
   resolveId(source, importer) {
-    return source.endsWith('/entry-url.js') && importer?.includes('/src/server/actions/threads/') ? '\0run-thread-entry' : null;
+    return source.endsWith('/entry-url.js') && importer?.includes(`/src/server/${folder}/`) ? `\0thread-entry-${fileName}` : null;
   },
   load(id) {
-    if (id !== '\0run-thread-entry') return null;
+    if (id !== `\0thread-entry-${fileName}`) return null;
     const ref = this.emitFile({
       type: 'chunk',
-      id: fileURLToPath(new URL('./src/server/actions/threads/thread.ts', import.meta.url)),
-      fileName: 'server/run-thread.mjs',
+      id: fileURLToPath(new URL(`./src/server/${folder}/thread.ts`, import.meta.url)),
+      fileName: `server/${fileName}`,
     });
-    return `export const THREAD_ENTRY = new URL(import.meta.ROLLUP_FILE_URL_${ref});\n`;
+    return `export const ${exportName} = new URL(import.meta.ROLLUP_FILE_URL_${ref});\n`;
   },
 });
 
@@ -199,14 +200,16 @@ export default [
   },
   // Node-only reference backend: dist/server.mjs checks that the server's packages (optional peers) are
   // installed, then imports the server from dist/server/ (the store drivers are chunks of their own, loaded
-  // by the store in use; the run threads start dist/server/run-thread.mjs).
+  // by the store in use; the run threads start dist/server/run-thread.mjs, the SQLite reader threads
+  // dist/server/sqlite-reader-thread.mjs).
   {
     input: { server: 'src/server/entry.ts' },
     output: { dir: 'dist', entryFileNames: '[name].mjs', chunkFileNames: 'server/[name].mjs', format: 'es', sourcemap: true },
     external,
     plugins: [
       { name: 'clean-server-chunks', buildStart: () => rmSync(fileURLToPath(new URL('./dist/server', import.meta.url)), { recursive: true, force: true }) },
-      runThreadEntry(),
+      threadEntry('actions/threads', 'run-thread.mjs', 'THREAD_ENTRY'),
+      threadEntry('db/sqlite-readers', 'sqlite-reader-thread.mjs', 'READER_ENTRY'),
       ts(),
     ],
   },

@@ -4,7 +4,7 @@
  * resolves to `./x.ts` when only that exists, and .ts files are transpiled with TypeScript's transpileModule
  * (isolatedModules: each file alone), cached by content in node_modules/.cache/in-app-runtime-threads, so a
  * thread starts without loading TypeScript once every file was seen. Dev and test only (not in the package):
- * the built package starts dist/server/run-thread.mjs and dist/engine-thread.mjs.
+ * the built package starts dist/server/run-thread.mjs, dist/server/sqlite-reader-thread.mjs and dist/engine-thread.mjs.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';

@@ -52,6 +52,13 @@ export interface ServerLimits {
    * run delays every request until its time limit).
    */
   runThreads?: number;
+  /**
+   * SQLite (a database file): threads that run the budgeted reads (data source selects, counts and aggregations
+   * the database runs: Database.bounded) off the HTTP thread, each with its own read-only connection (default 2;
+   * docs/data-sources.md "Time budgets"). A slow read then holds one of them, not the server. 0 runs them on the
+   * HTTP thread. In memory (`memory: true`) they always run there (a memory database has one connection).
+   */
+  sqliteReadThreads?: number;
   /** Heap limit of one run thread, MB (default 256); past it the thread's run fails with WORKER_OUT_OF_MEMORY. */
   runThreadMemoryMb?: number;
   /**
@@ -100,6 +107,12 @@ export interface ServerLimits {
    */
   answerStallMs: number;
 }
+
+/**
+ * Default of ServerLimits.sqliteReadThreads: two, whatever the cores, so one slow read leaves a thread to every
+ * other (on the 2-core machines measured, docs/benchmarks.md "Time budgets"); more threads than cores only share them.
+ */
+export const DEFAULT_SQLITE_READ_THREADS = 2;
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   runTimeoutMs: 120_000,

@@ -7,7 +7,7 @@ import type { NotificationService } from './notifications/service.js';
 import { errorBody } from './http/errors.js';
 import { createTenant, ensureBootstrap, type Bootstrap } from './bootstrap.js';
 import { checkServerStart } from './dependencies.js';
-import { DEFAULT_SERVER_LIMITS, normalizePublicUrl, type ServerContext, type ServerLimits } from './context.js';
+import { DEFAULT_SERVER_LIMITS, DEFAULT_SQLITE_READ_THREADS, normalizePublicUrl, type ServerContext, type ServerLimits } from './context.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { migrations } from './db/migrations/index.js';
@@ -158,6 +158,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       await migrate(db, migrations);
       return ensureBootstrap(db, ctx.nowIso());
     });
+    // SQLite: the reader threads open the file as migrated; `db.close()` stops them.
+    await store.startReaders(ctx.limits.sqliteReadThreads ?? DEFAULT_SQLITE_READ_THREADS);
     if (dataDir) writeFileSync(join(dataDir, 'bootstrap.json'), JSON.stringify(bootstrap, null, 2) + '\n');
     if (created && (options.log ?? !memory)) {
       console.log('[in-app-runtime server] created organization %d, app %d', bootstrap.organizationId, bootstrap.appId);

@@ -9,7 +9,9 @@ import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { aggregateStatement } from '../../src/server/data-sources/sql/aggregate.js';
 import { planSqlAggregate } from '../../src/server/data-sources/sql/aggregate-plan.js';
 import { planSqlSelect, selectStatement } from '../../src/server/data-sources/sql/select.js';
+import type { SqlValue } from '../../src/server/db/database.js';
 import { openPostgres } from '../../src/server/db/postgres.js';
+import { openSqlite } from '../../src/server/db/sqlite.js';
 import { SQLITE_BUDGET_FUNCTION, sqliteBudgetCheck } from '../../src/server/db/statement-budget.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { startPostgresCluster } from '../helpers/postgres.js';
@@ -18,7 +20,8 @@ import { startPostgresCluster } from '../helpers/postgres.js';
  * Time budgets of SQL reads (docs/data-sources.md "Time budgets", docs/benchmarks.md): on each engine, a plain
  * select over HTTP alone, and issued 100 ms after a pathological aggregation (a `where` of 200 array walks over
  * 2,000 entries of 100-element arrays: seconds to minutes unbounded) that the budget stops; the plain select's
- * statement on a bare connection is the baseline. Then what the budget costs: on SQLite the check term in a
+ * statement on a bare connection is the baseline. SQLite twice: reads on the reader threads (the default on a
+ * database file, db/sqlite-readers/) and on the main thread (`limits.sqliteReadThreads: 0`). Then what the budget costs: on SQLite the check term in a
  * scan (bare better-sqlite3, 300,000 rows: the translator's statements with the term, without it, and with a
  * call on every row), on PostgreSQL the transaction around a read (the adapter, `SELECT 1`).
  */
@@ -92,8 +95,8 @@ async function beside(server: RunningServer, bare: () => Promise<unknown>, engin
   await plainQuery();
   const bareMs: number[] = [];
   for (let i = 0; i < 3 * RUNS; i++) bareMs.push(await timed(bare));
-  // The client runs in a worker thread: a SQLite statement holds the server's thread (this one), and a client
-  // here could not even start its request (nor its 100 ms timer) before the statement ended.
+  // The client runs in a worker thread: on the main-thread path a SQLite statement holds the server's thread (this
+  // one), and a client here could not even start its request (nor its 100 ms timer) before the statement ended.
   const headers = { 'Auth-token': server.bootstrap.apiToken, 'Content-Type': 'application/json' };
   const worker = new Worker(CLIENT, {
     eval: true,
@@ -118,37 +121,82 @@ async function beside(server: RunningServer, bare: () => Promise<unknown>, engin
   ];
 }
 
+/**
+ * A read's cost on a reader thread against the same read on the main thread (Database.bounded, the plain select's
+ * statement), and the statement on a bare connection: the messages to and from the thread and the read
+ * transaction around the statement.
+ */
+async function readCost(file: string, statement: { text: string; params: readonly SqlValue[] }): Promise<string[]> {
+  const main = openSqlite({ file });
+  const threaded = openSqlite({ file });
+  const bare = new BetterSqlite3(file, { readonly: true });
+  bare.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => 1);
+  try {
+    await threaded.startReaders(1);
+    const params = statement.params;
+    const prepared = bare.prepare(statement.text);
+    const times: number[][] = [[], [], []];
+    for (let i = 0; i < 310; i++) {
+      const runs = [
+        async () => prepared.all(...params),
+        () => main.bounded(BUDGET_MS, (q) => q.all(statement.text, params)),
+        () => threaded.bounded(BUDGET_MS, (q) => q.all(statement.text, params)),
+      ];
+      for (const [k, run] of runs.entries()) {
+        const ms = await timed(run);
+        if (i >= 10) times[k]!.push(ms);
+      }
+    }
+    const [b, m, t] = times.map(median) as [number, number, number];
+    return [`| ${b.toFixed(2)} ms | ${m.toFixed(2)} ms | ${t.toFixed(2)} ms (+${(t - m).toFixed(2)} ms) |`];
+  } finally {
+    bare.close();
+    await main.close();
+    await threaded.close();
+  }
+}
+
 const header = [
   `| engine | plain select, bare statement | plain select over HTTP, alone | the same 100 ms into a slow aggregation | difference | slow aggregation: 422 after (budget ${BUDGET_MS} ms) |`,
   '| --- | --- | --- | --- | --- | --- |',
 ];
 
 it('a plain select beside a slow aggregation, and the check term (SQLite)', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iar-budgetbench-'));
-  const server = await startServer({ port: 0, dataDir: dir, log: false, limits: { aggregateTimeoutMs: BUDGET_MS } });
-  let lines: string[];
-  let bare: BetterSqlite3.Database | undefined;
-  let ds: number | undefined;
-  try {
-    // The bare baseline: the translator's statement of the plain select on its own connection to the same file.
-    const plan = planSqlSelect(compileQuery(plainBody))!;
-    lines = await beside(
-      server,
-      async () => {
-        if (!bare) {
-          bare = new BetterSqlite3(join(dir, 'runtime.sqlite'), { readonly: true });
-          bare.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => 1);
-        }
-        ds ??= (bare.prepare("SELECT id FROM data_sources WHERE name = 'Plain'").get() as { id: number }).id;
-        const statement = selectStatement('sqlite', ds, plan);
-        expect(bare.prepare(statement.text).all(...statement.params)).toHaveLength(20);
-      },
-      'SQLite',
-    );
-  } finally {
-    bare?.close();
-    await server.close();
-    rmSync(dir, { recursive: true, force: true });
+  // The reads on the reader threads (the default on a database file) and, for comparison, on the main thread.
+  const lines: string[] = [];
+  const hopLines: string[] = [];
+  for (const [engine, sqliteReadThreads] of [
+    ['SQLite, reader threads (default, 2)', 2],
+    ['SQLite, main thread (`sqliteReadThreads: 0`)', 0],
+  ] as const) {
+    const dir = mkdtempSync(join(tmpdir(), 'iar-budgetbench-'));
+    const server = await startServer({ port: 0, dataDir: dir, log: false, limits: { aggregateTimeoutMs: BUDGET_MS, sqliteReadThreads } });
+    let bare: BetterSqlite3.Database | undefined;
+    let ds: number | undefined;
+    try {
+      // The bare baseline: the translator's statement of the plain select on its own connection to the same file.
+      const plan = planSqlSelect(compileQuery(plainBody))!;
+      lines.push(
+        ...(await beside(
+          server,
+          async () => {
+            if (!bare) {
+              bare = new BetterSqlite3(join(dir, 'runtime.sqlite'), { readonly: true });
+              bare.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => 1);
+            }
+            ds ??= (bare.prepare("SELECT id FROM data_sources WHERE name = 'Plain'").get() as { id: number }).id;
+            const statement = selectStatement('sqlite', ds, plan);
+            expect(bare.prepare(statement.text).all(...statement.params)).toHaveLength(20);
+          },
+          engine,
+        )),
+      );
+      if (sqliteReadThreads > 0) hopLines.push(...(await readCost(join(dir, 'runtime.sqlite'), selectStatement('sqlite', ds!, plan))));
+    } finally {
+      bare?.close();
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   // The check term's cost: 300,000 rows in a bare database, the translator's scans with and without it.
@@ -213,6 +261,12 @@ it('a plain select beside a slow aggregation, and the check term (SQLite)', asyn
       '',
       ...header,
       ...lines,
+      '',
+      '### What a read costs on a reader thread (the plain select, median of 300, interleaved)',
+      '',
+      '| bare statement (better-sqlite3) | `bounded` on the main thread | `bounded` on a reader thread |',
+      '| --- | --- | --- |',
+      ...hopLines,
       '',
       `### The check term, 300,000 entries, bare better-sqlite3 (median of ${RUNS})`,
       '',

@@ -12,6 +12,7 @@ import { planSqlAggregate } from '../../src/server/data-sources/sql/aggregate-pl
 import { indexedGroupPath, runIndexedGroup } from '../../src/server/data-sources/sql/aggregate-indexed.js';
 import { aggregateBody, entryData, seededRandom } from '../helpers/aggregate-generator.js';
 import { createTestDatabase } from '../helpers/postgres.js';
+import { openSqliteOnReaders } from '../helpers/sqlite-readers.js';
 import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
 
 /**
@@ -47,8 +48,8 @@ describe(`SQL translation of aggregations, differential against mingo (${testEng
       const dir = mkdtempSync(join(tmpdir(), 'iar-aggdiff-'));
       cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
       b = await startTestBackend({ dataDir: dir });
-      const { openSqlite } = await import('../../src/server/db/sqlite.js');
-      db = openSqlite({ file: join(dir, 'runtime.sqlite') });
+      // The statements below run on a reader thread, as the server's reads of a database file do.
+      db = await openSqliteOnReaders(join(dir, 'runtime.sqlite'));
     }
     const rng = seededRandom(SEED);
     const ds = await b.client.DataSources.create({ name: 'AggregateDifferential' });

@@ -11,6 +11,7 @@ import { chooseAccess, SEEK } from '../../src/server/data-sources/sql/walk.js';
 import { indexName } from '../../src/server/data-sources/indexes.js';
 import { entryData, INDEXED_PATHS, indexedQueryBody, queryBody, seededRandom } from '../helpers/query-generator.js';
 import { createTestDatabase } from '../helpers/postgres.js';
+import { openSqliteOnReaders } from '../helpers/sqlite-readers.js';
 import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
 
 /**
@@ -64,8 +65,8 @@ describe(`SQL translation of selects, differential against the JS evaluator (${t
       const dir = mkdtempSync(join(tmpdir(), 'iar-sqldiff-'));
       cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
       b = await startTestBackend({ dataDir: dir, clock });
-      const { openSqlite } = await import('../../src/server/db/sqlite.js');
-      db = openSqlite({ file: join(dir, 'runtime.sqlite') });
+      // The statements below run on a reader thread, as the server's reads of a database file do.
+      db = await openSqliteOnReaders(join(dir, 'runtime.sqlite'));
     }
     const rng = seededRandom(SEED);
     const ds = await b.client.DataSources.create({ name: 'Differential' });

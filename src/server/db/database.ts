@@ -75,7 +75,9 @@ export interface Database extends Queryable {
    * as does a statement started after it; other requests are unaffected and the connection stays usable.
    * PostgreSQL: one READ ONLY, READ COMMITTED transaction on one pooled connection, `statement_timeout` set to the
    * time left before each statement. SQLite: the budget is checked inside the scans of statements that carry
-   * `sqliteBudgetCheck` (work outside them, e.g. sorting what a scan found, is not stopped).
+   * `sqliteBudgetCheck` (work outside them, e.g. sorting what a scan found, is not stopped); on a database file
+   * the reads run on reader threads (sqlite-readers/), each in one read transaction, off the main thread. For
+   * reads outside a transaction: a transaction's own reads go through its `tx`.
    */
   bounded<T>(timeoutMs: number, fn: (q: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

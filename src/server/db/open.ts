@@ -25,6 +25,12 @@ export interface OpenedStore {
    * the same time do it one after the other (a PostgreSQL advisory lock).
    */
   startup<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Starts the threads that run the SQLite store's budgeted reads (Database.bounded) off the main thread: a
+   * database file only (db/sqlite-readers/pool.ts). Nothing on PostgreSQL (its reads run in its own processes)
+   * nor in memory. `db.close()` stops them.
+   */
+  startReaders(threads: number): Promise<void>;
   /** Stops the bus (polling, pending event records); call before `db.close()`. */
   stopBus(): Promise<void>;
   /** Cuts the database connections at once, as a crash would (PostgreSQL); closes SQLite. */
@@ -68,11 +74,20 @@ export async function openStore(options: {
           await installSharedEvents(db);
           return result;
         }),
+      startReaders: async () => undefined,
       stopBus: () => bus.stop(),
       kill: () => db.terminate(),
     };
   }
   const { openSqlite } = await import('./sqlite.js');
   const db = openSqlite(options.sqlite);
-  return { db, bus: createEventBus(), instanceId, startup: (fn) => fn(), stopBus: async () => undefined, kill: () => db.close() };
+  return {
+    db,
+    bus: createEventBus(),
+    instanceId,
+    startup: (fn) => fn(),
+    startReaders: (threads) => db.startReaders(threads),
+    stopBus: async () => undefined,
+    kill: () => db.close(),
+  };
 }

@@ -1,6 +1,20 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { Database, KeptRows, Queryable, RunResult, SqlValue, Transaction } from './database.js';
-import { SQLITE_BUDGET_FUNCTION, StatementTimeout } from './statement-budget.js';
+import { defineSqliteFunctions, type ArmedBudget } from './sqlite-functions.js';
+import { startSqliteReaders, type SqliteReaders } from './sqlite-readers/pool.js';
+import { StatementTimeout } from './statement-budget.js';
+
+export interface SqliteDatabase extends Database {
+  readonly dialect: 'sqlite';
+  /**
+   * Starts `threads` reader threads (sqlite-readers/pool.ts) that run `bounded` reads from now on, off the main
+   * thread. Only for a database file: in memory (or with 0 threads) `bounded` reads stay on the main connection.
+   * Called once, when the server starts (after migrations); `close()` stops them.
+   */
+  startReaders(threads: number): Promise<void>;
+  /** Reader threads alive now (empty before startReaders and after close). */
+  readerThreads(): { threadId: number; busy: boolean }[];
+}
 
 /**
  * SQLite adapter (better-sqlite3, WAL). better-sqlite3 is synchronous; the
@@ -8,12 +22,14 @@ import { SQLITE_BUDGET_FUNCTION, StatementTimeout } from './statement-budget.js'
  * transaction holds a lock so that work of other requests, started while the
  * transaction awaits, runs after it and not inside it.
  *
- * `bounded` arms a deadline while each of its statements runs (synchronously, so no other statement runs
- * meanwhile); the SQL function SQLITE_BUDGET_FUNCTION, called from inside the scans (statement-budget.ts),
- * throws past it, which aborts the statement.
+ * `bounded` runs on the reader threads once they are started (startReaders: a file database), else here: it
+ * arms a deadline while each of its statements runs (synchronously, so no other statement runs meanwhile); the
+ * SQL function SQLITE_BUDGET_FUNCTION, called from inside the scans (statement-budget.ts), throws past it, which
+ * aborts the statement. The reader threads do the same on their own connections.
  */
-export function openSqlite(options: { file?: string; memory?: boolean }): Database {
-  const db = new BetterSqlite3(options.memory || !options.file ? ':memory:' : options.file);
+export function openSqlite(options: { file?: string; memory?: boolean }): SqliteDatabase {
+  const file = options.memory || !options.file ? undefined : options.file;
+  const db = new BetterSqlite3(file ?? ':memory:');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
@@ -31,11 +47,10 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
   };
   const params = (p?: readonly SqlValue[]) => (p ?? []) as unknown[];
 
-  let armed: { deadline: number; timeoutMs: number } | null = null;
-  db.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => {
-    if (armed && Date.now() > armed.deadline) throw new StatementTimeout(armed.timeoutMs);
-    return 1;
-  });
+  let armed: ArmedBudget | null = null;
+  defineSqliteFunctions(db, () => armed);
+  let readers: SqliteReaders | undefined;
+  let closing: Promise<void> | undefined;
 
   const direct: Queryable = {
     async all<T>(sql: string, p?: readonly SqlValue[]) {
@@ -154,6 +169,7 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
     get: outside('get'),
     run: outside('run'),
     bounded<T>(timeoutMs: number, fn: (q: Queryable) => Promise<T>): Promise<T> {
+      if (readers) return readers.bounded(timeoutMs, fn);
       const deadline = Date.now() + timeoutMs;
       return fn({
         all: (sql, p) => armedFor(deadline, timeoutMs, () => direct.all(sql, p)),
@@ -164,8 +180,21 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
     // The single writer already runs every transaction alone: the key adds nothing.
     lockedTransaction: (_key, fn) => transaction(fn),
     transaction,
-    async close() {
-      await withLock(async () => db.close());
+    async startReaders(threads: number) {
+      if (readers) throw new Error('startReaders: the reader threads are already started');
+      if (closing) throw new Error('startReaders: the database is closed');
+      if (!file || threads <= 0) return;
+      readers = await startSqliteReaders({ file, size: threads });
+    },
+    readerThreads: () => readers?.threads() ?? [],
+    close() {
+      closing ??= (async () => {
+        const stopping = readers;
+        readers = undefined;
+        await stopping?.close();
+        await withLock(async () => db.close());
+      })();
+      return closing;
     },
   };
 }

@@ -1,0 +1,73 @@
+/**
+ * Entry of a SQLite reader thread (`worker_threads`, pool.ts): its own read-only better-sqlite3 connection to
+ * the database file, running the statements of `Database.bounded` reads, each read in one read transaction (one
+ * snapshot: BEGIN before its first statement, COMMIT at its `end`). WAL lets it read beside the main
+ * connection's writes. Built as dist/server/sqlite-reader-thread.mjs; from src/ it starts through dev-thread.mjs.
+ */
+import BetterSqlite3 from 'better-sqlite3';
+import { parentPort, workerData } from 'node:worker_threads';
+import { defineSqliteFunctions, type ArmedBudget } from '../sqlite-functions.js';
+import { StatementTimeout, isStatementTimeout } from '../statement-budget.js';
+import type { FromReader, ReaderThreadData, ToReader } from './protocol.js';
+
+const port = parentPort;
+if (!port) throw new Error('sqlite-reader-thread: not started as a worker thread');
+const { file } = workerData as ReaderThreadData;
+
+const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+db.pragma('busy_timeout = 5000');
+let armed: ArmedBudget | null = null;
+defineSqliteFunctions(db, () => armed);
+
+const statements = new Map<string, BetterSqlite3.Statement>();
+const prepare = (sql: string) => {
+  let statement = statements.get(sql);
+  if (!statement) {
+    statement = db.prepare(sql);
+    statements.set(sql, statement);
+    if (statements.size > 500) statements.delete(statements.keys().next().value!);
+  }
+  return statement;
+};
+
+/** As the main connection's plain statements (sqlite.ts): `all` and `get` of a non-reader run it. */
+function execute(message: Extract<ToReader, { type: 'statement' }>): unknown {
+  const s = prepare(message.sql);
+  const params = message.params as unknown[];
+  if (s.reader) {
+    if (message.method === 'all') return s.all(...params);
+    if (message.method === 'get') return s.get(...params);
+    s.all(...params);
+    return { changes: 0 };
+  }
+  const { changes } = s.run(...params);
+  return message.method === 'all' ? [] : message.method === 'get' ? undefined : { changes };
+}
+
+const post = (message: FromReader) => port.postMessage(message);
+
+port.on('message', (message: ToReader) => {
+  if (message.type === 'end') {
+    if (db.inTransaction) db.exec('COMMIT');
+    return;
+  }
+  let answer: FromReader;
+  try {
+    if (Date.now() > message.deadline) throw new StatementTimeout(message.timeoutMs);
+    if (!db.inTransaction) db.exec('BEGIN');
+    armed = { deadline: message.deadline, timeoutMs: message.timeoutMs };
+    answer = { type: 'result', id: message.id, ok: true, value: execute(message) };
+  } catch (error) {
+    const e = error as { message?: unknown; code?: unknown };
+    const code = isStatementTimeout(error) ? 'STATEMENT_TIMEOUT' : typeof e?.code === 'string' ? e.code : undefined;
+    answer = { type: 'result', id: message.id, ok: false, error: { message: String(e?.message ?? error), code } };
+  } finally {
+    armed = null;
+  }
+  try {
+    post(answer);
+  } catch (error) {
+    post({ type: 'result', id: message.id, ok: false, error: { message: `The rows cannot be passed to the main thread: ${(error as Error).message}` } });
+  }
+});
+post({ type: 'ready' });
