@@ -3,7 +3,7 @@ import { HttpError } from '../http/errors.js';
 import { assertRunLive, assertRunLiveIn, type RunLiveness } from '../store/run-liveness.js';
 import type { TokenRecord } from '../store/identity.js';
 import { setOwn } from './query/values.js';
-import type { AccessRule, DataSourceRecord, Operation } from './types.js';
+import type { AccessRule, DataSourceRecord, EntryRecord, Operation } from './types.js';
 
 /**
  * Who performs a data source operation.
@@ -118,3 +118,7 @@ export function writtenData(ds: DataSourceRecord, caller: Caller, data: Record<s
   }
   return filterColumns(data, grant);
 }
+
+/** The entries as `grant` shows them: the columns it hides taken out of each entry's data. */
+export const withGrant = (entries: readonly EntryRecord[], grant: Grant): readonly EntryRecord[] =>
+  hasColumnFilter(grant) ? entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : entries;

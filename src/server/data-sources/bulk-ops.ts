@@ -1,21 +1,20 @@
 import type { Queryable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { checkFilterFields } from '../http/nesting.js';
-import { assertCallerLiveIn, authorize, filterColumns, hasColumnFilter, type Caller, type Grant } from './access.js';
+import { assertCallerLiveIn, authorize, hasColumnFilter, withGrant, type Caller } from './access.js';
 import { bumpDataVersion, emitLogs, resolveDataSource, takeSnapshot, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
 import { advanceSummary, summarizeDataSet } from './summary.js';
 import { deleteTranslates, entriesMatching, SqlMatchFailed } from './sql-delete.js';
 import { dataVersion } from './store/data-sources.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
+import { compileQuery } from './query/compile.js';
+import { scanSelect } from './scan-select.js';
 import { deleteAllEntries, deleteEntriesByIds, insertEntryRows } from './store/entries.js';
 import { listVersions } from './store/versions.js';
 import type { DataSourceRecord, EntryRecord, VersionRecord } from './types.js';
 import { checkEntryData } from './validate.js';
 
 /** Whole-data-set operations: import/truncate, query (select/delete), versions (version data and restore: version-data.ts, version-restore.ts; commit: commit.ts). */
-
-export const withGrant = (entries: readonly EntryRecord[], grant: Grant): readonly EntryRecord[] =>
-  hasColumnFilter(grant) ? entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : entries;
 
 export async function insertMany(
   tx: Queryable,
@@ -132,6 +131,9 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
     return { deletedCount: result.count };
   }
   const grant = authorize(ds, 'select', caller);
+  // A data source too large for the entry cache is scanned in pages, not loaded (scan-select.ts).
+  const scanned = await scanSelect(core, ds.id, grant, compileQuery(body));
+  if (scanned) return scanned;
   const entries = withGrant(await core.cache.entries(ctx.db, ds.id), grant);
   return runQuery(entries as EntryRecord[], body, joinLoader(core, caller, ds), {
     bytes: ctx.limits.aggregateBytes,

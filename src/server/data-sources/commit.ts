@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { HttpError } from '../http/errors.js';
 import { assertCallerLiveIn, authorize, type Caller } from './access.js';
-import { insertMany, withGrant } from './bulk-ops.js';
+import { withGrant } from './access.js';
+import { insertMany } from './bulk-ops.js';
 import {
   bumpDataVersion,
   byDefaultOrder,

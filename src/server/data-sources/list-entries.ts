@@ -1,5 +1,5 @@
 import { authorize, type Caller } from './access.js';
-import { withGrant } from './bulk-ops.js';
+import { withGrant } from './access.js';
 import { byDefaultOrder, resolveDataSource, type Core, type DataSourceRef } from './core.js';
 import { currentDataSet } from './current-data-set.js';
 import { entryPages, type EntryPages } from './entry-pages.js';

@@ -16,8 +16,12 @@ import { compileWhere } from './where.js';
  * unbounded): past it 422 `QUERY_TIMEOUT`, so one query cannot hold the process for long
  * (limits.aggregateTimeoutMs).
  */
-function filterEntries(entries: readonly EntryRecord[], test: (entry: EntryRecord) => boolean, timeoutMs?: number): EntryRecord[] {
-  const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+export function filterEntries(
+  entries: readonly EntryRecord[],
+  test: (entry: EntryRecord) => boolean,
+  timeoutMs?: number,
+  deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs,
+): EntryRecord[] {
   // Operators are checked at compile time; anything still thrown while matching comes from the query.
   return asInvalidQuery('where', () => {
     const out: EntryRecord[] = [];
@@ -32,12 +36,27 @@ function filterEntries(entries: readonly EntryRecord[], test: (entry: EntryRecor
   });
 }
 
+/** How many of the first matches in the query's order its page can hold: offset + limit (0: all of them). */
+export const pageReach = (compiled: CompiledQuery) => ((compiled.body.limit ?? 0) > 0 ? (compiled.body.offset ?? 0) + compiled.body.limit! : 0);
+
 /** The page of `matches` selected by the query's order, offset and limit. */
 function page(matches: EntryRecord[], compiled: CompiledQuery): EntryRecord[] {
   const offset = compiled.body.offset ?? 0;
   const limit = compiled.body.limit ?? 0;
-  const sorted = sortEntries(matches, compiled.order, limit > 0 ? offset + limit : 0);
+  const sorted = sortEntries(matches, compiled.order, pageReach(compiled));
   return offset > 0 || limit > 0 ? sorted.slice(offset, limit > 0 ? offset + limit : undefined) : sorted;
+}
+
+/**
+ * The answer of a select without joins, `distinct` or `aggregate` from its matches: every match, or at least the
+ * first pageReach of them in the query's order (scan-select.ts keeps only those), and `total` of them in all.
+ */
+export function plainSelect(matches: EntryRecord[], compiled: CompiledQuery, total = matches.length): QueryResult {
+  const selected = page(matches, compiled);
+  const projection = compiled.projection;
+  const entries = projection === null ? selected : selected.map((entry) => projection(entry));
+  if (!compiled.body.includePagination) return { entries };
+  return { entries, pagination: { total, limit: compiled.body.limit ?? 0, offset: compiled.body.offset ?? 0 } };
 }
 
 /**
@@ -56,6 +75,7 @@ export async function runQuery(entries: readonly EntryRecord[], body: QueryBody,
     return { entries: runAggregate(page(matches, compiled), compiled.body.aggregate, 'aggregate', aggregateLimits) };
   }
 
+  if (compiled.joins.length === 0 && !compiled.body.distinct) return plainSelect(matches, compiled);
   const loaded: LoadedJoin[] = [];
   for (const join of compiled.joins) loaded.push(await loadJoin(join, joins));
   for (const join of loaded) if (join.appended.length > 0) matches = matches.concat(join.appended);

@@ -38,6 +38,11 @@ export async function loadRawEntries(db: Queryable, dataSourceId: number): Promi
   return db.all<RawEntryRow>(`${SELECT} WHERE data_source_id = ? ORDER BY id`, [dataSourceId]);
 }
 
+/** Up to `limit` entries with an id above `afterId`, by id (a scan in pages: scan-select.ts). */
+export async function entryRowsAfter(db: Queryable, dataSourceId: number, afterId: number, limit: number): Promise<RawEntryRow[]> {
+  return db.all<RawEntryRow>(`${SELECT} WHERE data_source_id = ? AND id > ? ORDER BY id LIMIT ?`, [dataSourceId, afterId, limit]);
+}
+
 export async function loadEntries(db: Queryable, dataSourceId: number): Promise<EntryRecord[]> {
   const rows = await loadRawEntries(db, dataSourceId);
   const entries = new Array<EntryRecord>(rows.length);

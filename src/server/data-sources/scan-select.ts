@@ -1,0 +1,60 @@
+import { HttpError } from '../http/errors.js';
+import { withGrant, type Grant } from './access.js';
+import type { Core } from './core.js';
+import type { CompiledQuery } from './query/compile.js';
+import { sortEntries } from './query/order.js';
+import { filterEntries, pageReach, plainSelect } from './query/run.js';
+import type { EntryRecord, QueryResult } from './query/types.js';
+import { dataVersion } from './store/data-sources.js';
+import { countEntries, entryFromRow, entryRowsAfter } from './store/entries.js';
+
+/** Rows read per statement. */
+export const SCAN_PAGE = 2_000;
+/** Scans started over when a write changed the data set during one, before the whole data set is read at once. */
+const ATTEMPTS = 3;
+
+/**
+ * A select the SQL translation leaves to the JS evaluator (docs/sql.md), on a data source the entry cache does not
+ * hold (more than `limits.entryCacheEntries` entries): instead of reading the whole data set for the request, the
+ * entries are read by id in pages of SCAN_PAGE, each page matched and dropped (docs/data-sources.md,
+ * "Performance"). Only the matches that can still be on the page are kept: the first offset + limit in the query's
+ * order (a total order, ties ending on the unique id, so the best k of each batch are among the best k of all),
+ * or every match when there is no limit (then the answer itself holds them). The answer is that of one
+ * `data_version`: a scan during which a write bumped it starts over, and after ATTEMPTS the caller reads the data
+ * set at once as before. Joins, `distinct` and `aggregate` are not done here (null: the caller's path).
+ * The time budget `limits.aggregateTimeoutMs` covers the whole scan (422 QUERY_TIMEOUT).
+ */
+export async function scanSelect(core: Core, dataSourceId: number, grant: Grant, compiled: CompiledQuery): Promise<QueryResult | null> {
+  if (compiled.joins.length > 0 || compiled.body.distinct || compiled.body.aggregate) return null;
+  const { db, limits } = core.ctx;
+  const version = await dataVersion(db, dataSourceId);
+  if (version === undefined || core.cache.peek(dataSourceId, version)) return null;
+  if (core.cache.holds((await countEntries(db, dataSourceId)).count)) return null;
+  const timeoutMs = limits.aggregateTimeoutMs;
+  const deadline = Date.now() + timeoutMs;
+  const reach = pageReach(compiled);
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const start = attempt === 0 ? version : await dataVersion(db, dataSourceId);
+    let kept: EntryRecord[] = [];
+    let total = 0;
+    let after = 0;
+    for (;;) {
+      if (Date.now() > deadline)
+        throw new HttpError(422, 'QUERY_TIMEOUT', `where: matching took longer than ${timeoutMs} ms (limits.aggregateTimeoutMs)`, { limit: timeoutMs });
+      const rows = await entryRowsAfter(db, dataSourceId, after, SCAN_PAGE);
+      if (rows.length === 0) break;
+      after = rows[rows.length - 1]!.id;
+      const entries = withGrant(
+        rows.map((row) => entryFromRow(dataSourceId, row)),
+        grant,
+      );
+      const matches = filterEntries(entries, compiled.where, timeoutMs, deadline);
+      total += matches.length;
+      kept = kept.concat(matches);
+      if (reach > 0 && kept.length >= 2 * reach + SCAN_PAGE) kept = sortEntries(kept, compiled.order, reach);
+      if (rows.length < SCAN_PAGE) break;
+    }
+    if ((await dataVersion(db, dataSourceId)) === start) return plainSelect(kept, compiled, total);
+  }
+  return null;
+}
