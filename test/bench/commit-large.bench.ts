@@ -1,6 +1,9 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import BetterSqlite3 from 'better-sqlite3';
 import { expect, it } from 'vitest';
 import { startServer } from '../../src/server/index.js';
+import { startClientThread } from './client-thread.js';
 
 /**
  * Issue 14, "writes cost what they change": a one-entry commit (`append`, its answer holds the whole data set) and
@@ -10,6 +13,20 @@ import { startServer } from '../../src/server/index.js';
  * the size.
  */
 const N = Number(process.env.BENCH_ENTRIES ?? 300_000);
+/**
+ * `BENCH_CPU_PROFILE=<dir>`: CPU profiles of the commits whose client is on a worker thread, one of the server's
+ * thread (`server.cpuprofile`) and one of the client's (`client.cpuprofile`).
+ */
+const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+/** CPU time of this process's main thread (the server's: the bench's client is elsewhere), ms; Linux only. */
+const mainThreadCpuMs = () => {
+  try {
+    const fields = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
+};
 /** `BENCH_COMMITS=0` measures the import and the inserts only (at 1M a commit's answer is 240 MB). */
 const COMMITS = Number(process.env.BENCH_COMMITS ?? 5);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -79,6 +96,62 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
       if (i > 0) list.push(performance.now() - t);
       if (i > 0) listCpu.push(cpuMs() - cpu);
     }
+    // The same commits and lists with the client on a worker thread (another core, as another machine would be):
+    // the wall time is the client's, from sending to the last byte read; CPU is the process's and the server's thread.
+    const client = startClientThread();
+    const headers = { 'Auth-token': apiToken, 'Content-Type': 'application/json' };
+    const remote = async (method: string, path: string, body?: unknown) => {
+      const res = await client.request(method, server.url + path, headers, body === undefined ? undefined : JSON.stringify(body));
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.head}`);
+      return res;
+    };
+    const far = {
+      commit: [] as number[],
+      commitCpu: [] as number[],
+      commitMainCpu: [] as number[],
+      list: [] as number[],
+      listCpu: [] as number[],
+      listMainCpu: [] as number[],
+    };
+    const session = PROFILE_DIR ? new Session() : undefined;
+    const post = (method: string, params?: object) =>
+      new Promise<unknown>((resolve, reject) => session!.post(method, params, (e, r) => (e ? reject(e) : resolve(r))));
+    for (let i = 0; i < (COMMITS > 0 ? COMMITS + 1 : 0); i++) {
+      if (session && i === 1) {
+        session.connect();
+        await post('Profiler.enable');
+        await post('Profiler.setSamplingInterval', { interval: 200 });
+        await post('Profiler.start');
+        await client.startProfile();
+      }
+      const cpu = cpuMs();
+      const mainCpu = mainThreadCpuMs();
+      const res = await remote('POST', `/v1/data-sources/${ds}/commit`, { append: true, entries: [{ data: row(2 * N + i) }] });
+      if (i > 0) {
+        far.commit.push(res.ms);
+        far.commitCpu.push(cpuMs() - cpu);
+        far.commitMainCpu.push(mainThreadCpuMs() - mainCpu);
+      }
+      if (res.bytes < answerBytes) throw new Error(`a commit answered ${res.bytes} bytes`);
+      await remote('PUT', `/v1/data-sources/${ds}/data`, row(-1000 - i));
+    }
+    if (session && COMMITS > 0) {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      session.disconnect();
+      writeFileSync(`${PROFILE_DIR}/server.cpuprofile`, JSON.stringify(profile));
+      writeFileSync(`${PROFILE_DIR}/client.cpuprofile`, await client.stopProfile());
+    }
+    for (let i = 0; i < (COMMITS > 0 ? 4 : 0); i++) {
+      const cpu = cpuMs();
+      const mainCpu = mainThreadCpuMs();
+      const res = await remote('GET', `/v1/data-sources/${ds}/data`);
+      if (i > 0) {
+        far.list.push(res.ms);
+        far.listCpu.push(cpuMs() - cpu);
+        far.listMainCpu.push(mainThreadCpuMs() - mainCpu);
+      }
+    }
+    await client.close();
     clearInterval(sampler);
     const rssMb = process.memoryUsage().rss / 1024 / 1024;
 
@@ -122,10 +195,15 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
     const rows = [`| case (${N.toLocaleString('en')} entries) | ms | bare SQLite ms | ratio |`, '| --- | --- | --- | --- |'];
     if (COMMITS > 0)
       rows.push(
-        `| one-entry commit (answer: the whole data set, ${(answerBytes / 1e6).toFixed(1)} MB) | ${median(commit).toFixed(0)} | ${median(bareCommit).toFixed(0)} | ${(median(commit) / median(bareCommit)).toFixed(1)} |`,
+        `| one-entry commit (answer: the whole data set, ${(answerBytes / 1e6).toFixed(1)} MB), client in the server's thread | ${median(commit).toFixed(0)} | ${median(bareCommit).toFixed(0)} | ${(median(commit) / median(bareCommit)).toFixed(1)} |`,
         `| one-entry commit, CPU time of the process | ${median(commitCpu).toFixed(0)} | ${median(bareCommitCpu).toFixed(0)} | ${(median(commitCpu) / median(bareCommitCpu)).toFixed(1)} |`,
-        `| list every entry (GET …/data), median of 3 | ${median(list).toFixed(0)} | ${median(bareCommit).toFixed(0)} | ${(median(list) / median(bareCommit)).toFixed(1)} |`,
+        `| list every entry (GET …/data), median of 3, client in the server's thread | ${median(list).toFixed(0)} | ${median(bareCommit).toFixed(0)} | ${(median(list) / median(bareCommit)).toFixed(1)} |`,
         `| list every entry, CPU time of the process | ${median(listCpu).toFixed(0)} | ${median(bareCommitCpu).toFixed(0)} | ${(median(listCpu) / median(bareCommitCpu)).toFixed(1)} |`,
+        `| one-entry commit, client on a worker thread: its wall time | ${median(far.commit).toFixed(0)} | ${median(bareCommit).toFixed(0)} | ${(median(far.commit) / median(bareCommit)).toFixed(1)} |`,
+        `| one-entry commit, client on a worker thread: CPU time of the process (all threads) | ${median(far.commitCpu).toFixed(0)} | ${median(bareCommitCpu).toFixed(0)} | ${(median(far.commitCpu) / median(bareCommitCpu)).toFixed(1)} |`,
+        `| one-entry commit, client on a worker thread: CPU time of the server's thread | ${median(far.commitMainCpu).toFixed(0)} | ${median(bareCommitCpu).toFixed(0)} | ${(median(far.commitMainCpu) / median(bareCommitCpu)).toFixed(1)} |`,
+        `| list every entry, client on a worker thread: its wall time | ${median(far.list).toFixed(0)} | ${median(bareCommit).toFixed(0)} | ${(median(far.list) / median(bareCommit)).toFixed(1)} |`,
+        `| list every entry, client on a worker thread: CPU time of the server's thread | ${median(far.listMainCpu).toFixed(0)} | ${median(bareCommitCpu).toFixed(0)} | ${(median(far.listMainCpu) / median(bareCommitCpu)).toFixed(1)} |`,
         `| insert one entry, right after a commit | ${median(insert).toFixed(1)} | ${median(bareInsert).toFixed(2)} | ${(median(insert) / median(bareInsert)).toFixed(0)} |`,
       );
     rows.push(
