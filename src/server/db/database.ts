@@ -34,10 +34,25 @@ export interface KeptRows<T extends readonly unknown[]> {
   close(): Promise<void>;
 }
 
+/**
+ * Like KeptRows, for a query of one text column: its rows' texts joined by commas, read after the transaction in
+ * pages built by the database (SQLite: `group_concat` of the kept rows; PostgreSQL: the cursor's rows joined), as
+ * UTF-8 bytes, so no row becomes a JS value (docs/data-sources.md, "Streamed answers"). Every page but the first
+ * starts with the comma: the pages concatenated are the texts joined by commas.
+ */
+export interface KeptText {
+  /** The texts of the next `count` rows (fewer at the end), or undefined when none is left. */
+  next(count: number): Promise<Uint8Array | undefined>;
+  /** Frees the rows (idempotent; after it `next` returns undefined). */
+  close(): Promise<void>;
+}
+
 /** What a transaction's function works with: statements, and queries whose rows outlive the transaction. */
 export interface Transaction extends Queryable {
   /** Runs `sql` (a SELECT) now and keeps its rows, to be read after the transaction (see KeptRows). */
   keep<T extends readonly unknown[]>(sql: string, params?: readonly SqlValue[]): Promise<KeptRows<T>>;
+  /** Runs `sql` (a SELECT of one text column, in the order of the answer) now and keeps its rows (see KeptText). */
+  keepText(sql: string, params?: readonly SqlValue[]): Promise<KeptText>;
 }
 
 export interface TransactionOptions {

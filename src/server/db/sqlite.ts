@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import type { Database, KeptRows, Queryable, RunResult, SqlValue, Transaction } from './database.js';
+import type { Database, KeptRows, KeptText, Queryable, RunResult, SqlValue, Transaction } from './database.js';
 import { SQLITE_BUDGET_FUNCTION, StatementTimeout } from './statement-budget.js';
 
 /**
@@ -90,11 +90,15 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
   // Kept rows are copied into a TEMP table (private to this connection, untouched by later writes), in the
   // query's order: its rowids are 1, 2, … in that order, so a page is a rowid range.
   let kept = 0;
-  const keep = async <T extends readonly unknown[]>(sql: string, p?: readonly SqlValue[]): Promise<KeptRows<T>> => {
+  /** Copies the rows of `sql` into a new TEMP table; `read(table, from, count)` reads a page; dropped when closed. */
+  const keepTable = async <P>(
+    sql: string,
+    p: readonly SqlValue[] | undefined,
+    read: (table: string, from: number, count: number) => { page: P; rows: number },
+  ) => {
     const table = `temp.kept_rows_${++kept}`;
     db.prepare(`CREATE TABLE ${table} AS ${sql}`).run(...params(p));
-    let page: BetterSqlite3.Statement | undefined;
-    let read = 0;
+    let done = 0;
     let closed = false;
     const close = () =>
       afterwards(() => {
@@ -103,20 +107,39 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
         db.exec(`DROP TABLE IF EXISTS ${table}`);
       });
     return {
-      async next(count) {
-        const rows = await afterwards(() => {
-          if (closed) return [];
-          page ??= db.prepare(`SELECT * FROM ${table} WHERE rowid > ? AND rowid <= ? ORDER BY rowid`).raw(true);
-          return page.all(read, read + count) as T[];
-        });
-        read += rows.length;
-        if (rows.length < count) await close();
-        return rows;
+      async next(count: number): Promise<P | undefined> {
+        const result = await afterwards(() => (closed ? undefined : read(table, done, count)));
+        done += result?.rows ?? 0;
+        if (!result || result.rows < count) await close();
+        return result?.page;
       },
       close,
     };
   };
-  const inTransaction: Transaction = { ...direct, keep };
+  const keep = async <T extends readonly unknown[]>(sql: string, p?: readonly SqlValue[]): Promise<KeptRows<T>> => {
+    let page: BetterSqlite3.Statement | undefined;
+    const rows = await keepTable(sql, p, (table, from, count) => {
+      page ??= db.prepare(`SELECT * FROM ${table} WHERE rowid > ? AND rowid <= ? ORDER BY rowid`).raw(true);
+      const found = page.all(from, from + count) as T[];
+      return { page: found, rows: found.length };
+    });
+    return { next: async (count) => (await rows.next(count)) ?? [], close: rows.close };
+  };
+  // A page of text is built by SQLite (`group_concat`, in rowid order) and read as one BLOB: one Buffer, no string
+  // per row. The column of the TEMP table has the name SQLite gives the query's only column: read by position.
+  const keepText = async (sql: string, p?: readonly SqlValue[]): Promise<KeptText> => {
+    let page: BetterSqlite3.Statement | undefined;
+    return keepTable(sql, p, (table, from, count) => {
+      page ??= db
+        .prepare(
+          `WITH page (n, text) AS (SELECT rowid, * FROM ${table} WHERE rowid > ? AND rowid <= ?) SELECT count(*), CAST(? || group_concat(text, ',' ORDER BY n) AS BLOB) FROM page`,
+        )
+        .raw(true);
+      const [rows, text] = page.get(from, from + count, from === 0 ? '' : ',') as [number, Buffer | null];
+      return { page: text ?? undefined, rows };
+    });
+  };
+  const inTransaction: Transaction = { ...direct, keep, keepText };
 
   function transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     return withLock(async () => {
