@@ -53,10 +53,11 @@ describe(`kept rows (${testEngine})`, () => {
   });
 
   it('keeps the texts of a query, read after the transaction as pages of texts joined by commas', async () => {
-    const texts = async () => (await db.all<{ label: string }>('SELECT label FROM rows_kept ORDER BY n, id DESC')).map((r) => r.label);
+    const texts = async () =>
+      (await db.all<{ n: number; label: string }>('SELECT n, label FROM rows_kept ORDER BY n, id DESC')).map((r) => `${r.label}:${r.n}`);
     const kept = await db.transaction(async (tx) => {
       await tx.run('INSERT INTO rows_kept (n, label) VALUES (?, ?)', [3, 'é, "quoted" 😀']);
-      return tx.keepText("SELECT label || '' FROM rows_kept ORDER BY n, id DESC");
+      return tx.keepText({ columns: 'n, label', from: 'FROM rows_kept WHERE n >= ? ORDER BY n, id DESC', text: "label || ':' || n", params: [0] });
     });
     const snapshot = await texts();
     await db.run('DELETE FROM rows_kept WHERE n = ?', [2]);
@@ -68,14 +69,14 @@ describe(`kept rows (${testEngine})`, () => {
     expect(await kept.next(4)).toBeUndefined();
     await kept.close();
     // Closed before the end, and of a transaction that rolled back.
-    const early = await db.transaction((tx) => tx.keepText('SELECT label FROM rows_kept ORDER BY id'));
+    const early = await db.transaction((tx) => tx.keepText({ columns: 'label', from: 'FROM rows_kept ORDER BY id', text: 'label' }));
     expect(Buffer.from((await early.next(1))!).toString()).toBe((await db.get<{ label: string }>('SELECT label FROM rows_kept ORDER BY id LIMIT 1'))!.label);
     await early.close();
     expect(await early.next(1)).toBeUndefined();
     let lost: KeptText | undefined;
     await expect(
       db.transaction(async (tx) => {
-        lost = await tx.keepText('SELECT label FROM rows_kept ORDER BY id');
+        lost = await tx.keepText({ columns: 'label', from: 'FROM rows_kept ORDER BY id', text: 'label' });
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');

@@ -35,10 +35,10 @@ export interface KeptRows<T extends readonly unknown[]> {
 }
 
 /**
- * Like KeptRows, for a query of one text column: its rows' texts joined by commas, read after the transaction in
- * pages built by the database (SQLite: `group_concat` of the kept rows; PostgreSQL: the cursor's rows joined), as
- * UTF-8 bytes, so no row becomes a JS value (docs/data-sources.md, "Streamed answers"). Every page but the first
- * starts with the comma: the pages concatenated are the texts joined by commas.
+ * Like KeptRows, for a query read as one text per row: the rows' texts joined by commas, read after the transaction
+ * in pages built by the database (SQLite: `group_concat` over the kept rows; PostgreSQL: the cursor's rows written
+ * into one buffer), as UTF-8 bytes, so no row becomes a JS value (docs/data-sources.md, "Streamed answers"). Every
+ * page but the first starts with the comma: the pages concatenated are the texts joined by commas.
  */
 export interface KeptText {
   /** The texts of the next `count` rows (fewer at the end), or undefined when none is left. */
@@ -47,12 +47,25 @@ export interface KeptText {
   close(): Promise<void>;
 }
 
+/**
+ * A query kept as texts: `SELECT <columns> <from>` (from `FROM` on: conditions and the order of the answer), each
+ * row's text the SQL expression `text`, which reads only the columns named in `columns` (bare column names). SQLite
+ * keeps those columns and computes `text` as it builds a page (the copy in the transaction stays small); PostgreSQL's
+ * cursor selects `text` itself.
+ */
+export interface TextQuery {
+  columns: string;
+  from: string;
+  text: string;
+  params?: readonly SqlValue[];
+}
+
 /** What a transaction's function works with: statements, and queries whose rows outlive the transaction. */
 export interface Transaction extends Queryable {
   /** Runs `sql` (a SELECT) now and keeps its rows, to be read after the transaction (see KeptRows). */
   keep<T extends readonly unknown[]>(sql: string, params?: readonly SqlValue[]): Promise<KeptRows<T>>;
-  /** Runs `sql` (a SELECT of one text column, in the order of the answer) now and keeps its rows (see KeptText). */
-  keepText(sql: string, params?: readonly SqlValue[]): Promise<KeptText>;
+  /** Runs `query` now and keeps its rows' texts, to be read after the transaction (see KeptText). */
+  keepText(query: TextQuery): Promise<KeptText>;
 }
 
 export interface TransactionOptions {

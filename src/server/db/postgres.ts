@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Database, KeptRows, KeptText, Queryable, RunResult, SqlValue, Transaction, TransactionOptions } from './database.js';
+import type { Database, KeptRows, KeptText, Queryable, RunResult, SqlValue, TextQuery, Transaction, TransactionOptions } from './database.js';
 import { PG_QUERY_CANCELED, StatementTimeout } from './statement-budget.js';
 import { identitySequenceSql, syncIdentitySql, translateToPostgres, type TranslatedSql } from './sql-dialect.js';
 
@@ -225,8 +225,8 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
     };
     // The rows of a FETCH come as strings: each is written into the page's Buffer (concatenating them first would
     // make a rope that encoding has to flatten, ≈ 3x slower).
-    const keepText = async (sql: string, params?: readonly SqlValue[]): Promise<KeptText> => {
-      const cursor = await declare(sql, params);
+    const keepText = async (query: TextQuery): Promise<KeptText> => {
+      const cursor = await declare(`SELECT ${query.text} ${query.from}`, query.params);
       let first = true;
       return {
         async next(count) {

@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import type { Database, KeptRows, KeptText, Queryable, RunResult, SqlValue, Transaction } from './database.js';
+import type { Database, KeptRows, KeptText, Queryable, RunResult, SqlValue, TextQuery, Transaction } from './database.js';
 import { SQLITE_BUDGET_FUNCTION, StatementTimeout } from './statement-budget.js';
 
 /**
@@ -125,14 +125,14 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Databa
     });
     return { next: async (count) => (await rows.next(count)) ?? [], close: rows.close };
   };
-  // A page of text is built by SQLite (`group_concat`, in rowid order) and read as one BLOB: one Buffer, no string
-  // per row. The column of the TEMP table has the name SQLite gives the query's only column: read by position.
-  const keepText = async (sql: string, p?: readonly SqlValue[]): Promise<KeptText> => {
+  // A page of text is computed and joined by SQLite (`group_concat`, in rowid order) and read as one BLOB: one Buffer,
+  // no string per row. The TEMP table keeps the query's columns (a smaller copy than the texts).
+  const keepText = async (query: TextQuery): Promise<KeptText> => {
     let page: BetterSqlite3.Statement | undefined;
-    return keepTable(sql, p, (table, from, count) => {
+    return keepTable(`SELECT ${query.columns} ${query.from}`, query.params, (table, from, count) => {
       page ??= db
         .prepare(
-          `WITH page (n, text) AS (SELECT rowid, * FROM ${table} WHERE rowid > ? AND rowid <= ?) SELECT count(*), CAST(? || group_concat(text, ',' ORDER BY n) AS BLOB) FROM page`,
+          `WITH page AS (SELECT rowid AS kept_n, * FROM ${table} WHERE rowid > ? AND rowid <= ?) SELECT count(*), CAST(? || group_concat(${query.text}, ',' ORDER BY kept_n) AS BLOB) FROM page`,
         )
         .raw(true);
       const [rows, text] = page.get(from, from + count, from === 0 ? '' : ',') as [number, Buffer | null];

@@ -65,7 +65,12 @@ export function keepEntryText(tx: Transaction, dialect: 'sqlite' | 'postgres', d
   const json =
     `'{"id":' || id || ',"dataSourceId":${dataSourceId},"data":' || data || ',"order":' || sort_order || ',"createdAt":' || ${quote('created_at')}` +
     ` || ',"updatedAt":' || ${quote('updated_at')} || '${deletedAt ? ',"deletedAt":null}' : '}'}'`;
-  return tx.keepText(`SELECT ${json} FROM data_source_entries WHERE data_source_id = ? ORDER BY sort_order, id DESC`, [dataSourceId]);
+  return tx.keepText({
+    columns: 'id, data, sort_order, created_at, updated_at',
+    from: 'FROM data_source_entries WHERE data_source_id = ? ORDER BY sort_order, id DESC',
+    text: json,
+    params: [dataSourceId],
+  });
 }
 
 /** Count and highest `sort_order` of a data source's entries (one indexed read). */
