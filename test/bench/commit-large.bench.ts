@@ -1,14 +1,17 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
-import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
 import { expect, it } from 'vitest';
 import { startServer } from '../../src/server/index.js';
+import { startPostgresCluster } from '../helpers/postgres.js';
+import { barePostgres, bareSqlite } from './bare-entries.js';
 import { startClientThread } from './client-thread.js';
 
 /**
  * Issue 14, "writes cost what they change": a one-entry commit (`append`, its answer holds the whole data set) and
- * a one-entry insert at 300,000 entries, over HTTP against the real backend (in-memory SQLite), beside a bare
- * better-sqlite3 baseline in the same run: read and parse every row (what the answer needs) and insert one row.
+ * a one-entry insert at 300,000 entries, over HTTP against the real backend (in-memory SQLite, or PostgreSQL with
+ * `BENCH_DB=postgres`), beside a bare baseline of the same engine in the same run (bare-entries.ts): read, parse and
+ * serialize every row (what the answer needs) and insert one row.
  * Goals (issue 14): the commit ≤ 1.5 s at 300k; at 1M an insert ≤ 5 ms and the import ≤ 30 s. `BENCH_ENTRIES` changes
  * the size.
  */
@@ -29,11 +32,26 @@ const mainThreadCpuMs = () => {
 };
 /** `BENCH_COMMITS=0` measures the import and the inserts only (at 1M a commit's answer is 240 MB). */
 const COMMITS = Number(process.env.BENCH_COMMITS ?? 5);
+/** `BENCH_DB=postgres`: the server on a throwaway PostgreSQL cluster (test/helpers/postgres.ts), the baseline a bare table there. */
+const POSTGRES = process.env.BENCH_DB === 'postgres';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const row = (i: number) => ({ name: `Person ${i}`, email: `person${i}@example.com`, age: i % 90, city: ['Cork', 'Oslo', 'Lima'][i % 3], active: i % 3 !== 0 });
 
-it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
-  const server = await startServer({ port: 0, memory: true, log: false, limits: { bodyBytes: 64 * 1024 * 1024 } });
+it(`one-entry writes at ${N.toLocaleString('en')} entries (${POSTGRES ? 'PostgreSQL' : 'SQLite'})`, async () => {
+  // A PostgreSQL cluster of this run, stopped in `finally` (an exit hook does not run when the bench worker ends).
+  const cluster = POSTGRES ? await startPostgresCluster() : undefined;
+  let databaseUrl: string | undefined;
+  if (cluster) {
+    const admin = new pg.Client({ connectionString: cluster.url });
+    await admin.connect();
+    await admin.query('CREATE DATABASE iar_commitbench');
+    await admin.end();
+    const url = new URL(cluster.url);
+    url.pathname = '/iar_commitbench';
+    databaseUrl = url.toString();
+  }
+  const limits = { bodyBytes: 64 * 1024 * 1024 };
+  const server = await startServer(databaseUrl ? { port: 0, databaseUrl, log: false, limits } : { port: 0, memory: true, log: false, limits });
   try {
     const { appId, apiToken } = server.bootstrap;
     const api = async (method: string, path: string, body?: unknown) => {
@@ -155,44 +173,39 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
     clearInterval(sampler);
     const rssMb = process.memoryUsage().rss / 1024 / 1024;
 
-    // Baseline: the same rows in a bare database; read and parse all (the answer), insert one.
-    const db = new BetterSqlite3(':memory:');
-    db.exec(
-      'CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, data_source_id INTEGER NOT NULL, data TEXT NOT NULL, sort_order INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)',
-    );
-    const put = db.prepare('INSERT INTO entries (data_source_id, data, sort_order, created_at, updated_at) VALUES (1, ?, ?, ?, ?)');
-    const now = new Date().toISOString();
+    // Baseline: the same rows in a bare table of the same engine; read and parse all (the answer), insert one.
+    const bare = POSTGRES ? await barePostgres(databaseUrl!) : bareSqlite();
     const bareImportStart = performance.now();
     for (let start = 0; start < N; start += 100_000)
-      db.transaction(() => {
-        for (let i = start; i < Math.min(N, start + 100_000); i++) put.run(JSON.stringify(row(i)), i, now, now);
-      })();
+      await bare.insert(Array.from({ length: Math.min(100_000, N - start) }, (_, k) => ({ data: JSON.stringify(row(start + k)), order: start + k })));
     const bareImportMs = performance.now() - bareImportStart;
-    const all = db.prepare('SELECT id, data, sort_order, created_at, updated_at FROM entries WHERE data_source_id = 1 ORDER BY id');
     const bareCommit: number[] = [];
     const bareCommitCpu: number[] = [];
     const bareInsert: number[] = [];
     for (let i = 0; i < 6; i++) {
       let t = performance.now();
       if (COMMITS === 0) {
-        db.transaction(() => put.run(JSON.stringify(row(N + i)), N + i, now, now))();
+        await bare.insert([{ data: JSON.stringify(row(N + i)), order: N + i }]);
         t = performance.now();
-        db.transaction(() => put.run(JSON.stringify(row(-i)), 0, now, now))();
+        await bare.insert([{ data: JSON.stringify(row(-i)), order: 0 }]);
         if (i > 0) bareInsert.push(performance.now() - t);
         continue;
       }
       const cpu = cpuMs();
-      db.transaction(() => put.run(JSON.stringify(row(N + i)), N + i, now, now))();
-      const entries = (all.all() as { id: number; data: string }[]).map((r) => ({ ...r, data: JSON.parse(r.data) }));
+      await bare.insert([{ data: JSON.stringify(row(N + i)), order: N + i }]);
+      const entries = (await bare.readAll()).map((r) => ({ ...r, data: JSON.parse(r.data) }));
       JSON.stringify({ entries });
       if (i > 0) bareCommit.push(performance.now() - t);
       if (i > 0) bareCommitCpu.push(cpuMs() - cpu);
       t = performance.now();
-      db.transaction(() => put.run(JSON.stringify(row(-i)), 0, now, now))();
+      await bare.insert([{ data: JSON.stringify(row(-i)), order: 0 }]);
       if (i > 0) bareInsert.push(performance.now() - t);
     }
-    db.close();
-    const rows = [`| case (${N.toLocaleString('en')} entries) | ms | bare SQLite ms | ratio |`, '| --- | --- | --- | --- |'];
+    await bare.close();
+    const rows = [
+      `| case (${N.toLocaleString('en')} entries, ${POSTGRES ? 'PostgreSQL' : 'SQLite'}) | ms | bare ${POSTGRES ? 'PostgreSQL' : 'SQLite'} ms | ratio |`,
+      '| --- | --- | --- | --- |',
+    ];
     if (COMMITS > 0)
       rows.push(
         `| one-entry commit (answer: the whole data set, ${(answerBytes / 1e6).toFixed(1)} MB), client in the server's thread | ${median(commit).toFixed(0)} | ${median(bareCommit).toFixed(0)} | ${(median(commit) / median(bareCommit)).toFixed(1)} |`,
@@ -217,5 +230,6 @@ it(`one-entry writes at ${N.toLocaleString('en')} entries`, async () => {
     expect(commit.length).toBe(COMMITS);
   } finally {
     await server.close();
+    cluster?.stop();
   }
-}, 600_000);
+}, 900_000);

@@ -23,9 +23,9 @@ export interface Queryable {
  * The rows of a query as they were when it ran in a transaction, read after the transaction in pages (for an
  * answer too large to hold in memory: docs/data-sources.md, "Streamed answers"). The database keeps them (SQLite:
  * a TEMP table of the connection; PostgreSQL: a `WITH HOLD` cursor, materialized at COMMIT), so later writes do
- * not change them. `close()` frees them; it is also done when `next` returns the last rows. When the transaction
- * rolls back they are gone and `next` throws. Each row is an array of the selected columns' values, in the
- * SELECT's order (no object per row: these are many rows).
+ * not change them. `close()` frees them; it is also done when (or right after) `next` returns the last rows. When
+ * the transaction rolls back they are gone and `next` throws. Each row is an array of the selected columns' values,
+ * in the SELECT's order (no object per row: these are many rows).
  */
 export interface KeptRows<T extends readonly unknown[]> {
   /** The next rows in the query's order: `count` of them, fewer (or none) at the end. */

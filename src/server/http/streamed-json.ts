@@ -53,7 +53,8 @@ export function streamedJson(c: Context, pieces: JsonPieces, stallMs: number): R
           stage = 'done';
           controller.enqueue(Buffer.from(pieces.tail));
           controller.close();
-          await close();
+          // Freed once the tail is on its way (freeing may take tens of ms the client need not wait for).
+          setImmediate(close);
         } catch (error) {
           await close();
           if (stage === 'cancelled') return; // the client went away while the piece was read
