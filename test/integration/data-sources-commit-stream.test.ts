@@ -112,6 +112,12 @@ describe('data sources: streamed answers', () => {
     expect(listed.headers.get('content-length')).toBeNull();
     const listText = await listed.text();
     expect(listText).toBe(JSON.stringify({ entries: body.entries.map((e: Record<string, unknown>) => view(e, false)) }));
+    // No entry: no page.
+    const empty = (await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name: 'Empty' } })).body.dataSource.id as number;
+    const none = await fetch(`${b.url}/v1/data-sources/${empty}/data`, { headers: { 'Auth-token': b.server.bootstrap.apiToken } });
+    expect(await none.text()).toBe('{"entries":[]}');
+    const committed = await post(`/v1/data-sources/${empty}/commit`, { append: true, entries: [] });
+    expect(await committed.text()).toBe('{"entries":[]}');
   }, 120_000);
 
   it('leaves out the columns a rule hides, page by page', async () => {
