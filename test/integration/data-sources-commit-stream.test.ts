@@ -85,6 +85,41 @@ describe('data sources: streamed answers', () => {
     expect(listed.entries).toEqual(selected.body.entries);
   }, 120_000);
 
+  it('writes the bytes JSON.stringify writes for the unstreamed answer, across pages', async () => {
+    const ds = (await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name: 'Bytes' } })).body.dataSource.id as number;
+    // Values whose JSON text is easy to get wrong: escapes, control and non-ASCII characters, numbers JSON writes
+    // in exponent form, nesting; 4,500 entries, so the answer spans three pages.
+    const odd = ['"quoted" \\ back\\slash', 'tab\tnew\nline\u0001\u001f', 'é ü 中文 😀', '\u2028\u2029 </script>', ''];
+    const data = (i: number) => ({ i, s: odd[i % odd.length], n: [1e21, 0.1, -0, 5e-7, -12.5][i % 5], deep: { a: [i, null, true, { b: 'x' }] } });
+    expect((await b.api('POST', `/v1/data-sources/${ds}/data`, { json: { entries: Array.from({ length: 4_500 }, (_, i) => data(i)) } })).status).toBe(200);
+    // The unstreamed answers' keys, in their order: toView (a commit) and a select's entry.
+    const view = (e: Record<string, unknown>, deletedAt: boolean) => ({
+      id: e.id,
+      dataSourceId: e.dataSourceId,
+      data: e.data,
+      order: e.order,
+      createdAt: e.createdAt,
+      updatedAt: e.updatedAt,
+      ...(deletedAt ? { deletedAt: null } : {}),
+    });
+    const res = await post(`/v1/data-sources/${ds}/commit`, { append: true, entries: [{ data: data(4_500), clientId: 'c' }] });
+    expect(res.headers.get('content-length')).toBeNull();
+    const text = await res.text();
+    const body = JSON.parse(text);
+    expect(body.entries.map((e: { data: unknown }) => e.data)).toEqual(Array.from({ length: 4_501 }, (_, i) => JSON.parse(JSON.stringify(data(i)))));
+    expect(text).toBe(JSON.stringify({ entries: body.entries.map((e: Record<string, unknown>) => view(e, true)), clientIds: body.clientIds }));
+    const listed = await fetch(`${b.url}/v1/data-sources/${ds}/data`, { headers: { 'Auth-token': b.server.bootstrap.apiToken } });
+    expect(listed.headers.get('content-length')).toBeNull();
+    const listText = await listed.text();
+    expect(listText).toBe(JSON.stringify({ entries: body.entries.map((e: Record<string, unknown>) => view(e, false)) }));
+    // No entry: no page.
+    const empty = (await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name: 'Empty' } })).body.dataSource.id as number;
+    const none = await fetch(`${b.url}/v1/data-sources/${empty}/data`, { headers: { 'Auth-token': b.server.bootstrap.apiToken } });
+    expect(await none.text()).toBe('{"entries":[]}');
+    const committed = await post(`/v1/data-sources/${empty}/commit`, { append: true, entries: [] });
+    expect(await committed.text()).toBe('{"entries":[]}');
+  }, 120_000);
+
   it('leaves out the columns a rule hides, page by page', async () => {
     const x = b.server.bootstrap;
     const ds = (await b.api('POST', `/v1/data-sources?appId=${x.appId}`, { json: { name: 'ListedHidden' } })).body.dataSource.id;

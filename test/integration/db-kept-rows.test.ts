@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database, KeptRows } from '../../src/server/db/database.js';
+import type { Database, KeptRows, KeptText } from '../../src/server/db/database.js';
 import { openPostgres } from '../../src/server/db/postgres.js';
 import { openSqlite } from '../../src/server/db/sqlite.js';
 import { testEngine } from '../helpers/server.js';
@@ -50,6 +50,38 @@ describe(`kept rows (${testEngine})`, () => {
     expect(pages.flat()).toEqual(snapshot);
     expect(await kept.next(4)).toEqual([]);
     await kept.close();
+  });
+
+  it('keeps the texts of a query, read after the transaction as pages of texts joined by commas', async () => {
+    const texts = async () =>
+      (await db.all<{ n: number; label: string }>('SELECT n, label FROM rows_kept ORDER BY n, id DESC')).map((r) => `${r.label}:${r.n}`);
+    const kept = await db.transaction(async (tx) => {
+      await tx.run('INSERT INTO rows_kept (n, label) VALUES (?, ?)', [3, 'é, "quoted" 😀']);
+      return tx.keepText({ columns: 'n, label', from: 'FROM rows_kept WHERE n >= ? ORDER BY n, id DESC', text: "label || ':' || n", params: [0] });
+    });
+    const snapshot = await texts();
+    await db.run('DELETE FROM rows_kept WHERE n = ?', [2]);
+    const pages: string[] = [];
+    for (let page = await kept.next(4); page; page = await kept.next(4)) pages.push(Buffer.from(page).toString('utf8'));
+    expect(pages).toHaveLength(Math.ceil(snapshot.length / 4));
+    expect(pages.slice(1).every((p) => p.startsWith(','))).toBe(true);
+    expect(pages.join('')).toBe(snapshot.join(','));
+    expect(await kept.next(4)).toBeUndefined();
+    await kept.close();
+    // Closed before the end, and of a transaction that rolled back.
+    const early = await db.transaction((tx) => tx.keepText({ columns: 'label', from: 'FROM rows_kept ORDER BY id', text: 'label' }));
+    expect(Buffer.from((await early.next(1))!).toString()).toBe((await db.get<{ label: string }>('SELECT label FROM rows_kept ORDER BY id LIMIT 1'))!.label);
+    await early.close();
+    expect(await early.next(1)).toBeUndefined();
+    let lost: KeptText | undefined;
+    await expect(
+      db.transaction(async (tx) => {
+        lost = await tx.keepText({ columns: 'label', from: 'FROM rows_kept ORDER BY id', text: 'label' });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    await expect(lost!.next(1)).rejects.toThrow();
+    await lost!.close();
   });
 
   it('frees what it keeps when closed before the end, and keeps nothing of a transaction that rolled back', async () => {

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { HttpError } from '../http/errors.js';
-import { assertCallerLiveIn, authorize, type Caller } from './access.js';
-import { withGrant } from './access.js';
+import { assertCallerLiveIn, authorize, withGrant, type Caller, type Grant } from './access.js';
 import { insertMany } from './bulk-ops.js';
 import {
   bumpDataVersion,
@@ -16,11 +15,10 @@ import {
   type EntryEvent,
 } from './core.js';
 import { pendingWebHooks, runOperationHooks } from './hooks.js';
-import type { KeptRows } from '../db/database.js';
-import { entryPages, type EntryPages } from './entry-pages.js';
+import { keepEntryPages, type EntryPages } from './entry-pages.js';
 import { findCommitReceipt, insertCommitReceipt, pruneCommitReceipts, type ReceiptKey } from './store/commit-receipts.js';
 import { currentDataSet } from './current-data-set.js';
-import { deleteAllEntries, deleteEntriesByIds, findEntriesByIds, keepEntryRows, loadEntries, updateEntryRow, type EntryTuple } from './store/entries.js';
+import { deleteAllEntries, deleteEntriesByIds, findEntriesByIds, loadEntries, updateEntryRow } from './store/entries.js';
 import { advanceSummary, summarizeDataSet } from './summary.js';
 import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
 import { checkCommitBody, type CommitBody } from './validate.js';
@@ -119,18 +117,14 @@ export async function commitEntries(
   const receipt = idempotency && { key: receiptKeyOf(ds, caller, idempotency.key, hash), hash };
 
   /** The data set as it is now (a replay), kept in a transaction when it is not in memory and the answer is streamed. */
-  const current = async (): Promise<{ entries?: readonly EntryRecord[]; kept?: KeptRows<EntryTuple> }> =>
-    options.stream ? currentDataSet(core, ds.id) : { entries: await core.cache.entries(ctx.db, ds.id) };
-  /** The data set right after this commit (`entries`, or the rows the database `kept`); a replay reads it as it is now. */
-  const answer = async (
-    outcome: Receipt,
-    replayed: boolean,
-    state?: { entries?: readonly EntryRecord[]; kept?: KeptRows<EntryTuple> },
-  ): Promise<CommitResult> => {
+  const current = async (): Promise<{ entries?: readonly EntryRecord[]; pages?: EntryPages }> =>
+    options.stream ? currentDataSet(core, ds.id, readGrant, 'commit') : { entries: await core.cache.entries(ctx.db, ds.id) };
+  /** The data set right after this commit (`entries`, or the `pages` the database kept); a replay reads it as it is now. */
+  const answer = async (outcome: Receipt, replayed: boolean, state?: { entries?: readonly EntryRecord[]; pages?: EntryPages }): Promise<CommitResult> => {
     const out: CommitResult = {};
     if (body.returnEntries) {
-      const { entries, kept } = state?.entries || state?.kept ? state : await current();
-      if (kept) out.entryPages = entryPages(kept, ds.id, readGrant, { shape: 'commit' });
+      const { entries, pages } = state?.entries || state?.pages ? state : await current();
+      if (pages) out.entryPages = pages;
       else out.entries = withGrant([...entries!].sort(byDefaultOrder), readGrant).map(toView);
     }
     if (outcome.clientIds?.length) out.clientIds = outcome.clientIds;
@@ -150,7 +144,7 @@ export async function commitEntries(
   if (earlier) return earlier;
   let result: Awaited<ReturnType<typeof applyCommit>>;
   try {
-    result = await applyCommit(core, caller, ds, body, receipt, options.stream === true);
+    result = await applyCommit(core, caller, ds, body, receipt, options.stream ? readGrant : undefined);
   } catch (error) {
     // A commit with the same key that committed while this one ran: answer as a repeat of it.
     if (receipt && isDuplicateKey(error)) {
@@ -171,21 +165,24 @@ export async function commitEntries(
     if (body.runHooks.includes('insert')) for (const e of applied.inserted) core.webhooks.fire(ds, pendingWebHooks(ds, 'insert', e, core.matcher));
     if (body.runHooks.includes('update')) for (const e of applied.changed) core.webhooks.fire(ds, pendingWebHooks(ds, 'update', e, core.matcher));
     // The state this commit produced, not read again: a data source too large for the entry cache is loaded once.
-    return await answer(applied.outcome, false, { entries: applied.next, kept: applied.kept });
+    return await answer(applied.outcome, false, { entries: applied.next, pages: applied.pages });
   } catch (error) {
-    await applied.kept?.close();
+    await applied.pages?.close();
     throw error;
   }
 }
 
-/** The transaction of a commit: the receipt (if any) is checked and written in it, so a commit applies once. */
+/**
+ * The transaction of a commit: the receipt (if any) is checked and written in it, so a commit applies once. With
+ * `stream` (the caller's read grant), an answer not in memory is kept as pages.
+ */
 async function applyCommit(
   core: Core,
   caller: Caller,
   ds: DataSourceRecord,
   body: CommitBody,
   receipt: { key: ReceiptKey; hash: string } | undefined,
-  stream: boolean,
+  stream: Grant | undefined,
 ) {
   const { ctx } = core;
   const runInsertHooks = body.runHooks.includes('insert');
@@ -260,7 +257,7 @@ async function applyCommit(
     // answer needs it (in the transaction, so the answer is exactly what this commit produced). A streamed answer is
     // kept by the database instead, and read after the commit (docs/data-sources.md, "Streamed answers").
     let next: readonly EntryRecord[] | undefined;
-    let kept: KeptRows<EntryTuple> | undefined;
+    let pages: EntryPages | undefined;
     if (state) {
       const built: EntryRecord[] = [];
       for (const e of state.entries) if (!removedSet.has(e.id)) built.push(changed.get(e.id) ?? e);
@@ -268,7 +265,8 @@ async function applyCommit(
       next = built;
     }
     // Streamed unless the cache keeps the data set (a full replacement of a data set too large for it).
-    if (body.returnEntries && stream && !(next && core.cache.holds(next.length))) kept = await keepEntryRows(tx, ds.id);
+    if (body.returnEntries && stream && !(next && core.cache.holds(next.length)))
+      pages = await keepEntryPages(tx, ctx.db.dialect, ds.id, stream, { shape: 'commit' });
     else if (body.returnEntries && !next) next = await loadEntries(tx, ds.id);
     const clientIds: { id: number; clientId: unknown }[] = [];
     inserted.forEach((e, k) => {
@@ -281,7 +279,7 @@ async function applyCommit(
     await assertCallerLiveIn(tx, ctx.db.dialect, caller);
     // Only an append that inserts moves the summary on (an update or removal may take a column away).
     const appendedOnly = summary && changed.size === 0 && removed.length === 0 ? summary : undefined;
-    return { applied: { version, next, kept, logs, inserted, changed: [...changed.values()], outcome, appendedOnly } } as const;
+    return { applied: { version, next, pages, logs, inserted, changed: [...changed.values()], outcome, appendedOnly } } as const;
   });
 }
 

@@ -1,6 +1,6 @@
-import type { KeptRows } from '../db/database.js';
+import type { KeptRows, Transaction } from '../db/database.js';
 import { filterColumns, hasColumnFilter, type Grant } from './access.js';
-import type { EntryTuple } from './store/entries.js';
+import { keepEntryRows, keepEntryText, type EntryTuple } from './store/entries.js';
 import type { EntryView } from './types.js';
 
 /**
@@ -10,8 +10,11 @@ import type { EntryView } from './types.js';
  * the grant hides columns.
  */
 export interface EntryPages {
-  /** The next page: entries' JSON separated by commas (a leading comma after the first page); undefined at the end. */
-  next(): Promise<string | undefined>;
+  /**
+   * The next page: entries' JSON separated by commas (a leading comma after the first page), as text or as its UTF-8
+   * bytes; undefined at the end.
+   */
+  next(): Promise<string | Uint8Array | undefined>;
   /** Frees the rows the database keeps (idempotent). */
   close(): Promise<void>;
 }
@@ -25,6 +28,25 @@ function entryJson(dataSourceId: number, row: EntryTuple, grant: Grant, filtered
   const data = filtered ? JSON.stringify(filterColumns(JSON.parse(stored) as Record<string, unknown>, grant)) : stored;
   const json = `{"id":${id},"dataSourceId":${dataSourceId},"data":${data},"order":${order},"createdAt":${JSON.stringify(createdAt)},"updatedAt":${JSON.stringify(updatedAt)}`;
   return deletedAt ? `${json},"deletedAt":null}` : `${json}}`;
+}
+
+/**
+ * Every entry of a data source in the default order, kept by the database in the transaction `tx` as they are now,
+ * as pages shaped as a commit (`deletedAt`) or a select answers them. Without a column filter the database renders
+ * the entries' JSON and builds the pages (store/entries.ts `keepEntryText`); with one, each entry's data is parsed
+ * and filtered here.
+ */
+export async function keepEntryPages(
+  tx: Transaction,
+  dialect: 'sqlite' | 'postgres',
+  dataSourceId: number,
+  grant: Grant,
+  options: { shape: 'commit' | 'select'; pageRows?: number },
+): Promise<EntryPages> {
+  if (hasColumnFilter(grant)) return entryPages(await keepEntryRows(tx, dataSourceId), dataSourceId, grant, options);
+  const text = await keepEntryText(tx, dialect, dataSourceId, options.shape === 'commit');
+  const pageRows = options.pageRows ?? ENTRY_PAGE_ROWS;
+  return { next: () => text.next(pageRows), close: () => text.close() };
 }
 
 export function entryPages(

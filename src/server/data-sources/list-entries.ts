@@ -2,7 +2,7 @@ import { authorize, type Caller } from './access.js';
 import { withGrant } from './access.js';
 import { byDefaultOrder, resolveDataSource, type Core, type DataSourceRef } from './core.js';
 import { currentDataSet } from './current-data-set.js';
-import { entryPages, type EntryPages } from './entry-pages.js';
+import type { EntryPages } from './entry-pages.js';
 import type { EntryRecord } from './types.js';
 
 /**
@@ -13,7 +13,7 @@ import type { EntryRecord } from './types.js';
 export async function listAllEntries(core: Core, caller: Caller, ref: DataSourceRef): Promise<{ entries: readonly EntryRecord[] } | { pages: EntryPages }> {
   const ds = await resolveDataSource(core.ctx.db, ref, caller);
   const grant = authorize(ds, 'select', caller);
-  const state = await currentDataSet(core, ds.id);
-  if ('kept' in state) return { pages: entryPages(state.kept, ds.id, grant, { shape: 'select' }) };
+  const state = await currentDataSet(core, ds.id, grant, 'select');
+  if ('pages' in state) return state;
   return { entries: withGrant([...state.entries].sort(byDefaultOrder), grant) };
 }

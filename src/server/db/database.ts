@@ -23,9 +23,9 @@ export interface Queryable {
  * The rows of a query as they were when it ran in a transaction, read after the transaction in pages (for an
  * answer too large to hold in memory: docs/data-sources.md, "Streamed answers"). The database keeps them (SQLite:
  * a TEMP table of the connection; PostgreSQL: a `WITH HOLD` cursor, materialized at COMMIT), so later writes do
- * not change them. `close()` frees them; it is also done when `next` returns the last rows. When the transaction
- * rolls back they are gone and `next` throws. Each row is an array of the selected columns' values, in the
- * SELECT's order (no object per row: these are many rows).
+ * not change them. `close()` frees them; it is also done when (or right after) `next` returns the last rows. When
+ * the transaction rolls back they are gone and `next` throws. Each row is an array of the selected columns' values,
+ * in the SELECT's order (no object per row: these are many rows).
  */
 export interface KeptRows<T extends readonly unknown[]> {
   /** The next rows in the query's order: `count` of them, fewer (or none) at the end. */
@@ -34,10 +34,38 @@ export interface KeptRows<T extends readonly unknown[]> {
   close(): Promise<void>;
 }
 
+/**
+ * Like KeptRows, for a query read as one text per row: the rows' texts joined by commas, read after the transaction
+ * in pages built by the database (SQLite: `group_concat` over the kept rows; PostgreSQL: the cursor's rows written
+ * into one buffer), as UTF-8 bytes, so no row becomes a JS value (docs/data-sources.md, "Streamed answers"). Every
+ * page but the first starts with the comma: the pages concatenated are the texts joined by commas.
+ */
+export interface KeptText {
+  /** The texts of the next `count` rows (fewer at the end), or undefined when none is left. */
+  next(count: number): Promise<Uint8Array | undefined>;
+  /** Frees the rows (idempotent; after it `next` returns undefined). */
+  close(): Promise<void>;
+}
+
+/**
+ * A query kept as texts: `SELECT <columns> <from>` (from `FROM` on: conditions and the order of the answer), each
+ * row's text the SQL expression `text`, which reads only the columns named in `columns` (bare column names). SQLite
+ * keeps those columns and computes `text` as it builds a page (the copy in the transaction stays small); PostgreSQL's
+ * cursor selects `text` itself.
+ */
+export interface TextQuery {
+  columns: string;
+  from: string;
+  text: string;
+  params?: readonly SqlValue[];
+}
+
 /** What a transaction's function works with: statements, and queries whose rows outlive the transaction. */
 export interface Transaction extends Queryable {
   /** Runs `sql` (a SELECT) now and keeps its rows, to be read after the transaction (see KeptRows). */
   keep<T extends readonly unknown[]>(sql: string, params?: readonly SqlValue[]): Promise<KeptRows<T>>;
+  /** Runs `query` now and keeps its rows' texts, to be read after the transaction (see KeptText). */
+  keepText(query: TextQuery): Promise<KeptText>;
 }
 
 export interface TransactionOptions {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Database, KeptRows, Queryable, RunResult, SqlValue, Transaction, TransactionOptions } from './database.js';
+import type { Database, KeptRows, KeptText, Queryable, RunResult, SqlValue, TextQuery, Transaction, TransactionOptions } from './database.js';
 import { PG_QUERY_CANCELED, StatementTimeout } from './statement-budget.js';
 import { identitySequenceSql, syncIdentitySql, translateToPostgres, type TranslatedSql } from './sql-dialect.js';
 
@@ -186,7 +186,8 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
       released = true;
       client.release(destroy || dead);
     };
-    const keep = async <R extends readonly unknown[]>(sql: string, params?: readonly SqlValue[]): Promise<KeptRows<R>> => {
+    /** Declares a `WITH HOLD` cursor of `sql`; `next` fetches `count` rows as arrays; closed at the end. */
+    const declare = async (sql: string, params?: readonly SqlValue[]) => {
       alive();
       const name = `kept_rows_${++keptCount}`;
       try {
@@ -202,7 +203,7 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
         if (ended && (destroy || cursors.size === 0)) release(destroy);
       };
       return {
-        async next(count) {
+        async next<R>(count: number): Promise<R[]> {
           if (rolledBack) throw new Error('The kept rows are gone: their transaction rolled back');
           if (!cursors.has(name)) return [];
           let rows: R[];
@@ -218,9 +219,36 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
         close: () => close(),
       };
     };
+    const keep = async <R extends readonly unknown[]>(sql: string, params?: readonly SqlValue[]): Promise<KeptRows<R>> => {
+      const cursor = await declare(sql, params);
+      return { next: (count) => cursor.next<R>(count), close: cursor.close };
+    };
+    // The rows of a FETCH come as strings: each is written into the page's Buffer (concatenating them first would
+    // make a rope that encoding has to flatten, ≈ 3x slower).
+    const keepText = async (query: TextQuery): Promise<KeptText> => {
+      const cursor = await declare(`SELECT ${query.text} ${query.from}`, query.params);
+      let first = true;
+      return {
+        async next(count) {
+          const rows = await cursor.next<[string]>(count);
+          if (rows.length === 0) return undefined;
+          let bytes = first ? rows.length - 1 : rows.length;
+          for (let i = 0; i < rows.length; i++) bytes += Buffer.byteLength(rows[i]![0]);
+          const page = Buffer.allocUnsafe(bytes);
+          let at = 0;
+          for (let i = 0; i < rows.length; i++) {
+            if (i > 0 || !first) page[at++] = 0x2c; // ','
+            at += page.write(rows[i]![0], at);
+          }
+          first = false;
+          return page;
+        },
+        close: cursor.close,
+      };
+    };
     try {
       for (const [sql, params] of opening) await client.query(sql, params);
-      const result = await fn({ ...queryable(client, (error) => (failure ??= error)), keep });
+      const result = await fn({ ...queryable(client, (error) => (failure ??= error)), keep, keepText });
       if (failure !== undefined) throw failure;
       await client.query('COMMIT');
       return result;

@@ -1,9 +1,12 @@
 import type { Context } from 'hono';
 
-/** A JSON answer too large to build as one string: `head`, the pieces `next` gives until undefined, then `tail`. */
+/**
+ * A JSON answer too large to build as one string: `head`, the pieces `next` gives (text, or UTF-8 bytes written as
+ * they are) until undefined, then `tail`.
+ */
 export interface JsonPieces {
   head: string;
-  next(): Promise<string | undefined>;
+  next(): Promise<string | Uint8Array | undefined>;
   tail: string;
   /** Frees what `next` reads from; called once the answer ends, is aborted, or fails. */
   close(): Promise<void>;
@@ -43,14 +46,15 @@ export function streamedJson(c: Context, pieces: JsonPieces, stallMs: number): R
           const piece = stage === 'body' ? await pieces.next() : undefined;
           if (stage === 'cancelled') return;
           if (piece !== undefined) {
-            controller.enqueue(Buffer.from(piece));
+            controller.enqueue(typeof piece === 'string' ? Buffer.from(piece) : piece);
             watch(controller);
             return;
           }
           stage = 'done';
           controller.enqueue(Buffer.from(pieces.tail));
           controller.close();
-          await close();
+          // Freed once the tail is on its way (freeing may take tens of ms the client need not wait for).
+          setImmediate(close);
         } catch (error) {
           await close();
           if (stage === 'cancelled') return; // the client went away while the piece was read

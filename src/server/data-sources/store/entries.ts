@@ -1,4 +1,4 @@
-import type { KeptRows, Queryable, SqlValue, Transaction } from '../../db/database.js';
+import type { KeptRows, KeptText, Queryable, SqlValue, Transaction } from '../../db/database.js';
 import type { EntryRecord } from '../types.js';
 import { raw, sql } from '../sql/fragment.js';
 import { recordExisting, recordInserted, recordInsertedRange } from './changes.js';
@@ -56,6 +56,26 @@ export async function loadEntries(db: Queryable, dataSourceId: number): Promise<
  */
 export function keepEntryRows(tx: Transaction, dataSourceId: number): Promise<KeptRows<EntryTuple>> {
   return tx.keep<EntryTuple>(`${SELECT} WHERE data_source_id = ? ORDER BY sort_order, id DESC`, [dataSourceId]);
+}
+
+/**
+ * Every entry of a data source in the default order, each as the JSON text an answer writes for it (entry-pages.ts:
+ * `JSON.stringify(toView(entry))`, `deletedAt` only in a commit's shape, the stored `data` text as it is), built by
+ * the database and kept as `keepEntryRows` keeps rows. `json_quote` (SQLite) and `to_json(…)::text` (PostgreSQL)
+ * quote a text as `JSON.stringify` does; ids and orders are integers, written the same by SQL and JS.
+ */
+export function keepEntryText(tx: Transaction, dialect: 'sqlite' | 'postgres', dataSourceId: number, deletedAt: boolean): Promise<KeptText> {
+  if (!Number.isSafeInteger(dataSourceId) || dataSourceId <= 0) throw new Error(`Invalid data source id ${dataSourceId}`);
+  const quote = (column: string) => (dialect === 'sqlite' ? `json_quote(${column})` : `to_json(${column})::text`);
+  const json =
+    `'{"id":' || id || ',"dataSourceId":${dataSourceId},"data":' || data || ',"order":' || sort_order || ',"createdAt":' || ${quote('created_at')}` +
+    ` || ',"updatedAt":' || ${quote('updated_at')} || '${deletedAt ? ',"deletedAt":null}' : '}'}'`;
+  return tx.keepText({
+    columns: 'id, data, sort_order, created_at, updated_at',
+    from: 'FROM data_source_entries WHERE data_source_id = ? ORDER BY sort_order, id DESC',
+    text: json,
+    params: [dataSourceId],
+  });
 }
 
 /** Count and highest `sort_order` of a data source's entries (one indexed read). */
