@@ -2,7 +2,7 @@ import { HOST_BUILTINS } from '../functions/builtins.js';
 import { createBridge } from '../functions/bridge.js';
 import { builtinName } from '../functions/catalog.js';
 import type { SandboxModule } from '../sandbox/pool.js';
-import { openSession, type Session } from '../sandbox/session.js';
+import { closeWhenIdle, openSession, type Session } from '../sandbox/session.js';
 import { PipelineFailure, toFailure } from '../contract/pipeline-failure.js';
 import { exceedsBytes, resolveLimits, type ResolvedLimits } from './limits.js';
 import { asExtension, collectExpressions, EVENT, type InlineNode, planPipeline, type Plan } from './inline.js';
@@ -195,7 +195,8 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
   } catch (error) {
     return failed(toFailure(error));
   } finally {
-    session?.close();
+    // Closed once the answer is out (or by the next session opened on the module): src/sandbox/session.ts.
+    if (session) closeWhenIdle(module!, session);
     if (module) hooks.release(module);
   }
 }

@@ -44,6 +44,9 @@ ${program}
 return api})`;
 }
 
+/** A program (src/pipeline/inline.ts) as an extension: a function of `(api, _, host, note, DLH, GH)` seeing the base's names. */
+export const programExtension = (source: string) => `(function(api,_,h,n,DLH,GH){var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st;${source}})`;
+
 /**
  * Shared guest functions, included in the extensions (and the program) that use them; they
  * use the built-ins captured by the base script before any user code ran (`_.J`, `_.def`…).

@@ -1,6 +1,6 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { PipelineFailure } from './errors.js';
-import { baseSource, EXTENSIONS, type Extension } from './guest.js';
+import { baseSource, EXTENSIONS, type Extension, programExtension } from './guest.js';
 import type { SandboxModule } from './pool.js';
 
 /** Host functions the guest may call through its bridged `Client` (src/functions/bridge.ts answers them). */
@@ -23,7 +23,7 @@ export interface SessionOptions {
   context?: string;
   /** Expression sources compiled into guest functions at open, index by index (see `badExpressions`). */
   expressions?: string[];
-  /** The run's program (src/pipeline/inline.ts), embedded in the base script. */
+  /** The run's program (src/pipeline/inline.ts), installed when the session opens, before anything else runs. */
   program?: string;
   /**
    * The program's `GH(id, fn)` (a node with `retry` or `continueOnError`, src/pipeline/inline.ts): the host runs
@@ -359,16 +359,24 @@ export function openSession(options: SessionOptions): Session {
     }
   };
 
+  let spare: Spare | undefined;
   try {
-    runtime = module.quickjs.newRuntime();
+    // A sandbox prepared while the thread was idle (never used: nothing has run in it), else a new one.
+    settleModule(module);
+    spare = module.spare ?? prepareSpare(module);
+    module.spare = undefined;
+    runtime = spare.runtime;
+    ctx = spare.ctx;
+    // Disposed with the session (the factory after the host functions: `install` passes owned[0..3] to extensions).
+    owned.push(...spare.fns, spare.factory);
     runtime.setMemoryLimit(options.memoryBytes);
     runtime.setMaxStackSize(options.stackBytes ?? DEFAULT_STACK);
-    runtime.setInterruptHandler(() => {
+    const bound = spare.bound;
+    bound.interrupt = () => {
       if (aborted() || now() > deadline) interrupted = true;
       return interrupted;
-    });
-    ctx = runtime.newContext();
-    const hostFn = ctx.newFunction('host', (opH, argsH) => {
+    };
+    bound.host = (opH, argsH) => {
       if (closed) return { error: newGuestError(new Error('The run has ended: no more host calls are accepted')) };
       let op: string;
       let args: unknown[];
@@ -391,25 +399,25 @@ export function openSession(options: SessionOptions): Session {
           (error: unknown) => settleHostCall(id, false, error),
         );
       return deferred.handle;
-    });
-    const noteFn = ctx.newFunction('note', (levelH, textH) => {
+    };
+    bound.note = (levelH, textH) => {
       if (closed) return;
       options.onConsole?.(ctx.getString(levelH), ctx.getString(textH).slice(0, MAX_ERROR_TEXT));
-    });
+    };
     // A compiled node `timeout` (src/pipeline/inline.ts): dl(ms) enters a node with its own deadline, never
     // past the current one; dl(-1) leaves it. A failure skips the leaving: the host's next setDeadline resets.
     // The guest's calls are trusted for nothing: a deadline only ever moves earlier, or back to one saved above the
     // floor, and never past the run's.
-    const dlFn = ctx.newFunction('dl', (msH) => {
+    bound.dl = (msH) => {
       const ms = ctx.getNumber(msH);
       if (ms >= 0) {
         stack.push(deadline);
         if (Number.isFinite(ms)) deadline = Math.min(deadline, now() + ms);
       } else if (ms === -1 && stack.length > floor) deadline = Math.min(stack.pop()!, options.runDeadline);
-    });
+    };
     // The program's guard (inline.ts W/WC): mode 0 runs fnH attempt by attempt (the host decides); 1: an attempt
     // the guest ran threw xH; 2: the node succeeded after retries. The mode is the program's, never a user value.
-    const ghFn = ctx.newFunction('gh', (idH, modeH, xH, msH, attemptH) => {
+    bound.gh = (idH, modeH, xH, msH, attemptH) => {
       const id = ctx.getNumber(idH);
       const mode = ctx.getNumber(modeH);
       if (mode !== 0) {
@@ -450,19 +458,19 @@ export function openSession(options: SessionOptions): Session {
       } catch (error) {
         return { error: newGuestError(error) };
       }
-    });
-    owned.push(hostFn, noteFn, dlFn, ghFn);
-    const factory = ctx.unwrapResult(ctx.evalCode(baseSource(options.program), 'engine.js'));
+    };
+    const [, , dlFn, ghFn] = spare.fns;
     const init = ctx.newString(options.context ?? '{}');
     const exprs = ctx.newString(JSON.stringify(options.expressions ?? []));
-    const made = ctx.callFunction(factory, ctx.undefined, init, exprs, dlFn, ghFn);
+    const made = ctx.callFunction(spare.factory, ctx.undefined, init, exprs, dlFn, ghFn);
     init.dispose();
     exprs.dispose();
-    factory.dispose();
     api = ctx.unwrapResult(made);
     internals = ctx.getProp(api, '_');
     const bad = ctx.getProp(api, 'bad').consume((h) => ctx.getString(h));
     badExpressions = bad === '' ? [] : bad.split(',').map(Number);
+    // The program, installed before anything of the run has executed (as if it were part of the base script).
+    if (options.program) install('base-program', programExtension(options.program));
   } catch (error) {
     if (interrupted) {
       closeSession();
@@ -608,3 +616,101 @@ export function openSession(options: SessionOptions): Session {
 }
 
 const mb = (bytes: number) => Math.round(bytes / 1048576);
+
+type Fn = (...args: QuickJSHandle[]) => unknown;
+
+/** What the host functions and the interrupt handler of a spare call: set by the session that takes it. */
+interface Bound {
+  interrupt: () => boolean;
+  host: Fn;
+  note: Fn;
+  dl: Fn;
+  gh: Fn;
+}
+
+/**
+ * A fresh runtime and context with the engine's host functions (`host`, `note`, `dl`, `gh`, calling whatever the
+ * session that takes it binds) and the base script compiled (`factory`, not called): no guest code has run in it.
+ * Prepared while the thread is idle (`closeWhenIdle`) or when a session opens without one.
+ */
+export interface Spare {
+  runtime: QuickJSRuntime;
+  ctx: QuickJSContext;
+  fns: [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle];
+  factory: QuickJSHandle;
+  bound: Bound;
+}
+
+const unbound = () => {
+  throw new Error('The sandbox is not bound to a run');
+};
+
+export function prepareSpare(module: SandboxModule): Spare {
+  const runtime = module.quickjs.newRuntime();
+  try {
+    runtime.setMemoryLimit(Math.max(16 * 1024 * 1024, module.maxBytes - 8 * 1024 * 1024));
+    const bound: Bound = { interrupt: () => false, host: unbound, note: unbound, dl: unbound, gh: unbound };
+    runtime.setInterruptHandler(() => bound.interrupt());
+    const ctx = runtime.newContext();
+    const fns = (['host', 'note', 'dl', 'gh'] as const).map((name) =>
+      ctx.newFunction(name, (...args: QuickJSHandle[]) => (bound[name] as Fn)(...args) as never),
+    ) as Spare['fns'];
+    const factory = ctx.unwrapResult(ctx.evalCode(baseSource(), 'engine.js'));
+    return { runtime, ctx, fns, factory, bound };
+  } catch (error) {
+    module.broken = true;
+    throw error;
+  }
+}
+
+/** Runs the close of the module's last session, if it is still to run (`closeWhenIdle`). */
+export function settleModule(module: SandboxModule): void {
+  const closing = module.closing;
+  module.closing = undefined;
+  closing?.();
+}
+
+const later: (fn: () => void) => void =
+  typeof (globalThis as { setImmediate?: unknown }).setImmediate === 'function'
+    ? (fn) => void (globalThis as unknown as { setImmediate: (f: () => void) => unknown }).setImmediate(fn)
+    : (fn) => void setTimeout(fn, 0);
+
+/**
+ * Closes a finished run's session once the thread is idle (its answer goes out first), then prepares the module's
+ * next sandbox (`Spare`). Whoever opens a session on the module before that closes it first (`settleModule`), so a
+ * module never carries a run's state into another run.
+ */
+export function closeWhenIdle(module: SandboxModule, session: Session): void {
+  if (module.broken || session.closed) {
+    session.close();
+    return;
+  }
+  const closing = () => session.close();
+  module.closing = closing;
+  later(() => {
+    // Settled already: a session opened on the module meanwhile (it is in use), or the module was retired.
+    if (module.closing !== closing) return;
+    settleModule(module);
+    if (module.broken || module.spare || module.inUse) return;
+    try {
+      module.spare = prepareSpare(module);
+    } catch {
+      /* the module is marked broken; a run that gets it opens none */
+    }
+  });
+}
+
+/** Closes the module's last session and disposes its spare: nothing of the module stays alive in QuickJS. */
+export function retireModule(module: SandboxModule): void {
+  settleModule(module);
+  const spare = module.spare;
+  module.spare = undefined;
+  if (!spare || module.broken) return;
+  try {
+    for (const h of [...spare.fns, spare.factory]) h.dispose();
+    spare.ctx.dispose();
+    spare.runtime.dispose();
+  } catch {
+    module.broken = true;
+  }
+}

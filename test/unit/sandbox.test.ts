@@ -3,8 +3,8 @@ import { newQuickJSWASMModuleFromVariant, TestQuickJSWASMModule } from 'quickjs-
 import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
 import { runWith } from '../../src/pipeline/runner.js';
-import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
-import { openSession } from '../../src/sandbox/session.js';
+import { acquireModule, releaseModule, type SandboxModule } from '../../src/sandbox/pool.js';
+import { openSession, retireModule } from '../../src/sandbox/session.js';
 import { cases, createFakeServices } from '../browser/pipeline-page/cases.mjs';
 
 /**
@@ -12,7 +12,9 @@ import { cases, createFakeServices } from '../browser/pipeline-page/cases.mjs';
  * the dispose of a runtime that still has a live object, which marks the module
  * broken), and the debug build's leak check is clean.
  */
-function expectNothingAlive(quickjs: TestQuickJSWASMModule, sandbox: { broken: boolean }) {
+function expectNothingAlive(quickjs: TestQuickJSWASMModule, sandbox: SandboxModule) {
+  // The last run's session is closed when the thread is idle, and a spare sandbox may be prepared: retired here.
+  retireModule(sandbox);
   expect(sandbox.broken).toBe(false);
   expect(quickjs.getFFI().QTS_RecoverableLeakCheck()).toBe(0);
   expect([...quickjs.runtimes].filter((rt) => rt.alive)).toHaveLength(0);
@@ -22,7 +24,7 @@ function expectNothingAlive(quickjs: TestQuickJSWASMModule, sandbox: { broken: b
 async function debugModule() {
   const quickjs = new TestQuickJSWASMModule(await newQuickJSWASMModuleFromVariant(debugVariant));
   const memory = quickjs.getWasmMemory();
-  return { quickjs, sandbox: { quickjs: quickjs as never, memory, maxBytes: 2 ** 31, broken: false } };
+  return { quickjs, sandbox: { quickjs: quickjs as never, memory, maxBytes: 2 ** 31, broken: false } as SandboxModule };
 }
 
 describe('sandbox', () => {
@@ -86,21 +88,38 @@ describe('sandbox', () => {
     releaseModule(next);
   });
 
-  test('a run cannot see what an earlier run left behind', async () => {
+  test('a run cannot see what an earlier run left behind, in the next sandbox or in one prepared while idle', async () => {
     const services = createFakeServices().services;
     const script = (code: string) => [{ functionPackage: 'com.client.function.script', settings: { code } }];
-    const a = await runPipeline({
-      environment: 'client',
-      services,
-      functions: script('globalThis.leak = 1; Object.prototype.polluted = 2; context.kept = 3; return 1'),
-    });
-    expect(a.ok).toBe(true);
-    const b = await runPipeline({
-      environment: 'client',
-      services,
-      functions: script('return [typeof leak, ({}).polluted === undefined, typeof context.kept]'),
-    });
-    expect(b.ok && b.result).toEqual(['undefined', true, 'undefined']);
+    const pollute = () =>
+      runPipeline({
+        environment: 'client',
+        services,
+        functions: script('globalThis.leak = 1; Object.prototype.polluted = 2; JSON.parse = () => 9; context.kept = 3; return 1'),
+      });
+    const look = () =>
+      runPipeline({
+        environment: 'client',
+        services,
+        functions: [
+          { functionPackage: 'com.client.function.set', settings: { x: '{{ typeof leak }}' } },
+          ...script('return [context.x, ({}).polluted === undefined, JSON.parse("[1]")[0], typeof context.kept]'),
+        ],
+      });
+    const idle = () => new Promise((resolve) => setTimeout(resolve, 5));
+    // Right after: the next run closes the last session first and opens a new one.
+    expect((await pollute()).ok).toBe(true);
+    const next = await look();
+    expect(next.ok && next.result).toEqual(['undefined', true, 1, 'undefined']);
+    // After an idle moment: the last session was closed then and a spare sandbox prepared, which the next run takes.
+    expect((await pollute()).ok).toBe(true);
+    await idle();
+    const pooled = await acquireModule(128 * 1024 * 1024);
+    expect(pooled.closing).toBeUndefined();
+    expect(pooled.spare).toBeDefined();
+    releaseModule(pooled);
+    const after = await look();
+    expect(after.ok && after.result).toEqual(['undefined', true, 1, 'undefined']);
   });
 
   test('bridge calls are refused once the session has ended', async () => {
