@@ -1,7 +1,7 @@
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core';
 import releaseVariant from '@jitl/quickjs-wasmfile-release-sync';
 import { loadWasmModule } from './wasm.js';
-import { retireModule, settleModule, type Spare } from './session.js';
+import { type Prime, retireModule, settleModule, type Spare } from './session.js';
 
 const PAGE = 65_536;
 /** The prebuilt wasm's declared minimum (16 MB). */
@@ -24,6 +24,8 @@ export interface SandboxModule {
   spare?: Spare;
   /** Between acquire and release. */
   inUse?: boolean;
+  /** The program and expressions (JSON) of the last session opened on it: what its next spare is primed with. */
+  prime?: Prime;
 }
 
 const idle = new Map<number, SandboxModule[]>();

@@ -459,18 +459,43 @@ export function openSession(options: SessionOptions): Session {
         return { error: newGuestError(error) };
       }
     };
-    const [, , dlFn, ghFn] = spare.fns;
-    const init = ctx.newString(options.context ?? '{}');
-    const exprs = ctx.newString(JSON.stringify(options.expressions ?? []));
-    const made = ctx.callFunction(spare.factory, ctx.undefined, init, exprs, dlFn, ghFn);
-    init.dispose();
-    exprs.dispose();
-    api = ctx.unwrapResult(made);
-    internals = ctx.getProp(api, '_');
-    const bad = ctx.getProp(api, 'bad').consume((h) => ctx.getString(h));
-    badExpressions = bad === '' ? [] : bad.split(',').map(Number);
-    // The program, installed before anything of the run has executed (as if it were part of the base script).
-    if (options.program) install('base-program', programExtension(options.program));
+    const prime: Prime = { program: options.program ?? '', expressions: JSON.stringify(options.expressions ?? []) };
+    module.prime = prime;
+    const primed = spare.primed;
+    spare.primed = undefined;
+    if (primed && primed.program === prime.program && primed.expressions === prime.expressions) {
+      // Primed while idle with this very program and expressions (src/sandbox/session.ts primeSpare): only the
+      // run's context is still to add.
+      api = primed.api;
+      internals = primed.internals;
+      badExpressions = primed.bad;
+      installed.add('base-program');
+      if (options.context && options.context !== '{}') {
+        const init = ctx.newString(options.context);
+        const done = ctx.getProp(api, 'init').consume((fn) => ctx.callFunction(fn, ctx.undefined, init));
+        init.dispose();
+        ctx.unwrapResult(done).dispose();
+      }
+    } else {
+      if (primed) {
+        // Primed for another definition: not this run's sandbox. Dropped, and a plain one made.
+        disposeSpare({ ...spare, primed });
+        owned.length = 0;
+        spare = prepareSpare(module);
+        runtime = spare.runtime;
+        ctx = spare.ctx;
+        owned.push(...spare.fns, spare.factory);
+        runtime.setMemoryLimit(options.memoryBytes);
+        runtime.setMaxStackSize(options.stackBytes ?? DEFAULT_STACK);
+        Object.assign(spare.bound, bound);
+      }
+      const opened = callFactory(spare, options.context ?? '{}', prime.expressions);
+      api = opened.api;
+      internals = opened.internals;
+      badExpressions = opened.bad;
+      // The program, installed before anything of the run has executed (as if it were part of the base script).
+      if (options.program) install('base-program', programExtension(options.program));
+    }
   } catch (error) {
     if (interrupted) {
       closeSession();
@@ -639,6 +664,8 @@ export interface Spare {
   fns: [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle];
   factory: QuickJSHandle;
   bound: Bound;
+  /** Primed for a definition (`primeSpare`): the factory was called for it, its program installed. */
+  primed?: Prime & { api: QuickJSHandle; internals: QuickJSHandle; bad: number[] };
 }
 
 const unbound = () => {
@@ -663,6 +690,61 @@ export function prepareSpare(module: SandboxModule): Spare {
   }
 }
 
+/** What a spare is primed with: a run's program and the JSON of its expression sources. */
+export interface Prime {
+  program: string;
+  expressions: string;
+}
+
+/** Calls a spare's base script: the helper object (`api`), its private state (`_`) and the expressions that did not compile. */
+function callFactory(spare: Spare, context: string, expressions: string): { api: QuickJSHandle; internals: QuickJSHandle; bad: number[] } {
+  const { ctx, fns, factory } = spare;
+  const init = ctx.newString(context);
+  const exprs = ctx.newString(expressions);
+  const made = ctx.callFunction(factory, ctx.undefined, init, exprs, fns[2], fns[3]);
+  init.dispose();
+  exprs.dispose();
+  const api = ctx.unwrapResult(made);
+  const internals = ctx.getProp(api, '_');
+  const bad = ctx.getProp(api, 'bad').consume((h) => ctx.getString(h));
+  return { api, internals, bad: bad === '' ? [] : bad.split(',').map(Number) };
+}
+
+/** How long priming may take (compiling a definition's expressions and program; only a malformed expression takes long). */
+const PRIME_MS = 50;
+
+/**
+ * Primes a spare for the definition the module ran last (the same action is often run again): its expressions
+ * compiled and its program installed, with an empty context, under a short deadline of its own. Only the engine's
+ * code runs, plus what compiling those expressions runs, which a run of that definition runs when it opens anyway;
+ * a session whose program and expressions differ drops it. Throws when priming fails.
+ */
+function primeSpare(spare: Spare, prime: Prime): void {
+  const { ctx, fns } = spare;
+  const until = performance.now() + PRIME_MS;
+  spare.bound.interrupt = () => performance.now() > until;
+  try {
+    const opened = callFactory(spare, '{}', prime.expressions);
+    spare.primed = { ...prime, ...opened };
+    if (prime.program) {
+      const factory = ctx.unwrapResult(ctx.evalCode(programExtension(prime.program), 'base-program.js'));
+      const r = ctx.callFunction(factory, ctx.undefined, opened.api, opened.internals, ...fns);
+      factory.dispose();
+      ctx.unwrapResult(r).dispose();
+    }
+  } finally {
+    spare.bound.interrupt = () => false;
+  }
+}
+
+/** Disposes a spare that no session took (or one primed for another definition). */
+function disposeSpare(spare: Spare): void {
+  const { primed } = spare;
+  for (const h of [primed?.internals, primed?.api, ...spare.fns, spare.factory]) if (h?.alive) h.dispose();
+  spare.ctx.dispose();
+  spare.runtime.dispose();
+}
+
 /** Runs the close of the module's last session, if it is still to run (`closeWhenIdle`). */
 export function settleModule(module: SandboxModule): void {
   const closing = module.closing;
@@ -675,6 +757,20 @@ const later: (fn: () => void) => void =
     ? (fn) => void (globalThis as unknown as { setImmediate: (f: () => void) => unknown }).setImmediate(fn)
     : (fn) => void setTimeout(fn, 0);
 
+/** Modules whose last session is still to close, left for an idle moment (`closeWhenIdle`). */
+const idleModules = new Set<SandboxModule>();
+
+/**
+ * Does the work left for an idle moment now. The engine's Worker calls it right after posting a run's outcome
+ * (src/pipeline/worker-host.ts): in a worker thread a timer or an immediate often comes only after the next
+ * message, the next run. Elsewhere it runs from an immediate (a timer in browsers) after the run.
+ */
+export function runIdleWork(): void {
+  const modules = [...idleModules];
+  idleModules.clear();
+  for (const module of modules) tidy(module);
+}
+
 /**
  * Closes a finished run's session once the thread is idle (its answer goes out first), then prepares the module's
  * next sandbox (`Spare`). Whoever opens a session on the module before that closes it first (`settleModule`), so a
@@ -685,19 +781,37 @@ export function closeWhenIdle(module: SandboxModule, session: Session): void {
     session.close();
     return;
   }
-  const closing = () => session.close();
-  module.closing = closing;
-  later(() => {
-    // Settled already: a session opened on the module meanwhile (it is in use), or the module was retired.
-    if (module.closing !== closing) return;
-    settleModule(module);
-    if (module.broken || module.spare || module.inUse) return;
+  module.closing = () => session.close();
+  if (idleModules.size === 0) later(runIdleWork);
+  idleModules.add(module);
+}
+
+/** The idle work of a module: its last session closed, and a spare prepared (primed when it can be) unless it is in use. */
+function tidy(module: SandboxModule): void {
+  // Nothing to close: a session opened on the module meanwhile (it is in use), or the module was retired.
+  if (!module.closing) return;
+  settleModule(module);
+  if (module.broken || module.spare || module.inUse) return;
+  let spare: Spare;
+  try {
+    spare = prepareSpare(module);
+  } catch {
+    return; // the module is marked broken; a run that gets it opens none
+  }
+  try {
+    if (module.prime) primeSpare(spare, module.prime);
+  } catch {
+    // Not primable (e.g. an expression that loops when compiled): a plain spare, and no priming for it again.
+    module.prime = undefined;
     try {
-      module.spare = prepareSpare(module);
+      disposeSpare(spare);
+      spare = prepareSpare(module);
     } catch {
-      /* the module is marked broken; a run that gets it opens none */
+      module.broken = true;
+      return;
     }
-  });
+  }
+  module.spare = spare;
 }
 
 /** Closes the module's last session and disposes its spare: nothing of the module stays alive in QuickJS. */
@@ -707,9 +821,7 @@ export function retireModule(module: SandboxModule): void {
   module.spare = undefined;
   if (!spare || module.broken) return;
   try {
-    for (const h of [...spare.fns, spare.factory]) h.dispose();
-    spare.ctx.dispose();
-    spare.runtime.dispose();
+    disposeSpare(spare);
   } catch {
     module.broken = true;
   }

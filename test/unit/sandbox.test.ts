@@ -122,6 +122,34 @@ describe('sandbox', () => {
     expect(after.ok && after.result).toEqual(['undefined', true, 1, 'undefined']);
   });
 
+  test('a sandbox primed while idle for the definition run last starts as a fresh one: the run’s own context, nothing of the run before', async () => {
+    const services = createFakeServices().services;
+    const functions = [
+      { functionPackage: 'com.client.function.set', settings: { seen: '{{ [typeof leak, typeof ({}).polluted, typeof context.kept, typeof first, n] }}' } },
+      {
+        functionPackage: 'com.client.function.script',
+        settings: {
+          code: 'if (context.first) { globalThis.leak = 1; Object.prototype.polluted = 2; JSON.parse = () => 9; context.kept = 3 } return context.seen',
+        },
+      },
+    ];
+    const run = (payload: Record<string, unknown>) => runPipeline({ environment: 'client', services, functions, payload });
+    const idle = () => new Promise((resolve) => setTimeout(resolve, 5));
+    const first = await run({ first: true, n: 1 });
+    expect(first.ok && first.result).toEqual(['undefined', 'undefined', 'undefined', 'boolean', 1]);
+    await idle();
+    const pooled = await acquireModule(128 * 1024 * 1024);
+    expect(pooled.spare?.primed).toBeDefined();
+    releaseModule(pooled);
+    // The primed sandbox: its expressions and program were compiled ahead, the payload added at the run.
+    const second = await run({ n: 2, '0': 'zero' });
+    expect(second.ok && second.result).toEqual(['undefined', 'undefined', 'undefined', 'undefined', 2]);
+    await idle();
+    // A different definition drops the primed sandbox and runs in a new one.
+    const other = await runPipeline({ environment: 'client', services, functions: [functions[0]!], payload: { n: 3 } });
+    expect(other.ok && other.result).toEqual({ seen: ['undefined', 'undefined', 'undefined', 'undefined', 3] });
+  });
+
   test('bridge calls are refused once the session has ended', async () => {
     const module = await acquireModule(64 * 1024 * 1024);
     let bridged = 0;
