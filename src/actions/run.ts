@@ -43,8 +43,8 @@ async function loadRunnable(ctx: ClientContext, target: string): Promise<Action>
   const copies = ctx.runtime.actionCopies;
   const key = `${ctx.appId()} ${environment} ${target}`;
   const copy = copies.get(key);
-  const held = copy?.token === authToken ? copy : undefined;
-  if (held && ctx.now() - held.at < actionMaxAgeMs) return held.action;
+  // Used as is only by the token that fetched it; revalidated by any (a 304 means the same body for this caller).
+  if (copy && copy.token === authToken && ctx.now() - copy.at < actionMaxAgeMs) return copy.action;
   warmEngine(ctx, target);
   // Offline: the action as this device cached it (storage/actions-cache); unknown ones go to the backend's queue.
   const cached = () => findCachedAction(ctx, decodeURIComponent(target));
@@ -52,13 +52,13 @@ async function loadRunnable(ctx: ClientContext, target: string): Promise<Action>
   try {
     const { status, headers, body } = await ctx.http.send<{ action: Action }>('GET', tasksPath(ctx, `/${target}`), {
       query: { environment, view: 'definitions' },
-      headers: held?.etag ? { 'If-None-Match': held.etag } : {},
+      headers: copy?.etag ? { 'If-None-Match': copy.etag } : {},
     });
-    const action = status === 304 && held ? held.action : body!.action;
+    const action = status === 304 ? copy!.action : body!.action;
     copies.set(key, { action, etag: headers.get('ETag'), at: ctx.now(), token: authToken });
     return action;
   } catch (error) {
-    copies.delete(key);
+    // A refused fetch (404, 403, 422) leaves an expired copy, if any: the next run asks again.
     if (!isNetworkError(error) && !isTimeoutError(error)) throw error;
     return (await cached()) ?? offlineUnknown(target);
   }

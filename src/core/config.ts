@@ -104,7 +104,7 @@ export function resolveConfig(config: ClientConfig): ResolvedConfig {
   for (const [key, value] of Object.entries(limits))
     if (typeof value !== 'number' || !(value > 0)) throw invalid(`config.limits.${key} must be a positive number`);
   const actionMaxAgeMs = config.actionMaxAgeMs ?? 1000;
-  if (typeof actionMaxAgeMs !== 'number' || !(actionMaxAgeMs >= 0)) throw invalid('config.actionMaxAgeMs must be a number ≥ 0');
+  if (typeof actionMaxAgeMs !== 'number' || !(actionMaxAgeMs >= 0)) throw invalid('config.actionMaxAgeMs must be ≥ 0');
   return {
     ...config,
     actionMaxAgeMs,
