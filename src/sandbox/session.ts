@@ -676,6 +676,8 @@ export function prepareSpare(module: SandboxModule): Spare {
   const runtime = module.quickjs.newRuntime();
   try {
     runtime.setMemoryLimit(Math.max(16 * 1024 * 1024, module.maxBytes - 8 * 1024 * 1024));
+    // As a run's (priming compiles expressions: a deeply nested one fails as it would in the run).
+    runtime.setMaxStackSize(DEFAULT_STACK);
     const bound: Bound = { interrupt: () => false, host: unbound, note: unbound, dl: unbound, gh: unbound };
     runtime.setInterruptHandler(() => bound.interrupt());
     const ctx = runtime.newContext();

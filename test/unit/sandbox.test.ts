@@ -150,6 +150,27 @@ describe('sandbox', () => {
     expect(other.ok && other.result).toEqual({ seen: ['undefined', 'undefined', 'undefined', 'undefined', 3] });
   });
 
+  test('a definition whose compiling takes longer than priming may is not primed: its runs open as before', async () => {
+    const services = createFakeServices().services;
+    // Closes its guest function early: the rest runs when the expression is compiled (200 ms), before the run begins.
+    const slow = '1)}, (function(){ for (var t = Date.now(); Date.now() - t < 200;) {} })(), function(){return(1';
+    const functions = [
+      { functionPackage: 'com.client.function.set', settings: { x: `{{ ${slow} }}` } },
+      { functionPackage: 'com.client.function.return', settings: { value: '{{ n }}' } },
+    ];
+    const run = (n: number) => runPipeline({ environment: 'client', services, functions, payload: { n } });
+    const first = await run(1);
+    expect(first.ok && first.result).toBe(1);
+    // The idle work tries to prime a spare for it, gives up at its own deadline (50 ms), and leaves a plain one.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const pooled = await acquireModule(128 * 1024 * 1024);
+    expect(pooled.spare).toBeDefined();
+    expect(pooled.spare?.primed).toBeUndefined();
+    releaseModule(pooled);
+    const second = await run(2);
+    expect(second.ok && second.result).toBe(2);
+  });
+
   test('bridge calls are refused once the session has ended', async () => {
     const module = await acquireModule(64 * 1024 * 1024);
     let bridged = 0;
