@@ -38,13 +38,27 @@ function checkPayload(ctx: ClientContext, payload: unknown): Record<string, unkn
 
 /** The action as the configured environment runs it (live: published snapshot; viewer: working copy). */
 async function loadRunnable(ctx: ClientContext, target: string): Promise<Action> {
+  // A copy fetched or revalidated within `actionMaxAgeMs` is used as is; an older one is revalidated (304: still it).
+  const { environment, actionMaxAgeMs, authToken } = ctx.config();
+  const copies = ctx.runtime.actionCopies;
+  const key = `${ctx.appId()} ${environment} ${target}`;
+  const copy = copies.get(key);
+  // Used as is only by the token that fetched it; revalidated by any (a 304 means the same body for this caller).
+  if (copy && copy.token === authToken && ctx.now() - copy.at < actionMaxAgeMs) return copy.action;
+  warmEngine(ctx, target);
   // Offline: the action as this device cached it (storage/actions-cache); unknown ones go to the backend's queue.
   const cached = () => findCachedAction(ctx, decodeURIComponent(target));
   if (!isOnline()) return (await cached()) ?? offlineUnknown(target);
   try {
-    const { action } = await ctx.http.request<{ action: Action }>('GET', tasksPath(ctx, `/${target}`), { query: { environment: ctx.config().environment } });
+    const { status, headers, body } = await ctx.http.send<{ action: Action }>('GET', tasksPath(ctx, `/${target}`), {
+      query: { environment, view: 'definitions' },
+      headers: copy?.etag ? { 'If-None-Match': copy.etag } : {},
+    });
+    const action = status === 304 ? copy!.action : body!.action;
+    copies.set(key, { action, etag: headers.get('ETag'), at: ctx.now(), token: authToken });
     return action;
   } catch (error) {
+    // A refused fetch (404, 403, 422) leaves an expired copy, if any: the next run asks again.
     if (!isNetworkError(error) && !isTimeoutError(error)) throw error;
     return (await cached()) ?? offlineUnknown(target);
   }
@@ -90,7 +104,6 @@ export function createRunner(ctx: ClientContext) {
     if (typeof name !== 'string' || name.trim() === '') throw new ClientError('INVALID_ARGUMENT', 'name must be the name of an action');
     const target = checkIdOrName(name, 'name');
     const body = checkPayload(ctx, payload);
-    warmEngine(ctx, target);
     const action = await loadRunnable(ctx, target);
     return { target, body, action, onDevice: action.environment !== 'server' };
   }

@@ -54,13 +54,19 @@ export interface ClientConfig {
   /** Current time in ms (default `Date.now`); tests inject a fake clock. */
   clock?: () => number;
   limits?: Partial<RuntimeLimits>;
+  /**
+   * How long a run may use the copy of an action this client fetched or revalidated, ms (default 1000; 0: every run
+   * asks the backend). Older copies are revalidated (If-None-Match → 304). docs/actions.md "Action copies on the device".
+   */
+  actionMaxAgeMs?: number;
   /** Where the lazily loaded parts (engine chunk, QuickJS wasm) are served from; default: next to client.js. */
   assetsUrl?: string;
   logger?: Logger;
 }
 
-export interface ResolvedConfig extends Omit<ClientConfig, 'limits' | 'clock' | 'environment'> {
+export interface ResolvedConfig extends Omit<ClientConfig, 'limits' | 'clock' | 'environment' | 'actionMaxAgeMs'> {
   environment: Environment;
+  actionMaxAgeMs: number;
   clock: () => number;
   limits: RuntimeLimits;
 }
@@ -97,8 +103,11 @@ export function resolveConfig(config: ClientConfig): ResolvedConfig {
   const limits = { ...DEFAULT_LIMITS, ...(config.limits ?? {}) };
   for (const [key, value] of Object.entries(limits))
     if (typeof value !== 'number' || !(value > 0)) throw invalid(`config.limits.${key} must be a positive number`);
+  const actionMaxAgeMs = config.actionMaxAgeMs ?? 1000;
+  if (typeof actionMaxAgeMs !== 'number' || !(actionMaxAgeMs >= 0)) throw invalid('config.actionMaxAgeMs must be ≥ 0');
   return {
     ...config,
+    actionMaxAgeMs,
     environment: config.environment ?? 'live',
     clock: config.clock ?? (() => Date.now()),
     limits,

@@ -1,3 +1,4 @@
+import type { Action } from '../contract/actions.js';
 import type { AnalyticsBatch } from '../analytics/delivery.js';
 import type { PrefStore } from '../analytics/prefs.js';
 import type { Session } from '../analytics/session.js';
@@ -30,6 +31,11 @@ export interface ClientRuntime {
   analyticsQueues: Map<number, Outbox<AnalyticsBatch>>;
   /** The cached actions list of each app, then environment (src/storage/actions-cache.ts). */
   actions: Map<number, Map<string, ActionsCache>>;
+  /**
+   * Copies of the actions this client fetched to run them, by app id, environment and name or id as given
+   * (src/actions/run.ts `loadRunnable`); replaced by an empty map when this client changes an action.
+   */
+  actionCopies: Map<string, ActionCopy>;
   /** The cached custom functions of each app (src/functions/custom-cache.ts). */
   customFunctions: Map<number, CustomFunctionsCache>;
   /** Analytics opt-out and session of each app (src/analytics/api.ts). */
@@ -59,6 +65,14 @@ export interface ClientRuntime {
   stops: (() => unknown)[];
 }
 
+/** An action as fetched for a run: its ETag, when the backend gave or confirmed it (`ctx.now()`), with which token. */
+export interface ActionCopy {
+  action: Action;
+  etag: string | null;
+  at: number;
+  token: string | undefined;
+}
+
 export interface LogSchedule {
   timer?: ReturnType<typeof setTimeout>;
   running: boolean;
@@ -72,6 +86,7 @@ export function createRuntime(): ClientRuntime {
     runQueues: new Map(),
     analyticsQueues: new Map(),
     actions: new Map(),
+    actionCopies: new Map(),
     customFunctions: new Map(),
     analytics: new Map(),
     logSchedules: new Map(),

@@ -26,7 +26,7 @@
  * them (`Session.peek`) to trace a failure, even after an interrupt.
  */
 import { builtinName } from '../functions/catalog.js';
-import { LIB } from '../sandbox/guest.js';
+import { LIB, programExtension } from '../sandbox/guest.js';
 import { TRACE_VALUE_JS } from './trace-values.js';
 import { expressionOf, itemsExpression, settingsSpec, type Spec } from './templates.js';
 import type { FunctionNode, IfNode, LoopNode, PipelineNode } from '../contract/pipeline.js';
@@ -65,7 +65,7 @@ export interface Plan {
 }
 
 /** The program as an extension of an open session (a function of `(api, _)`). */
-export const asExtension = (source: string) => `(function(api,_,h,n,DLH,GH){var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st;${source}})`;
+export const asExtension = programExtension;
 
 /** Event codes recorded by the guest (see `decodeEvent` in runner.ts). */
 export const EVENT = { ok: 0, skipped: 1, matched: 2, else: 3, none: 4, iterations: 5, noItems: 6, log: 7 } as const;

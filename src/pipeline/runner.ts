@@ -2,7 +2,7 @@ import { HOST_BUILTINS } from '../functions/builtins.js';
 import { createBridge } from '../functions/bridge.js';
 import { builtinName } from '../functions/catalog.js';
 import type { SandboxModule } from '../sandbox/pool.js';
-import { openSession, type Session } from '../sandbox/session.js';
+import { closeWhenIdle, openSession, type Session } from '../sandbox/session.js';
 import { PipelineFailure, toFailure } from '../contract/pipeline-failure.js';
 import { exceedsBytes, resolveLimits, type ResolvedLimits } from './limits.js';
 import { asExtension, collectExpressions, EVENT, type InlineNode, planPipeline, type Plan } from './inline.js';
@@ -147,10 +147,10 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       at: { path: '', pkg: '', iteration: undefined },
       segment: { start: 0, iteration: undefined },
     };
-    // Planned as if every expression compiles (the usual case): the program is then part of the base script.
-    const sources = collectExpressions(options.functions);
-    const optimistic = new Map(sources.map((source, i) => [source, i]));
-    if (!hooks.walkOnly) run.plan = planPipeline(options.functions, (source) => optimistic.get(source), limits.maxLoopIterations, run.valueBytes);
+    // Planned as if every expression compiles (the usual case): the program is then installed when the sandbox opens.
+    const planned = planFor(options.functions, limits.maxLoopIterations, run.valueBytes);
+    const sources = planned.sources;
+    if (!hooks.walkOnly) run.plan = planned.plan;
     session = openSession({
       module,
       runDeadline,
@@ -195,9 +195,31 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
   } catch (error) {
     return failed(toFailure(error));
   } finally {
-    session?.close();
+    // Closed once the answer is out (or by the next session opened on the module): src/sandbox/session.ts.
+    if (session) closeWhenIdle(module!, session);
     if (module) hooks.release(module);
   }
+}
+
+/** Plans by definition (JSON of the nodes, loop limit, trace value size), most recent last: an action run again is not planned again. */
+const plans = new Map<string, { sources: string[]; plan: Plan }>();
+const PLANS_KEPT = 64;
+/** Definitions larger than this (characters of JSON) are planned at each run rather than kept. */
+const PLAN_KEY_CHARS = 64 * 1024;
+
+/** The expression sources and the optimistic plan (every expression compiles) of a pipeline; plans are read-only. */
+function planFor(functions: PipelineNode[], maxLoopIterations: number, valueBytes: number): { sources: string[]; plan: Plan } {
+  const key = `${maxLoopIterations} ${valueBytes} ${JSON.stringify(functions)}`;
+  const kept = plans.get(key);
+  if (kept) return kept;
+  const sources = collectExpressions(functions);
+  const optimistic = new Map(sources.map((source, i) => [source, i]));
+  const planned = { sources, plan: planPipeline(functions, (source) => optimistic.get(source), maxLoopIterations, valueBytes) };
+  if (key.length <= PLAN_KEY_CHARS) {
+    if (plans.size >= PLANS_KEPT) plans.delete(plans.keys().next().value!);
+    plans.set(key, planned);
+  }
+  return planned;
 }
 
 const iter = (iteration: number | undefined) => (iteration === undefined ? {} : { iteration });

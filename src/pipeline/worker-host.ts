@@ -1,4 +1,5 @@
 /** The engine's side of the Web Worker: runs pipelines posted by the page, calling the page's host services over messages. */
+import { runIdleWork } from '../sandbox/session.js';
 import { configureWasm } from '../sandbox/wasm.js';
 import { runPipeline } from './index.js';
 import { deserializeError, type PageToWorker, type WorkerToPage } from './worker-protocol.js';
@@ -76,6 +77,8 @@ export function serveWorker(port: Port): void {
       const settled = (outcome: RunOutcome) => {
         aborts.delete(message.id);
         port.postMessage({ type: 'done', id: message.id, outcome });
+        // The run's sandbox is closed and the next one prepared while the page takes the outcome (session.ts).
+        runIdleWork();
       };
       void warming
         .then(() => runPipeline({ ...message.options, services: servicesFor(message.id, message.hasHttp), signal: controller.signal }))

@@ -16,7 +16,8 @@ import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
  * `DLH(-1)` leaves it, for the program's compiled `timeout`s; `GH(id, mode, …)`
  * is the host's guard of a node with `retry` or `continueOnError`: mode 0 runs
  * `fn` attempt by attempt, 1 reports a failed attempt, 2 a success after retries)
- * returning the helper object the host calls by name. It compiles every
+ * returning the helper object the host calls by name (`init(json)` adds the properties of a JSON object to the
+ * context, as `JSON.parse` would have made them: a sandbox primed ahead of its run starts from `{}`). It compiles every
  * expression into `fns` (same index; `api.bad` lists the ones that did not
  * compile); each is named `$$e<index>`, so an error thrown while one runs names
  * its source (`describe` gives it apart; the host appends "(expression: event ? 1 : 2)")
@@ -35,14 +36,18 @@ import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
  */
 export function baseSource(program = ''): string {
   return `(function(init,exprs,DLH,GH){
-var J=JSON,Obj=Object,ctx=J.parse(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,J:J,def:Obj.defineProperty,keys:Obj.keys,isArr:Array.isArray,String:String,now:Date.now},
+var J=JSON,Obj=Object,JP=J.parse,ctx=JP(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,J:J,def:Obj.defineProperty,keys:Obj.keys,isArr:Array.isArray,String:String,now:Date.now},
 api={_:_,finish:function(max){var v=st.ended?st.result:st.last,t=v===undefined?'':J.stringify(v);return t===undefined?'':t.length>max?'!':t}},bad=[];
 scope.context=ctx;
 for(var src=_.src=J.parse(exprs),ix=0;ix<src.length;ix++){try{fns.push(Function('return function $$e'+ix+'($$c,$$s){with($$c)with($$s)return('+src[ix]+'\\n)}')())}catch(e){fns.push(null);bad.push(ix)}}
 api.bad=bad.join(',');
+api.init=function(t){var o=JP(t),k=_.keys(o);for(var i=0;i<k.length;i++)_.def(ctx,k[i],{value:o[k[i]],writable:true,enumerable:true,configurable:true})};
 ${program}
 return api})`;
 }
+
+/** A program (src/pipeline/inline.ts) as an extension: a function of `(api, _, host, note, DLH, GH)` seeing the base's names. */
+export const programExtension = (source: string) => `(function(api,_,h,n,DLH,GH){var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st;${source}})`;
 
 /**
  * Shared guest functions, included in the extensions (and the program) that use them; they

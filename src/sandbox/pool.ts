@@ -1,6 +1,7 @@
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core';
 import releaseVariant from '@jitl/quickjs-wasmfile-release-sync';
 import { loadWasmModule } from './wasm.js';
+import { type Prime, retireModule, settleModule, type Spare } from './session.js';
 
 const PAGE = 65_536;
 /** The prebuilt wasm's declared minimum (16 MB). */
@@ -17,6 +18,14 @@ export interface SandboxModule {
   readonly maxBytes: number;
   /** Set after an out-of-memory, an abort or a host stack overflow: never reused. */
   broken: boolean;
+  /** Closes the last run's session: still to run when that was left for an idle moment (session.ts `closeWhenIdle`). */
+  closing?: () => void;
+  /** A fresh sandbox prepared while idle, for the next session (session.ts `Spare`). */
+  spare?: Spare;
+  /** Between acquire and release. */
+  inUse?: boolean;
+  /** The program and expressions (JSON) of the last session opened on it: what its next spare is primed with. */
+  prime?: Prime;
 }
 
 const idle = new Map<number, SandboxModule[]>();
@@ -29,17 +38,27 @@ export function memoryPages(maxBytes: number): number {
 /** A module with a memory capped at `maxBytes` (rounded to pages): an idle one, or a new instance of the compiled wasm. */
 export async function acquireModule(maxBytes: number): Promise<SandboxModule> {
   const pages = memoryPages(maxBytes);
-  const reuse = idle.get(pages)?.pop();
-  if (reuse) return reuse;
+  const list = idle.get(pages);
+  for (let reuse = list?.pop(); reuse; reuse = list?.pop()) {
+    // Its last session may still be open (closed when idle): closing it may show the module is not reusable.
+    settleModule(reuse);
+    if (reusable(reuse)) {
+      reuse.inUse = true;
+      return reuse;
+    }
+  }
   const wasmModule = await loadWasmModule();
   const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: pages });
   const quickjs = await newQuickJSWASMModuleFromVariant(newVariant(releaseVariant, { wasmModule, wasmMemory: memory }));
-  return { quickjs, memory, maxBytes: pages * PAGE, broken: false };
+  return { quickjs, memory, maxBytes: pages * PAGE, broken: false, inUse: true };
 }
+
+const reusable = (module: SandboxModule) => !module.broken && module.memory.buffer.byteLength <= RECYCLE_ABOVE_BYTES;
 
 /** Gives a module back after a run; broken or bloated modules are dropped for the garbage collector. */
 export function releaseModule(module: SandboxModule): void {
-  if (module.broken || module.memory.buffer.byteLength > RECYCLE_ABOVE_BYTES) return;
+  module.inUse = false;
+  if (!reusable(module)) return;
   const pages = module.maxBytes / PAGE;
   const list = idle.get(pages) ?? [];
   if (list.length >= MAX_IDLE) return;
@@ -49,5 +68,6 @@ export function releaseModule(module: SandboxModule): void {
 
 /** Drops every idle module (tests, or a host freeing memory). */
 export function drainPool(): void {
+  for (const list of idle.values()) for (const module of list) retireModule(module);
   idle.clear();
 }

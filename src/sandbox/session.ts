@@ -1,6 +1,6 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { PipelineFailure } from './errors.js';
-import { baseSource, EXTENSIONS, type Extension } from './guest.js';
+import { baseSource, EXTENSIONS, type Extension, programExtension } from './guest.js';
 import type { SandboxModule } from './pool.js';
 
 /** Host functions the guest may call through its bridged `Client` (src/functions/bridge.ts answers them). */
@@ -23,7 +23,7 @@ export interface SessionOptions {
   context?: string;
   /** Expression sources compiled into guest functions at open, index by index (see `badExpressions`). */
   expressions?: string[];
-  /** The run's program (src/pipeline/inline.ts), embedded in the base script. */
+  /** The run's program (src/pipeline/inline.ts), installed when the session opens, before anything else runs. */
   program?: string;
   /**
    * The program's `GH(id, fn)` (a node with `retry` or `continueOnError`, src/pipeline/inline.ts): the host runs
@@ -359,16 +359,24 @@ export function openSession(options: SessionOptions): Session {
     }
   };
 
+  let spare: Spare | undefined;
   try {
-    runtime = module.quickjs.newRuntime();
+    // A sandbox prepared while the thread was idle (never used: nothing has run in it), else a new one.
+    settleModule(module);
+    spare = module.spare ?? prepareSpare(module);
+    module.spare = undefined;
+    runtime = spare.runtime;
+    ctx = spare.ctx;
+    // Disposed with the session (the factory after the host functions: `install` passes owned[0..3] to extensions).
+    owned.push(...spare.fns, spare.factory);
     runtime.setMemoryLimit(options.memoryBytes);
     runtime.setMaxStackSize(options.stackBytes ?? DEFAULT_STACK);
-    runtime.setInterruptHandler(() => {
+    const bound = spare.bound;
+    bound.interrupt = () => {
       if (aborted() || now() > deadline) interrupted = true;
       return interrupted;
-    });
-    ctx = runtime.newContext();
-    const hostFn = ctx.newFunction('host', (opH, argsH) => {
+    };
+    bound.host = (opH, argsH) => {
       if (closed) return { error: newGuestError(new Error('The run has ended: no more host calls are accepted')) };
       let op: string;
       let args: unknown[];
@@ -391,25 +399,25 @@ export function openSession(options: SessionOptions): Session {
           (error: unknown) => settleHostCall(id, false, error),
         );
       return deferred.handle;
-    });
-    const noteFn = ctx.newFunction('note', (levelH, textH) => {
+    };
+    bound.note = (levelH, textH) => {
       if (closed) return;
       options.onConsole?.(ctx.getString(levelH), ctx.getString(textH).slice(0, MAX_ERROR_TEXT));
-    });
+    };
     // A compiled node `timeout` (src/pipeline/inline.ts): dl(ms) enters a node with its own deadline, never
     // past the current one; dl(-1) leaves it. A failure skips the leaving: the host's next setDeadline resets.
     // The guest's calls are trusted for nothing: a deadline only ever moves earlier, or back to one saved above the
     // floor, and never past the run's.
-    const dlFn = ctx.newFunction('dl', (msH) => {
+    bound.dl = (msH) => {
       const ms = ctx.getNumber(msH);
       if (ms >= 0) {
         stack.push(deadline);
         if (Number.isFinite(ms)) deadline = Math.min(deadline, now() + ms);
       } else if (ms === -1 && stack.length > floor) deadline = Math.min(stack.pop()!, options.runDeadline);
-    });
+    };
     // The program's guard (inline.ts W/WC): mode 0 runs fnH attempt by attempt (the host decides); 1: an attempt
     // the guest ran threw xH; 2: the node succeeded after retries. The mode is the program's, never a user value.
-    const ghFn = ctx.newFunction('gh', (idH, modeH, xH, msH, attemptH) => {
+    bound.gh = (idH, modeH, xH, msH, attemptH) => {
       const id = ctx.getNumber(idH);
       const mode = ctx.getNumber(modeH);
       if (mode !== 0) {
@@ -450,19 +458,44 @@ export function openSession(options: SessionOptions): Session {
       } catch (error) {
         return { error: newGuestError(error) };
       }
-    });
-    owned.push(hostFn, noteFn, dlFn, ghFn);
-    const factory = ctx.unwrapResult(ctx.evalCode(baseSource(options.program), 'engine.js'));
-    const init = ctx.newString(options.context ?? '{}');
-    const exprs = ctx.newString(JSON.stringify(options.expressions ?? []));
-    const made = ctx.callFunction(factory, ctx.undefined, init, exprs, dlFn, ghFn);
-    init.dispose();
-    exprs.dispose();
-    factory.dispose();
-    api = ctx.unwrapResult(made);
-    internals = ctx.getProp(api, '_');
-    const bad = ctx.getProp(api, 'bad').consume((h) => ctx.getString(h));
-    badExpressions = bad === '' ? [] : bad.split(',').map(Number);
+    };
+    const prime: Prime = { program: options.program ?? '', expressions: JSON.stringify(options.expressions ?? []) };
+    module.prime = prime;
+    const primed = spare.primed;
+    spare.primed = undefined;
+    if (primed && primed.program === prime.program && primed.expressions === prime.expressions) {
+      // Primed while idle with this very program and expressions (src/sandbox/session.ts primeSpare): only the
+      // run's context is still to add.
+      api = primed.api;
+      internals = primed.internals;
+      badExpressions = primed.bad;
+      installed.add('base-program');
+      if (options.context && options.context !== '{}') {
+        const init = ctx.newString(options.context);
+        const done = ctx.getProp(api, 'init').consume((fn) => ctx.callFunction(fn, ctx.undefined, init));
+        init.dispose();
+        ctx.unwrapResult(done).dispose();
+      }
+    } else {
+      if (primed) {
+        // Primed for another definition: not this run's sandbox. Dropped, and a plain one made.
+        disposeSpare({ ...spare, primed });
+        owned.length = 0;
+        spare = prepareSpare(module);
+        runtime = spare.runtime;
+        ctx = spare.ctx;
+        owned.push(...spare.fns, spare.factory);
+        runtime.setMemoryLimit(options.memoryBytes);
+        runtime.setMaxStackSize(options.stackBytes ?? DEFAULT_STACK);
+        Object.assign(spare.bound, bound);
+      }
+      const opened = callFactory(spare, options.context ?? '{}', prime.expressions);
+      api = opened.api;
+      internals = opened.internals;
+      badExpressions = opened.bad;
+      // The program, installed before anything of the run has executed (as if it were part of the base script).
+      if (options.program) install('base-program', programExtension(options.program));
+    }
   } catch (error) {
     if (interrupted) {
       closeSession();
@@ -608,3 +641,190 @@ export function openSession(options: SessionOptions): Session {
 }
 
 const mb = (bytes: number) => Math.round(bytes / 1048576);
+
+type Fn = (...args: QuickJSHandle[]) => unknown;
+
+/** What the host functions and the interrupt handler of a spare call: set by the session that takes it. */
+interface Bound {
+  interrupt: () => boolean;
+  host: Fn;
+  note: Fn;
+  dl: Fn;
+  gh: Fn;
+}
+
+/**
+ * A fresh runtime and context with the engine's host functions (`host`, `note`, `dl`, `gh`, calling whatever the
+ * session that takes it binds) and the base script compiled (`factory`, not called): no guest code has run in it.
+ * Prepared while the thread is idle (`closeWhenIdle`) or when a session opens without one.
+ */
+export interface Spare {
+  runtime: QuickJSRuntime;
+  ctx: QuickJSContext;
+  fns: [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle];
+  factory: QuickJSHandle;
+  bound: Bound;
+  /** Primed for a definition (`primeSpare`): the factory was called for it, its program installed. */
+  primed?: Prime & { api: QuickJSHandle; internals: QuickJSHandle; bad: number[] };
+}
+
+const unbound = () => {
+  throw new Error('The sandbox is not bound to a run');
+};
+
+export function prepareSpare(module: SandboxModule): Spare {
+  const runtime = module.quickjs.newRuntime();
+  try {
+    runtime.setMemoryLimit(Math.max(16 * 1024 * 1024, module.maxBytes - 8 * 1024 * 1024));
+    // As a run's (priming compiles expressions: a deeply nested one fails as it would in the run).
+    runtime.setMaxStackSize(DEFAULT_STACK);
+    const bound: Bound = { interrupt: () => false, host: unbound, note: unbound, dl: unbound, gh: unbound };
+    runtime.setInterruptHandler(() => bound.interrupt());
+    const ctx = runtime.newContext();
+    const fns = (['host', 'note', 'dl', 'gh'] as const).map((name) =>
+      ctx.newFunction(name, (...args: QuickJSHandle[]) => (bound[name] as Fn)(...args) as never),
+    ) as Spare['fns'];
+    const factory = ctx.unwrapResult(ctx.evalCode(baseSource(), 'engine.js'));
+    return { runtime, ctx, fns, factory, bound };
+  } catch (error) {
+    module.broken = true;
+    throw error;
+  }
+}
+
+/** What a spare is primed with: a run's program and the JSON of its expression sources. */
+export interface Prime {
+  program: string;
+  expressions: string;
+}
+
+/** Calls a spare's base script: the helper object (`api`), its private state (`_`) and the expressions that did not compile. */
+function callFactory(spare: Spare, context: string, expressions: string): { api: QuickJSHandle; internals: QuickJSHandle; bad: number[] } {
+  const { ctx, fns, factory } = spare;
+  const init = ctx.newString(context);
+  const exprs = ctx.newString(expressions);
+  const made = ctx.callFunction(factory, ctx.undefined, init, exprs, fns[2], fns[3]);
+  init.dispose();
+  exprs.dispose();
+  const api = ctx.unwrapResult(made);
+  const internals = ctx.getProp(api, '_');
+  const bad = ctx.getProp(api, 'bad').consume((h) => ctx.getString(h));
+  return { api, internals, bad: bad === '' ? [] : bad.split(',').map(Number) };
+}
+
+/** How long priming may take (compiling a definition's expressions and program; only a malformed expression takes long). */
+const PRIME_MS = 50;
+
+/**
+ * Primes a spare for the definition the module ran last (the same action is often run again): its expressions
+ * compiled and its program installed, with an empty context, under a short deadline of its own. Only the engine's
+ * code runs, plus what compiling those expressions runs, which a run of that definition runs when it opens anyway;
+ * a session whose program and expressions differ drops it. Throws when priming fails.
+ */
+function primeSpare(spare: Spare, prime: Prime): void {
+  const { ctx, fns } = spare;
+  const until = performance.now() + PRIME_MS;
+  spare.bound.interrupt = () => performance.now() > until;
+  try {
+    const opened = callFactory(spare, '{}', prime.expressions);
+    spare.primed = { ...prime, ...opened };
+    if (prime.program) {
+      const factory = ctx.unwrapResult(ctx.evalCode(programExtension(prime.program), 'base-program.js'));
+      const r = ctx.callFunction(factory, ctx.undefined, opened.api, opened.internals, ...fns);
+      factory.dispose();
+      ctx.unwrapResult(r).dispose();
+    }
+  } finally {
+    spare.bound.interrupt = () => false;
+  }
+}
+
+/** Disposes a spare that no session took (or one primed for another definition). */
+function disposeSpare(spare: Spare): void {
+  const { primed } = spare;
+  for (const h of [primed?.internals, primed?.api, ...spare.fns, spare.factory]) if (h?.alive) h.dispose();
+  spare.ctx.dispose();
+  spare.runtime.dispose();
+}
+
+/** Runs the close of the module's last session, if it is still to run (`closeWhenIdle`). */
+export function settleModule(module: SandboxModule): void {
+  const closing = module.closing;
+  module.closing = undefined;
+  closing?.();
+}
+
+const later: (fn: () => void) => void =
+  typeof (globalThis as { setImmediate?: unknown }).setImmediate === 'function'
+    ? (fn) => void (globalThis as unknown as { setImmediate: (f: () => void) => unknown }).setImmediate(fn)
+    : (fn) => void setTimeout(fn, 0);
+
+/** Modules whose last session is still to close, left for an idle moment (`closeWhenIdle`). */
+const idleModules = new Set<SandboxModule>();
+
+/**
+ * Does the work left for an idle moment now. The engine's Worker calls it right after posting a run's outcome
+ * (src/pipeline/worker-host.ts): in a worker thread a timer or an immediate often comes only after the next
+ * message, the next run. Elsewhere it runs from an immediate (a timer in browsers) after the run.
+ */
+export function runIdleWork(): void {
+  const modules = [...idleModules];
+  idleModules.clear();
+  for (const module of modules) tidy(module);
+}
+
+/**
+ * Closes a finished run's session once the thread is idle (its answer goes out first), then prepares the module's
+ * next sandbox (`Spare`). Whoever opens a session on the module before that closes it first (`settleModule`), so a
+ * module never carries a run's state into another run.
+ */
+export function closeWhenIdle(module: SandboxModule, session: Session): void {
+  if (module.broken || session.closed) {
+    session.close();
+    return;
+  }
+  module.closing = () => session.close();
+  if (idleModules.size === 0) later(runIdleWork);
+  idleModules.add(module);
+}
+
+/** The idle work of a module: its last session closed, and a spare prepared (primed when it can be) unless it is in use. */
+function tidy(module: SandboxModule): void {
+  // Nothing to close: a session opened on the module meanwhile (it is in use), or the module was retired.
+  if (!module.closing) return;
+  settleModule(module);
+  if (module.broken || module.spare || module.inUse) return;
+  let spare: Spare;
+  try {
+    spare = prepareSpare(module);
+  } catch {
+    return; // the module is marked broken; a run that gets it opens none
+  }
+  try {
+    if (module.prime) primeSpare(spare, module.prime);
+  } catch {
+    // Not primable (e.g. an expression that loops when compiled): a plain spare, and no priming for it again.
+    module.prime = undefined;
+    try {
+      disposeSpare(spare);
+      spare = prepareSpare(module);
+    } catch {
+      module.broken = true;
+      return;
+    }
+  }
+  module.spare = spare;
+}
+
+/** Closes the module's last session and disposes its spare: nothing of the module stays alive in QuickJS. */
+export function retireModule(module: SandboxModule): void {
+  settleModule(module);
+  const spare = module.spare;
+  module.spare = undefined;
+  if (!spare || module.broken) return;
+  try {
+    disposeSpare(spare);
+  } catch {
+    module.broken = true;
+  }
+}

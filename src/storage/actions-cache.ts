@@ -69,13 +69,16 @@ export function actionsCache(ctx: ClientContext, options: { maxAgeMs?: number; f
 }
 
 /**
- * This client created, changed, published or removed an action: its cached list is stale now. When the list is
+ * This client created, changed, published or removed an action: its cached list and the copies its runs use are
+ * stale now (the copies are dropped at once). When the list is
  * in use (analytics triggers listen) and the device is online, the new list is fetched before this resolves, so
  * the screen's next event already matches the changed triggers; otherwise the next `get()` fetches it. Never
  * rejects (a failed fetch is logged; the list stays stale and is fetched again later). Other devices and tabs
  * pick the change up at their next refresh (`ACTIONS_MAX_AGE_MS`).
  */
 export async function actionsChanged(ctx: ClientContext): Promise<void> {
+  // The copies runs use (src/actions/run.ts): a new map, so a fetch under way stores its answer in the old one.
+  ctx.runtime.actionCopies = new Map();
   const cache = ctx.runtime.actions.get(ctx.appId())?.get(ctx.config().environment);
   if (!cache) return;
   cache.invalidate();

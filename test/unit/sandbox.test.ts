@@ -3,8 +3,8 @@ import { newQuickJSWASMModuleFromVariant, TestQuickJSWASMModule } from 'quickjs-
 import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
 import { runWith } from '../../src/pipeline/runner.js';
-import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
-import { openSession } from '../../src/sandbox/session.js';
+import { acquireModule, releaseModule, type SandboxModule } from '../../src/sandbox/pool.js';
+import { openSession, retireModule } from '../../src/sandbox/session.js';
 import { cases, createFakeServices } from '../browser/pipeline-page/cases.mjs';
 
 /**
@@ -12,7 +12,9 @@ import { cases, createFakeServices } from '../browser/pipeline-page/cases.mjs';
  * the dispose of a runtime that still has a live object, which marks the module
  * broken), and the debug build's leak check is clean.
  */
-function expectNothingAlive(quickjs: TestQuickJSWASMModule, sandbox: { broken: boolean }) {
+function expectNothingAlive(quickjs: TestQuickJSWASMModule, sandbox: SandboxModule) {
+  // The last run's session is closed when the thread is idle, and a spare sandbox may be prepared: retired here.
+  retireModule(sandbox);
   expect(sandbox.broken).toBe(false);
   expect(quickjs.getFFI().QTS_RecoverableLeakCheck()).toBe(0);
   expect([...quickjs.runtimes].filter((rt) => rt.alive)).toHaveLength(0);
@@ -22,7 +24,7 @@ function expectNothingAlive(quickjs: TestQuickJSWASMModule, sandbox: { broken: b
 async function debugModule() {
   const quickjs = new TestQuickJSWASMModule(await newQuickJSWASMModuleFromVariant(debugVariant));
   const memory = quickjs.getWasmMemory();
-  return { quickjs, sandbox: { quickjs: quickjs as never, memory, maxBytes: 2 ** 31, broken: false } };
+  return { quickjs, sandbox: { quickjs: quickjs as never, memory, maxBytes: 2 ** 31, broken: false } as SandboxModule };
 }
 
 describe('sandbox', () => {
@@ -86,21 +88,87 @@ describe('sandbox', () => {
     releaseModule(next);
   });
 
-  test('a run cannot see what an earlier run left behind', async () => {
+  test('a run cannot see what an earlier run left behind, in the next sandbox or in one prepared while idle', async () => {
     const services = createFakeServices().services;
     const script = (code: string) => [{ functionPackage: 'com.client.function.script', settings: { code } }];
-    const a = await runPipeline({
-      environment: 'client',
-      services,
-      functions: script('globalThis.leak = 1; Object.prototype.polluted = 2; context.kept = 3; return 1'),
-    });
-    expect(a.ok).toBe(true);
-    const b = await runPipeline({
-      environment: 'client',
-      services,
-      functions: script('return [typeof leak, ({}).polluted === undefined, typeof context.kept]'),
-    });
-    expect(b.ok && b.result).toEqual(['undefined', true, 'undefined']);
+    const pollute = () =>
+      runPipeline({
+        environment: 'client',
+        services,
+        functions: script('globalThis.leak = 1; Object.prototype.polluted = 2; JSON.parse = () => 9; context.kept = 3; return 1'),
+      });
+    const look = () =>
+      runPipeline({
+        environment: 'client',
+        services,
+        functions: [
+          { functionPackage: 'com.client.function.set', settings: { x: '{{ typeof leak }}' } },
+          ...script('return [context.x, ({}).polluted === undefined, JSON.parse("[1]")[0], typeof context.kept]'),
+        ],
+      });
+    const idle = () => new Promise((resolve) => setTimeout(resolve, 5));
+    // Right after: the next run closes the last session first and opens a new one.
+    expect((await pollute()).ok).toBe(true);
+    const next = await look();
+    expect(next.ok && next.result).toEqual(['undefined', true, 1, 'undefined']);
+    // After an idle moment: the last session was closed then and a spare sandbox prepared, which the next run takes.
+    expect((await pollute()).ok).toBe(true);
+    await idle();
+    const pooled = await acquireModule(128 * 1024 * 1024);
+    expect(pooled.closing).toBeUndefined();
+    expect(pooled.spare).toBeDefined();
+    releaseModule(pooled);
+    const after = await look();
+    expect(after.ok && after.result).toEqual(['undefined', true, 1, 'undefined']);
+  });
+
+  test('a sandbox primed while idle for the definition run last starts as a fresh one: the run’s own context, nothing of the run before', async () => {
+    const services = createFakeServices().services;
+    const functions = [
+      { functionPackage: 'com.client.function.set', settings: { seen: '{{ [typeof leak, typeof ({}).polluted, typeof context.kept, typeof first, n] }}' } },
+      {
+        functionPackage: 'com.client.function.script',
+        settings: {
+          code: 'if (context.first) { globalThis.leak = 1; Object.prototype.polluted = 2; JSON.parse = () => 9; context.kept = 3 } return context.seen',
+        },
+      },
+    ];
+    const run = (payload: Record<string, unknown>) => runPipeline({ environment: 'client', services, functions, payload });
+    const idle = () => new Promise((resolve) => setTimeout(resolve, 5));
+    const first = await run({ first: true, n: 1 });
+    expect(first.ok && first.result).toEqual(['undefined', 'undefined', 'undefined', 'boolean', 1]);
+    await idle();
+    const pooled = await acquireModule(128 * 1024 * 1024);
+    expect(pooled.spare?.primed).toBeDefined();
+    releaseModule(pooled);
+    // The primed sandbox: its expressions and program were compiled ahead, the payload added at the run.
+    const second = await run({ n: 2, '0': 'zero' });
+    expect(second.ok && second.result).toEqual(['undefined', 'undefined', 'undefined', 'undefined', 2]);
+    await idle();
+    // A different definition drops the primed sandbox and runs in a new one.
+    const other = await runPipeline({ environment: 'client', services, functions: [functions[0]!], payload: { n: 3 } });
+    expect(other.ok && other.result).toEqual({ seen: ['undefined', 'undefined', 'undefined', 'undefined', 3] });
+  });
+
+  test('a definition whose compiling takes longer than priming may is not primed: its runs open as before', async () => {
+    const services = createFakeServices().services;
+    // Closes its guest function early: the rest runs when the expression is compiled (200 ms), before the run begins.
+    const slow = '1)}, (function(){ for (var t = Date.now(); Date.now() - t < 200;) {} })(), function(){return(1';
+    const functions = [
+      { functionPackage: 'com.client.function.set', settings: { x: `{{ ${slow} }}` } },
+      { functionPackage: 'com.client.function.return', settings: { value: '{{ n }}' } },
+    ];
+    const run = (n: number) => runPipeline({ environment: 'client', services, functions, payload: { n } });
+    const first = await run(1);
+    expect(first.ok && first.result).toBe(1);
+    // The idle work tries to prime a spare for it, gives up at its own deadline (50 ms), and leaves a plain one.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const pooled = await acquireModule(128 * 1024 * 1024);
+    expect(pooled.spare).toBeDefined();
+    expect(pooled.spare?.primed).toBeUndefined();
+    releaseModule(pooled);
+    const second = await run(2);
+    expect(second.ok && second.result).toBe(2);
   });
 
   test('bridge calls are refused once the session has ended', async () => {

@@ -102,16 +102,32 @@ export function registerActionRoutes(app: App, ctx: ServerContext, runtime: Acti
     return c.json({ run: client ? publicRunInfo(run) : run });
   });
 
+  /**
+   * One action, with a strong ETag (hash of the body) and 304 to a matching If-None-Match, given only after the
+   * caller's access was checked (a token that may not read it gets its 4xx, never a 304). `view=definitions` leaves
+   * out the run state (lastRunAt, nextRunAt), so its ETag changes only with the definition: what devices ask for
+   * before a run, to revalidate the copy they hold (docs/actions.md "Action copies on the device").
+   */
   app.get(`${base}/:idOrName`, async (c: Context<AppEnv>, next: Next) => {
     if (RESERVED.has(c.req.param('idOrName') ?? '')) return next();
     const record = await loadApp(ctx, c);
     const row = await requireAction(ctx, record.id, c.req.param('idOrName')!);
     const environment = environmentOf(c, c.req.query('environment'));
-    if (environment === undefined || environment === '') return c.json({ action: toAction(row) });
-    if (environment !== 'live' && environment !== 'viewer') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "environment" must be live or viewer');
-    // The copy that environment runs (refused when it cannot run: inactive, or unpublished for live).
-    definitionFor(row, environment);
-    return c.json({ action: toAction(row, environment === 'live' ? 'published' : 'working') });
+    const view = c.req.query('view') || undefined;
+    if (view !== undefined && view !== 'definitions') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "view" must be definitions');
+    let action: Action;
+    if (environment === undefined || environment === '') action = toAction(row);
+    else {
+      if (environment !== 'live' && environment !== 'viewer') throw new HttpError(400, 'INVALID_PARAMETER', 'Query "environment" must be live or viewer');
+      // The copy that environment runs (refused when it cannot run: inactive, or unpublished for live).
+      definitionFor(row, environment);
+      action = toAction(row, environment === 'live' ? 'published' : 'working');
+    }
+    if (view) {
+      const { lastRunAt: _last, nextRunAt: _next, ...definition } = action;
+      action = definition as Action;
+    }
+    return jsonWithETag(c, { action });
   });
 
   app.put(`${base}/:idOrName`, async (c) => {

@@ -668,9 +668,10 @@ export const ROUTES: Record<string, Operation> = {
   },
   'GET /v1/apps/:appId/tasks/:idOrName': {
     tag: 'actions',
-    summary: 'One action (working copy, or ?environment= copy)',
-    query: { environment: 'live|viewer' },
-    ok: { 200: ['Action', obj({ action: ref('Action') })] },
+    summary: 'One action (working copy, or ?environment= copy); answers a strong ETag',
+    query: { environment: 'live|viewer', view: 'definitions: without lastRunAt / nextRunAt (its ETag changes only with the definition)' },
+    headers: { 'If-None-Match': 'the ETag of a copy held: 304 when it is still the action' },
+    ok: { 200: ['Action', obj({ action: ref('Action') })], 304: ['Not modified: the copy of the If-None-Match ETag is current (no body)'] },
   },
   'PUT /v1/apps/:appId/tasks/:idOrName': {
     tag: 'actions',
