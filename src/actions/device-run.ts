@@ -1,7 +1,6 @@
 /** Runs on the device: the pipeline engine with the client's host services, a local log record, upload. */
-import type { ClientContext } from '../core/context.js';
+import { closedError, type ClientContext } from '../core/context.js';
 import { randomId } from '../storage/connectivity.js';
-import { customFunctionsCache } from '../functions/custom-cache.js';
 import { customFunctionsForRun, customPackageUses } from '../functions/custom-packages.js';
 import { registeredFunctions } from '../functions/registry.js';
 import { remoteHandlerOf } from '../page/remote-execution.js';
@@ -11,6 +10,7 @@ import { deviceHostServices } from './device-services.js';
 import { failedResult } from '../contract/run-info.js';
 import { loadEngine } from './engine.js';
 import { scheduleLogUpload } from './logs.js';
+import { runsChunk } from './runs-host.js';
 import type { Action, ActionLog, LogMode } from '../contract/actions.js';
 
 const failure = (errorType: string, code: string, errorMessage: string): RunOutcome => ({
@@ -97,7 +97,8 @@ const notSerializable = (error: unknown, trace: RunOutcome['trace']): RunOutcome
 async function deviceCustomFunctions(ctx: ClientContext, functions: unknown) {
   const registered = registeredFunctions(ctx);
   const need = [...customPackageUses(functions).keys()].filter((pkg) => !registered.some((f) => f.package === pkg));
-  const stored = need.length ? await customFunctionsCache(ctx).get(need) : [];
+  // The backend-stored ones come with the lazy `runs` chunk: most device runs use built-ins only.
+  const stored = need.length ? await (await runsChunk(ctx)).customFunctionsCache(ctx).get(need) : [];
   return customFunctionsForRun(functions, 'client', stored, registered);
 }
 
@@ -111,6 +112,8 @@ export async function runOnDevice(
   payload: Record<string, unknown>,
   init: { mode?: LogMode; context?: Record<string, unknown>; runId?: string } = {},
 ): Promise<RunOutcome> {
+  // Closed while this run was being prepared (its action fetched): it never starts (Client.close()).
+  if (ctx.runtime.closed) throw closedError();
   const mode = init.mode ?? 'on-demand';
   const context = init.context ?? { trigger: 'manual' };
   const started = ctx.now();

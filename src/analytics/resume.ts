@@ -12,7 +12,7 @@ export function resumeQueuedWork(ctx: ClientContext, again = false): void {
   if (!(globalThis as { indexedDB?: unknown }).indexedDB) return;
   setTimeout(() => {
     const appId = ctx.config().appId;
-    if (appId === undefined) return;
+    if (appId === undefined || ctx.runtime.closed) return;
     // Once per client and app: called again by configure() when the app is set or changed later.
     const done = ctx.runtime.resumed;
     if (done.has(appId) && !again) return;

@@ -9,3 +9,5 @@ export { getLogs } from '../actions/read-logs.js';
 export { status, watchStatus } from '../storage/status.js';
 export { uploadLogs } from '../storage/upload-logs.js';
 export { closeClient } from './close.js';
+// Stateless (its cache lives in the client's runtime): bundled here, out of client.js.
+export { customFunctionsCache } from '../functions/custom-cache.js';

@@ -78,6 +78,7 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
 
   function schedule(ms: number) {
     if (timer !== undefined) clearTimeout(timer);
+    if (ctx.runtime.closed) return; // Client.close(): what is left waits for the app's next client
     timer = setTimeout(() => {
       timer = undefined;
       void flushSafely();

@@ -92,6 +92,7 @@ function watchOf(host: RunsHost): StatusWatch {
  * status after a newer one. Returns the function that stops it.
  */
 export function watchStatus(host: RunsHost, listener: StatusListener): () => void {
+  if (host.ctx.runtime.closed) return () => {}; // Client.close(): nothing more is watched
   const w = watchOf(host);
   w.listeners.add(listener);
   if (!w.channel && typeof BroadcastChannel === 'function') {

@@ -107,6 +107,44 @@ describe('Client.close()', () => {
     await next.close();
   });
 
+  it('closed at once after it was made: the start-up resume does nothing, nothing retries', async () => {
+    const lines: string[] = [];
+    const logger = { ...quiet, warn: (m: string) => void lines.push(m), error: (m: string) => void lines.push(m) };
+    const client = createClient({ logger, baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, fetch: realFetch });
+    await client.close(); // before the resume of queued work (a timer of 0 ms) has run
+    await turns();
+    expect(lines).toEqual([]);
+    const heard: ClientStatus[] = [];
+    client.onStatusChange((s) => heard.push(s));
+    await turns();
+    expect(heard).toEqual([]);
+  });
+
+  it('a device run still fetching its action when close() is called never starts', async () => {
+    let fetching: (() => void) | undefined;
+    const fetched = new Promise<void>((resolve) => (fetching = resolve));
+    let hold: Promise<void> | undefined;
+    const slowFetch: typeof fetch = async (input, init) => {
+      if (hold && String(input instanceof Request ? input.url : input).includes('on-screen')) {
+        fetching!();
+        await hold;
+      }
+      return realFetch(input, init);
+    };
+    const screen = page({ pageId, fetch: slowFetch });
+    let calls = 0;
+    screen.Page.onRemoteExecution(() => ++calls);
+    let release!: () => void;
+    hold = new Promise((resolve) => (release = resolve));
+    const run = screen.App.Actions.runWithResult('on-screen', { n: 1 });
+    await fetched;
+    const closing = screen.close();
+    release();
+    expect(await rejection(run)).toMatchObject({ code: 'CLIENT_CLOSED' });
+    await closing;
+    expect(calls).toBe(0);
+  });
+
   it('stops onStatusChange listeners', async () => {
     const client = page();
     const heard: ClientStatus[] = [];

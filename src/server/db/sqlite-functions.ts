@@ -1,5 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { likeMatcher } from '../../filter/like.js';
 import { SQLITE_BUDGET_FUNCTION, StatementTimeout } from './statement-budget.js';
+
+/** `iar_like(value, pattern, caseInsensitive)`: src/filter/like.ts's `$like`/`$iLike` test, 1 or 0. */
+export const SQLITE_LIKE_FUNCTION = 'iar_like';
 
 /** The deadline of the statement running now on a connection (Database.bounded), or null: no budget. */
 export interface ArmedBudget {
@@ -14,11 +18,23 @@ export interface ArmedBudget {
  *
  * - SQLITE_BUDGET_FUNCTION (statement-budget.ts): throws StatementTimeout once `armed()`'s deadline has passed,
  *   which aborts the statement (the connection stays usable); returns 1 otherwise.
+ * - SQLITE_LIKE_FUNCTION: like.ts's match, for the values GLOB cannot test (a NUL ends a string for GLOB:
+ *   data-sources/sql/sqlite.ts); its matchers are kept per pattern (at most 64).
  */
 export function defineSqliteFunctions(db: BetterSqlite3.Database, armed: () => ArmedBudget | null): void {
   db.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => {
     const budget = armed();
     if (budget && Date.now() > budget.deadline) throw new StatementTimeout(budget.timeoutMs);
     return 1;
+  });
+  const matchers = new Map<string, (value: unknown) => boolean>();
+  db.function(SQLITE_LIKE_FUNCTION, { deterministic: true }, (value: unknown, pattern: unknown, caseInsensitive: unknown) => {
+    const key = `${caseInsensitive ? 'i' : 's'}${String(pattern)}`;
+    let match = matchers.get(key);
+    if (!match) {
+      if (matchers.size >= 64) matchers.clear();
+      matchers.set(key, (match = likeMatcher(String(pattern), Boolean(caseInsensitive))));
+    }
+    return match(value) ? 1 : 0;
   });
 }

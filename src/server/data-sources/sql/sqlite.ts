@@ -3,6 +3,7 @@ import { idText, placeholders, type SqlDialect } from './dialect.js';
 import { sqliteSortKey } from './sqlite-keys.js';
 import { joinSql, literal, raw, Sql, sql } from './fragment.js';
 import { budgetSalt, sqliteBudgetCheck } from '../../db/statement-budget.js';
+import { SQLITE_LIKE_FUNCTION } from '../../db/sqlite-functions.js';
 
 /**
  * SQLite (JSON1 over the `data` text). `json_type` tells the JSON types apart ('integer'/'real' numbers,
@@ -18,9 +19,12 @@ const globPattern = (pattern: string) => pattern.replace(/[*?[%]/g, (c) => (c ==
 /** The test on one value given as its type `t` (never NULL: '' when missing) and SQL value `v`. */
 function valueTest(t: string, v: string, test: Exclude<ValueTest, { kind: 'null' } | { kind: 'exists' }>): Sql {
   if (test.kind === 'like') {
-    // GLOB and instr compare code points exactly; upper() changes ASCII letters only (SQLite without ICU).
+    // GLOB and instr compare code points exactly; upper() changes ASCII letters only (SQLite without ICU). GLOB ends
+    // a string at its first NUL, so a document holding one (`\u0000` in its text) is tested by like.ts itself.
     const text = test.caseInsensitive ? `upper(${v})` : v;
-    const match = test.wildcard ? sql`${raw(text)} GLOB ${globPattern(test.pattern)}` : sql`instr(${raw(text)}, ${test.pattern}) > 0`;
+    const match = test.wildcard
+      ? sql`(CASE WHEN instr(e.data, '\\u0000') > 0 THEN ${raw(SQLITE_LIKE_FUNCTION)}(${raw(v)}, ${test.pattern}, ${test.caseInsensitive ? 1 : 0}) ELSE ${raw(text)} GLOB ${globPattern(test.pattern)} END)`
+      : sql`instr(${raw(text)}, ${test.pattern}) > 0`;
     return sql`(${raw(t)} = 'text' AND ${match})`;
   }
   if (test.kind === 'cmp') {

@@ -81,14 +81,14 @@ const NUMBER_CHARS = new Set('0123456789.+-e');
 /**
  * `$like`/`$iLike` (src/filter/like.ts) as a `like` test, when SQL gives exactly its answer: on a data path; the
  * pattern without NUL or surrogates; with a `%`, no `_` (SQL's `_` is one code point, like.ts's one UTF-16 code
- * unit); `$iLike` with an ASCII pattern (like.ts folds non-ASCII letters too, SQL's ASCII `upper` does not, and
+ * unit) and none of U+FFFD–U+FFFF (GLOB reads U+FFFE, U+FFFF and lone surrogates as U+FFFD); `$iLike` with an ASCII pattern (like.ts folds non-ASCII letters too, SQL's ASCII `upper` does not, and
  * no non-ASCII letter folds to ASCII); and some character outside a number's text, so that no number (like.ts
  * tests numbers as their text) can match: the SQL then tests strings only.
  */
 function like(target: Target, pattern: unknown, caseInsensitive: boolean): Cond | null {
   if (target.kind !== 'path' || typeof pattern !== 'string' || !safeString(pattern)) return null;
   const wildcard = pattern.includes('%');
-  if ((wildcard && pattern.includes('_')) || (caseInsensitive && !/^[\x00-\x7f]*$/.test(pattern))) return null;
+  if ((wildcard && /[_\uFFFD-\uFFFF]/.test(pattern)) || (caseInsensitive && !/^[\x00-\x7f]*$/.test(pattern))) return null;
   const folded = caseInsensitive ? pattern.toUpperCase() : pattern;
   if (![...folded].some((c) => c !== '%' && !NUMBER_CHARS.has(caseInsensitive ? c.toLowerCase() : c))) return null;
   return { kind: 'path', segments: target.segments, test: { kind: 'like', pattern: folded.replace(/%{2,}/g, '%'), wildcard, caseInsensitive } };
