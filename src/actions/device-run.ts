@@ -10,7 +10,7 @@ import { deviceHostServices } from './device-services.js';
 import { failedResult } from '../contract/run-info.js';
 import { loadEngine } from './engine.js';
 import { scheduleLogUpload } from './logs.js';
-import { runsChunk } from './runs-host.js';
+import { runsChunk, runsHost } from './runs-host.js';
 import type { Action, ActionLog, LogMode } from '../contract/actions.js';
 
 const failure = (errorType: string, code: string, errorMessage: string): RunOutcome => ({
@@ -98,7 +98,7 @@ async function deviceCustomFunctions(ctx: ClientContext, functions: unknown) {
   const registered = registeredFunctions(ctx);
   const need = [...customPackageUses(functions).keys()].filter((pkg) => !registered.some((f) => f.package === pkg));
   // The backend-stored ones come with the lazy `runs` chunk: most device runs use built-ins only.
-  const stored = need.length ? await (await runsChunk(ctx)).customFunctionsCache(ctx).get(need) : [];
+  const stored = need.length ? await (await runsChunk(ctx)).customFunctionsCache(runsHost(ctx)).get(need) : [];
   return customFunctionsForRun(functions, 'client', stored, registered);
 }
 

@@ -7,6 +7,7 @@ import { loadChunk } from '../core/lazy.js';
 import { ClientError } from '../http/errors.js';
 import { clientStore, STATUS_CHANNEL } from '../storage/client-store.js';
 import { isOnline } from '../storage/connectivity.js';
+import type { LocalStore } from '../storage/local-store.js';
 import { pendingRunLogs, type StoredRunLog } from '../storage/run-logs.js';
 import { queuedRequests, type QueuedRequest } from '../storage/run-queue.js';
 import type { RunState } from '../storage/run-state.js';
@@ -29,6 +30,8 @@ export interface RunsHost {
   isOnline(): boolean;
   /** The BroadcastChannel name on which other tabs say that the app's queues changed. */
   statusChannel: string;
+  /** The local store of the app configured now (src/storage/client-store.ts). */
+  store(): Promise<LocalStore>;
 }
 
 export function runsHost(ctx: ClientContext): RunsHost {
@@ -43,6 +46,7 @@ export function runsHost(ctx: ClientContext): RunsHost {
     runs: ctx.runtime.runs,
     isOnline,
     statusChannel: STATUS_CHANNEL,
+    store: () => clientStore(ctx),
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import type { ClientContext } from '../core/context.js';
 import { entry } from '../core/runtime.js';
-import { clientStore } from '../storage/client-store.js';
+import type { RunsHost } from '../actions/runs-host.js';
 import { isOnline } from '../storage/connectivity.js';
 import { BUILTIN_PREFIX, type FunctionEnvironment } from './catalog.js';
 import type { CustomFunctionSource } from './custom-packages.js';
@@ -39,8 +39,10 @@ export interface CustomFunctionsCache {
 const STORE_KEY = 'customFunctions';
 export const CUSTOM_FUNCTIONS_MAX_AGE_MS = 5 * 60_000;
 
-export function customFunctionsCache(ctx: ClientContext, options: { maxAgeMs?: number; missRetryMs?: number } = {}): CustomFunctionsCache {
-  return entry(ctx.runtime.customFunctions, ctx.appId(), () => createCache(ctx, options));
+/** The cache of the app configured now. In the lazy `runs` chunk: the app's local store comes from the host. */
+export function customFunctionsCache(host: Pick<RunsHost, 'ctx' | 'store'>, options: { maxAgeMs?: number; missRetryMs?: number } = {}): CustomFunctionsCache {
+  const { ctx } = host;
+  return entry(ctx.runtime.customFunctions, ctx.appId(), () => createCache(ctx, host.store, options));
 }
 
 async function fetchCustomFunctions(ctx: ClientContext): Promise<StoredCustomFunction[]> {
@@ -49,7 +51,7 @@ async function fetchCustomFunctions(ctx: ClientContext): Promise<StoredCustomFun
   return (body.functions as StoredCustomFunction[]).filter((f) => f && typeof f.package === 'string' && !f.package.startsWith(BUILTIN_PREFIX));
 }
 
-function createCache(ctx: ClientContext, options: { maxAgeMs?: number; missRetryMs?: number }): CustomFunctionsCache {
+function createCache(ctx: ClientContext, clientStore: RunsHost['store'], options: { maxAgeMs?: number; missRetryMs?: number }): CustomFunctionsCache {
   const maxAge = options.maxAgeMs ?? CUSTOM_FUNCTIONS_MAX_AGE_MS;
   const missRetry = options.missRetryMs ?? 1000;
   let current: StoredCustomFunction[] | undefined;
@@ -60,7 +62,7 @@ function createCache(ctx: ClientContext, options: { maxAgeMs?: number; missRetry
 
   const loadStored = async () => {
     try {
-      const stored = await (await clientStore(ctx)).get<CachedCustomFunctions>('meta', STORE_KEY);
+      const stored = await (await clientStore()).get<CachedCustomFunctions>('meta', STORE_KEY);
       if (!current && stored && Array.isArray(stored.functions)) {
         current = stored.functions;
         fetchedAtMs = Date.parse(stored.fetchedAt) || -Infinity;
@@ -97,7 +99,7 @@ function createCache(ctx: ClientContext, options: { maxAgeMs?: number; missRetry
           current = functions;
           fetchedAtMs = ctx.now();
           try {
-            await (await clientStore(ctx)).put<CachedCustomFunctions>('meta', STORE_KEY, { functions, fetchedAt: new Date(fetchedAtMs).toISOString() });
+            await (await clientStore()).put<CachedCustomFunctions>('meta', STORE_KEY, { functions, fetchedAt: new Date(fetchedAtMs).toISOString() });
           } catch (error) {
             ctx.logger.warn(`Could not store the custom functions on the device: ${(error as Error)?.message ?? error}`);
           }
