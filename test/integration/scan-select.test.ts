@@ -1,18 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/server/db/database.js';
-import { openSqlite } from '../../src/server/db/sqlite.js';
 import { createEntryCache } from '../../src/server/data-sources/cache.js';
 import type { Core } from '../../src/server/data-sources/core.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { runQuery } from '../../src/server/data-sources/query/run.js';
 import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
 import { SCAN_PAGE, scanSelect } from '../../src/server/data-sources/scan-select.js';
-import { createTestDatabase } from '../helpers/postgres.js';
 import { entryData, queryBody, seededRandom } from '../helpers/query-generator.js';
-import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
+import { testEngine, type TestBackend } from '../helpers/server.js';
+import { startSqlBackend } from '../helpers/sql-backend.js';
 
 /**
  * scan-select.ts (issue 14, "no whole data source is held in memory"): a select left to the JS evaluator on a data
@@ -42,18 +38,7 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     ).map((r) => ({ id: r.id, dataSourceId: dsId, data: JSON.parse(r.data), order: r.sort_order, createdAt: r.created_at, updatedAt: r.updated_at }));
 
   beforeAll(async () => {
-    if (testEngine === 'postgres') {
-      const pgDb = await createTestDatabase('iar_scan');
-      cleanup.push(() => pgDb.drop());
-      b = await startTestBackend({ databaseUrl: pgDb.url, limits: { entryCacheEntries: 0 } });
-      const { openPostgres } = await import('../../src/server/db/postgres.js');
-      db = openPostgres({ url: pgDb.url, max: 2 });
-    } else {
-      const dir = mkdtempSync(join(tmpdir(), 'iar-scan-'));
-      cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-      b = await startTestBackend({ dataDir: dir, limits: { entryCacheEntries: 0 } });
-      db = openSqlite({ file: join(dir, 'runtime.sqlite') });
-    }
+    ({ b, db } = await startSqlBackend('iar_scan', cleanup, { limits: { entryCacheEntries: 0 } }));
     const ds = await b.client.DataSources.create({ name: 'Scanned' });
     dsId = ds.id;
     const rng = seededRandom(7);

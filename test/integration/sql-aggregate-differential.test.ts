@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/server/db/database.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
@@ -11,9 +8,8 @@ import { runSqlAggregate } from '../../src/server/data-sources/sql/aggregate.js'
 import { planSqlAggregate } from '../../src/server/data-sources/sql/aggregate-plan.js';
 import { indexedGroupPath, runIndexedGroup } from '../../src/server/data-sources/sql/aggregate-indexed.js';
 import { aggregateBody, entryData, seededRandom } from '../helpers/aggregate-generator.js';
-import { createTestDatabase } from '../helpers/postgres.js';
-import { openSqliteOnReaders } from '../helpers/sqlite-readers.js';
-import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
+import { testEngine, type TestBackend } from '../helpers/server.js';
+import { startSqlBackend } from '../helpers/sql-backend.js';
 
 /**
  * The SQL translation of aggregations (src/server/data-sources/sql/aggregate*.ts, docs/sql.md "Aggregations")
@@ -38,19 +34,7 @@ describe(`SQL translation of aggregations, differential against mingo (${testEng
   const cleanup: (() => Promise<void> | void)[] = [];
 
   beforeAll(async () => {
-    if (testEngine === 'postgres') {
-      const pgDb = await createTestDatabase('iar_aggdiff');
-      cleanup.push(() => pgDb.drop());
-      b = await startTestBackend({ databaseUrl: pgDb.url });
-      const { openPostgres } = await import('../../src/server/db/postgres.js');
-      db = openPostgres({ url: pgDb.url, max: 2 });
-    } else {
-      const dir = mkdtempSync(join(tmpdir(), 'iar-aggdiff-'));
-      cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-      b = await startTestBackend({ dataDir: dir });
-      // The statements below run on a reader thread, as the server's reads of a database file do.
-      db = await openSqliteOnReaders(join(dir, 'runtime.sqlite'));
-    }
+    ({ b, db } = await startSqlBackend('iar_aggdiff', cleanup));
     const rng = seededRandom(SEED);
     const ds = await b.client.DataSources.create({ name: 'AggregateDifferential' });
     dsId = ds.id;

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/server/db/database.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
@@ -10,9 +7,8 @@ import { dialectOf, planSqlSelect, runSqlSelect } from '../../src/server/data-so
 import { chooseAccess, SEEK } from '../../src/server/data-sources/sql/walk.js';
 import { indexName } from '../../src/server/data-sources/indexes.js';
 import { entryData, INDEXED_PATHS, indexedQueryBody, queryBody, seededRandom } from '../helpers/query-generator.js';
-import { createTestDatabase } from '../helpers/postgres.js';
-import { openSqliteOnReaders } from '../helpers/sqlite-readers.js';
-import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
+import { testEngine, type TestBackend } from '../helpers/server.js';
+import { startSqlBackend } from '../helpers/sql-backend.js';
 
 /**
  * The SQL translation of selects (src/server/data-sources/sql/) against the reference JS evaluator
@@ -55,19 +51,7 @@ describe(`SQL translation of selects, differential against the JS evaluator (${t
 
   beforeAll(async () => {
     const clock = () => now;
-    if (testEngine === 'postgres') {
-      const pgDb = await createTestDatabase('iar_sqldiff');
-      cleanup.push(() => pgDb.drop());
-      b = await startTestBackend({ databaseUrl: pgDb.url, clock });
-      const { openPostgres } = await import('../../src/server/db/postgres.js');
-      db = openPostgres({ url: pgDb.url, max: 2 });
-    } else {
-      const dir = mkdtempSync(join(tmpdir(), 'iar-sqldiff-'));
-      cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-      b = await startTestBackend({ dataDir: dir, clock });
-      // The statements below run on a reader thread, as the server's reads of a database file do.
-      db = await openSqliteOnReaders(join(dir, 'runtime.sqlite'));
-    }
+    ({ b, db } = await startSqlBackend('iar_sqldiff', cleanup, { clock }));
     const rng = seededRandom(SEED);
     const ds = await b.client.DataSources.create({ name: 'Differential' });
     dsId = ds.id;

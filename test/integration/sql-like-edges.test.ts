@@ -1,15 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/server/db/database.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { runQuery } from '../../src/server/data-sources/query/run.js';
 import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
-import { createTestDatabase } from '../helpers/postgres.js';
-import { openSqliteOnReaders } from '../helpers/sqlite-readers.js';
-import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
+import { testEngine, type TestBackend } from '../helpers/server.js';
+import { startSqlBackend } from '../helpers/sql-backend.js';
 
 /**
  * `$like`/`$iLike` translated to SQL (docs/sql.md) on the edge cases an independent review found or tried: GLOB
@@ -106,18 +102,7 @@ const PATTERNS = [
   '% %',
 ];
 beforeAll(async () => {
-  if (testEngine === 'postgres') {
-    const pgDb = await createTestDatabase('iar_like_edges');
-    cleanup.push(() => pgDb.drop());
-    b = await startTestBackend({ databaseUrl: pgDb.url });
-    const { openPostgres } = await import('../../src/server/db/postgres.js');
-    db = openPostgres({ url: pgDb.url, max: 2 });
-  } else {
-    const dir = mkdtempSync(join(tmpdir(), 'iar-like-edges-'));
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    b = await startTestBackend({ dataDir: dir });
-    db = await openSqliteOnReaders(join(dir, 'runtime.sqlite'));
-  }
+  ({ b, db } = await startSqlBackend('iar_like_edges', cleanup));
   const ds = await b.client.DataSources.create({ name: 'Like' });
   dsId = ds.id;
   const conn = await b.client.DataSources.connect(ds.id);

@@ -1,5 +1,6 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { Database, KeptRows, KeptText, Queryable, RunResult, SqlValue, TextQuery, Transaction } from './database.js';
+import { statementCache } from './sqlite-statements.js';
 import { defineSqliteFunctions, type ArmedBudget } from './sqlite-functions.js';
 import { startSqliteReaders, type SqliteReaders } from './sqlite-readers/pool.js';
 import { StatementTimeout } from './statement-budget.js';
@@ -35,16 +36,7 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Sqlite
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
 
-  const statements = new Map<string, BetterSqlite3.Statement>();
-  const prepare = (sql: string) => {
-    let statement = statements.get(sql);
-    if (!statement) {
-      statement = db.prepare(sql);
-      statements.set(sql, statement);
-      if (statements.size > 500) statements.delete(statements.keys().next().value!);
-    }
-    return statement;
-  };
+  const prepare = statementCache(db);
   const params = (p?: readonly SqlValue[]) => (p ?? []) as unknown[];
 
   let armed: ArmedBudget | null = null;

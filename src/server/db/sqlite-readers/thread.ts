@@ -6,6 +6,7 @@
  */
 import BetterSqlite3 from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
+import { statementCache } from '../sqlite-statements.js';
 import { defineSqliteFunctions, type ArmedBudget } from '../sqlite-functions.js';
 import { StatementTimeout, isStatementTimeout } from '../statement-budget.js';
 import type { FromReader, ReaderThreadData, ToReader } from './protocol.js';
@@ -19,16 +20,7 @@ db.pragma('busy_timeout = 5000');
 let armed: ArmedBudget | null = null;
 defineSqliteFunctions(db, () => armed);
 
-const statements = new Map<string, BetterSqlite3.Statement>();
-const prepare = (sql: string) => {
-  let statement = statements.get(sql);
-  if (!statement) {
-    statement = db.prepare(sql);
-    statements.set(sql, statement);
-    if (statements.size > 500) statements.delete(statements.keys().next().value!);
-  }
-  return statement;
-};
+const prepare = statementCache(db);
 
 /** As the main connection's plain statements (sqlite.ts): `all` and `get` of a non-reader run it. */
 function execute(message: Extract<ToReader, { type: 'statement' }>): unknown {
