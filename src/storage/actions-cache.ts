@@ -217,11 +217,14 @@ function createActionsCache(ctx: ClientContext, appId: number, environment: stri
       return () => listeners.delete(listener);
     },
   };
-  // Back online: fetch the newest list for whoever listens (the analytics dispatcher).
-  onOnline(() => {
-    cache.invalidate();
-    if (listeners.size > 0) void cache.get();
-  });
+  // Back online: fetch the newest list for whoever listens (the analytics dispatcher). Client.close() stops it.
+  if (!ctx.runtime.closed)
+    ctx.runtime.stops.push(
+      onOnline(() => {
+        cache.invalidate();
+        if (listeners.size > 0) void cache.get();
+      }),
+    );
   return cache;
 }
 

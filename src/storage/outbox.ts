@@ -1,4 +1,5 @@
 import type { ClientContext } from '../core/context.js';
+import { closedError } from '../core/context.js';
 import { isApiError, isClientError } from '../http/errors.js';
 import { clientStore, statusChanged } from './client-store.js';
 import { isOnline, onOnline } from './connectivity.js';
@@ -69,10 +70,13 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
   let again = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let delay = 0;
-  const stopOnline = onOnline(() => {
-    delay = 0;
-    void flushSafely();
-  });
+  // A closed client listens for nothing (an outbox made after close(), by a late flush(), would never be disposed).
+  const stopOnline = ctx.runtime.closed
+    ? () => {}
+    : onOnline(() => {
+        delay = 0;
+        void flushSafely();
+      });
 
   const storeOf = () => clientStore(ctx, options.appId);
 
@@ -117,6 +121,8 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
 
   async function runFlush(): Promise<FlushResult> {
     again = false;
+    // Closed: fail before waiting for the queue's lock, which another tab's flush may hold for long.
+    if (ctx.runtime.closed) throw closedError();
     const total: FlushResult = { sent: 0, dropped: 0, remaining: 0 };
     // Offline: nothing is tried; the "online" listener flushes when the network is back.
     if (!isOnline()) return { ...total, remaining: (await outbox.pending()).length };

@@ -160,4 +160,60 @@ describe('Client.close()', () => {
     await turns();
     expect(heard.length).toBe(before);
   });
+
+  it("does not wait for a queue's lock that another tab holds", async () => {
+    const client = page();
+    client.App.Analytics.event({ category: 'close', action: 'locked' });
+    // Another tab is flushing the app's queues and holds their Web Locks for as long as this test runs.
+    const nav = window.navigator as unknown as { locks?: unknown };
+    const asked: string[] = [];
+    Object.defineProperty(nav, 'locks', {
+      configurable: true,
+      value: {
+        request: (name: string) => {
+          asked.push(name);
+          return new Promise(() => {});
+        },
+      },
+    });
+    try {
+      let closed = false;
+      const closing = client.close().then(() => (closed = true));
+      await eventually(async () => closed, 10_000);
+      await closing;
+      expect(asked).toEqual([]);
+      // The gathered event was stored for the app's next client.
+      expect(JSON.stringify(await stored('analyticsQueue'))).toContain('locked');
+    } finally {
+      delete nav.locks;
+    }
+  });
+
+  it("leaves none of the page's online listeners behind, also after a late Analytics.flush()", async () => {
+    const listening = new Set<unknown>();
+    const add = window.addEventListener.bind(window);
+    const remove = window.removeEventListener.bind(window);
+    window.addEventListener = ((type: string, fn: unknown, options?: unknown) => {
+      if (type === 'online') listening.add(fn);
+      return add(type as 'online', fn as () => void, options as boolean);
+    }) as typeof window.addEventListener;
+    window.removeEventListener = ((type: string, fn: unknown, options?: unknown) => {
+      if (type === 'online') listening.delete(fn);
+      return remove(type as 'online', fn as () => void, options as boolean);
+    }) as typeof window.removeEventListener;
+    try {
+      const client = page();
+      await client.App.Actions.get(); // the actions list listens for the network coming back
+      client.App.Analytics.event({ category: 'close', action: 'gathered' });
+      await client.App.Analytics.flush(); // the analytics queue too
+      client.onStatusChange(() => {}); // and the status watch
+      expect(listening.size).toBeGreaterThanOrEqual(3);
+      await client.close();
+      expect((await rejection(client.App.Analytics.flush())).code).toBe('CLIENT_CLOSED');
+      expect(listening.size).toBe(0);
+    } finally {
+      window.addEventListener = add;
+      window.removeEventListener = remove;
+    }
+  });
 });
