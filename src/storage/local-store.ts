@@ -19,8 +19,10 @@ export interface LocalStore {
   readonly persistent: boolean;
   get<T>(store: StoreName, key: StoreKey): Promise<T | undefined>;
   getAll<T>(store: StoreName): Promise<{ key: StoreKey; value: T }[]>;
-  /** The keys of a store, in key order (values are not read). */
-  keys(store: StoreName): Promise<StoreKey[]>;
+  /** The keys of a store, in key order (values are not read); the first `limit` only when given. */
+  keys(store: StoreName, limit?: number): Promise<StoreKey[]>;
+  /** How many values a store holds (nothing is read). */
+  count(store: StoreName): Promise<number>;
   put<T>(store: StoreName, key: StoreKey, value: T): Promise<void>;
   /**
    * Stores `value` at the end of a queue store under a new key (see `nextTimeKey`: after every key already
@@ -46,8 +48,11 @@ export function createMemoryStore(): LocalStore {
     async getAll<T>(store: StoreName) {
       return [...of(store).entries()].sort((a, b) => order(a[0], b[0])).map(([key, value]) => ({ key, value: clone(value as T) }));
     },
-    async keys(store) {
-      return [...of(store).keys()].sort(order);
+    async keys(store, limit) {
+      return [...of(store).keys()].sort(order).slice(0, limit);
+    },
+    async count(store) {
+      return of(store).size;
     },
     async put(store, key, value) {
       of(store).set(key, clone(value));
@@ -77,7 +82,8 @@ function wrap(db: IDBPDatabase): LocalStore {
       const [keys, values] = await Promise.all([tx.store.getAllKeys(), tx.store.getAll()]);
       return keys.map((key, i) => ({ key: key as StoreKey, value: values[i] as T }));
     },
-    keys: (store) => db.getAllKeys(store) as Promise<StoreKey[]>,
+    keys: (store, limit) => db.getAllKeys(store, null, limit) as Promise<StoreKey[]>,
+    count: (store) => db.count(store),
     async put(store, key, value) {
       await db.put(store, value, key);
     },

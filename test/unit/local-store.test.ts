@@ -14,12 +14,17 @@ async function roundTrip(store: LocalStore) {
   await store.put('runQueue', timeKey(1), { n: 1 });
   await store.put('runQueue', timeKey(3), { n: 3 });
   expect((await store.getAll<{ n: number }>('runQueue')).map((e) => e.value.n)).toEqual([1, 2, 3]);
+  expect(await store.count('runQueue')).toBe(3);
+  const keys = await store.keys('runQueue');
+  expect(keys).toHaveLength(3);
+  expect(await store.keys('runQueue', 2)).toEqual(keys.slice(0, 2));
   await store.put('actions', 5, { id: 5, name: 'a' });
   expect(await store.get('actions', 5)).toEqual({ id: 5, name: 'a' });
   await store.delete('actions', 5);
   expect(await store.get('actions', 5)).toBeUndefined();
   await store.clear('runQueue');
   expect(await store.getAll('runQueue')).toEqual([]);
+  expect(await store.count('runQueue')).toBe(0);
 }
 
 describe('local store', () => {
