@@ -1,6 +1,8 @@
 import { expect, it } from 'vitest';
 import { likeMatcher } from '../../src/filter/like.js';
 import { compileRegex } from '../../src/filter/regex.js';
+import { compileWhere } from '../../src/server/data-sources/query/index.js';
+import { whereOptions } from '../../src/server/data-sources/query/where.js';
 import { startTestBackend } from '../helpers/server.js';
 
 /**
@@ -63,6 +65,32 @@ it('hostile patterns: RE2 against a backtracking engine', () => {
   const wild = 'x'.repeat(20_000);
   const tl = time(() => likeMatcher('%%%%%%%%%%%%y', true)(wild));
   rows.push(`| \`$iLike: '%%%%%%%%%%%%y'\` | 20,000 × x | (polynomial) | ${fmt(tl)} |`);
+  console.log(`\n${rows.join('\n')}`);
+});
+
+it('$in over arrays of scalars: the element-wise fast path against sift alone', () => {
+  const entries = Array.from({ length: 300 }, (_, i) => ({
+    id: i + 1,
+    dataSourceId: 1,
+    data: { tags: Array.from({ length: 100 }, (_, j) => `t${i}-${j}`) },
+    order: 0,
+    createdAt: '2024-01-01T00:00:00.000Z',
+    updatedAt: '2024-01-01T00:00:00.000Z',
+  }));
+  const rows = ['| `where` over 300 entries of 100 tags | sift alone (ms) | fast path (ms) | ratio |', '| --- | --- | --- | --- |'];
+  for (const n of [10, 1_000]) {
+    const where = { tags: { $in: [...Array.from({ length: n - 1 }, (_, i) => `v${i}`), 't299-99'] } };
+    whereOptions.fastPath = false;
+    const slow = compileWhere(where);
+    let a = 0;
+    const ts = time(() => (a = entries.filter(slow).length), 3);
+    whereOptions.fastPath = true;
+    const fast = compileWhere(where);
+    let f = 0;
+    const tf = time(() => (f = entries.filter(fast).length));
+    expect([a, f]).toEqual([1, 1]);
+    rows.push(`| \`$in\` of ${n.toLocaleString('en')} values | ${fmt(ts)} | ${fmt(tf)} | ${(ts / tf).toFixed(0)} |`);
+  }
   console.log(`\n${rows.join('\n')}`);
 });
 

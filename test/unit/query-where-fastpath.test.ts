@@ -12,7 +12,7 @@ const SCALARS = [0, 1, 2, 5, -1, 2.5, '1', '2', '5', 'a', 'A', 'b', 'abc', '', t
 function value(depth = 0): unknown {
   const r = random();
   if (r < 0.6 || depth > 1) return pick(SCALARS);
-  if (r < 0.8) return Array.from({ length: Math.floor(random() * 3) }, () => value(depth + 1));
+  if (r < 0.8) return Array.from({ length: Math.floor(random() * (depth === 0 ? 5 : 3)) }, () => value(depth + 1));
   return { x: value(depth + 1), y: pick(SCALARS) };
 }
 const entries: EntryRecord[] = Array.from({ length: 400 }, (_, i) => {
@@ -29,7 +29,7 @@ function condition(): unknown {
       return pick(SCALARS);
     case '$in':
     case '$nin':
-      return { [op]: [pick(SCALARS), pick(SCALARS)] };
+      return { [op]: Array.from({ length: 1 + Math.floor(random() * 4) }, () => pick(SCALARS)) };
     case '$exists':
       return { $exists: random() < 0.5 };
     case '$regex':
@@ -59,14 +59,31 @@ describe('where fast path', () => {
     // values it cannot decide go to the full tester
     let delegated = 0;
     const fast = compileFastWhere({ a: 1 }, () => (delegated++, true), iLike)!;
-    expect([fast({ a: 1 }), fast({ a: 2 }), fast({ a: [1] }), fast({ a: { b: 1 } })]).toEqual([true, false, true, true]);
+    // An array of scalars is read element-wise (equality-like operators); nested arrays and objects go to sift.
+    expect([fast({ a: 1 }), fast({ a: 2 }), fast({ a: [1] }), fast({ a: [2, 3] }), fast({ a: { b: 1 } }), fast({ a: [[1]] })]).toEqual([
+      true,
+      false,
+      true,
+      false,
+      true,
+      true,
+    ]);
     expect(delegated).toBe(2);
+    expect(
+      compileFastWhere(
+        { a: { $in: [1, 2], $ne: 3 } },
+        () => {
+          throw new Error('delegated');
+        },
+        iLike,
+      )!({ a: [2, 3] }),
+    ).toBe(false);
   });
 
-  it('matches plain sift on 600 random queries over values of every shape', () => {
+  it('matches plain sift on 1,500 random queries over values of every shape', () => {
     let compared = 0;
     let nonEmpty = 0;
-    for (let q = 0; q < 600; q++) {
+    for (let q = 0; q < 1500; q++) {
       const where: Record<string, unknown> = {};
       const columns = ['a', 'b', 'c', 'n.x', 'n.y', 'missing'];
       for (let k = 0; k < 1 + Math.floor(random() * 2); k++) where[pick(columns)] = condition();
@@ -78,7 +95,7 @@ describe('where fast path', () => {
       compared++;
       if (slow.length > 0 && slow.length < entries.length) nonEmpty++;
     }
-    expect(compared).toBe(600);
-    expect(nonEmpty).toBeGreaterThan(200); // the queries discriminate, so the comparison means something
+    expect(compared).toBe(1500);
+    expect(nonEmpty).toBeGreaterThan(500); // the queries discriminate, so the comparison means something
   });
 });
