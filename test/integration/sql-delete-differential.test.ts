@@ -72,6 +72,26 @@ describe(`query deletes in SQL, differential against the JS matcher (${testEngin
     expect(deleted).toBeGreaterThan(DELETES);
   }, 240_000);
 
+  it('a delete SQL does not take is matched over pages of entries (scan-delete.ts), oldest first', async () => {
+    const ds = (await b.client.DataSources.create({ name: 'DeleteScanned' })).id;
+    // 4,500 entries: three pages of SCAN_PAGE (2,000); every 7th matches, on every page.
+    const entries = Array.from({ length: 4_500 }, (_, i) => ({ i, s: i % 7 === 0 ? `k${i}` : `v${i}` }));
+    expect((await b.api('POST', `/v1/data-sources/${ds}/data`, { json: { entries } })).status).toBe(200);
+    const where = { s: { $regex: '^k' } };
+    expect(translateWhere(where)).toBeNull();
+    const res = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { type: 'delete', where } });
+    expect(res.body).toEqual({ deletedCount: Math.ceil(4_500 / 7) });
+    const left = (await list(ds)).map((e) => (e.data as { i: number }).i).sort((x, y) => x - y);
+    expect(left).toEqual(entries.filter((e) => e.i % 7 !== 0).map((e) => e.i));
+    // The delete log records the entries oldest first, as the other paths do.
+    const logs = await b.api('GET', `/v1/data-sources/${ds}/logs?type=dataSource.entry.delete&limit=1000`, { token: b.server.bootstrap.studioToken });
+    expect(logs.status).toBe(200);
+    const ids = (logs.body.logs as { dataSourceEntryId: number; data: { columns: string[] } }[]).reverse();
+    expect(ids).toHaveLength(Math.ceil(4_500 / 7));
+    expect(ids.map((l) => l.dataSourceEntryId)).toEqual(ids.map((l) => l.dataSourceEntryId).sort((x, y) => x - y));
+    expect(ids[0]!.data.columns).toEqual(['i', 's']);
+  }, 120_000);
+
   it('a delete of a value the database cannot read (a NUL in a string) is decided by the JS matcher', async () => {
     const ds = (await b.client.DataSources.create({ name: 'DeleteNul' })).id;
     const res = await b.api('POST', `/v1/data-sources/${ds}/data`, {

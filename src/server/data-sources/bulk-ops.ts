@@ -9,7 +9,8 @@ import { dataVersion } from './store/data-sources.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
 import { compileQuery } from './query/compile.js';
 import { scanSelect } from './scan-select.js';
-import { deleteAllEntries, deleteEntriesByIds, insertEntryRows } from './store/entries.js';
+import { countEntries, deleteAllEntries, deleteEntriesByIds, insertEntryRows } from './store/entries.js';
+import { scanMatches } from './scan-delete.js';
 import { listVersions } from './store/versions.js';
 import type { DataSourceRecord, EntryRecord, VersionRecord } from './types.js';
 import { checkEntryData } from './validate.js';
@@ -95,12 +96,15 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
       ctx.db.transaction(async (tx) => {
         const current = (await dataVersion(tx, ds.id)) ?? -1;
         const cached = core.cache.peek(ds.id, current);
-        const state = useSql && !cached ? undefined : cached ? { version: current, entries: cached } : await core.cache.entriesIn(tx, ds.id);
+        // Read whole only when the entry cache holds it (or will: the next request finds it there).
+        const load = !useSql && !cached && core.cache.holds((await countEntries(tx, ds.id)).count);
+        const state = cached ? { version: current, entries: cached } : load ? await core.cache.entriesIn(tx, ds.id) : undefined;
         let matches: { id: number; data: Record<string, unknown> }[];
         if (state) {
           const visible = withGrant(state.entries, grant);
           matches = state.entries.filter((_, i) => test(visible[i]!));
-        } else matches = (await entriesMatching(tx, ctx.db.dialect, ds.id, body.where))!;
+        } else if (useSql) matches = (await entriesMatching(tx, ctx.db.dialect, ds.id, body.where))!;
+        else matches = await scanMatches(tx, ds.id, grant, test);
         if (matches.length === 0) return undefined;
         const summary = state ? undefined : await summarizeDataSet(core, tx, ds);
         await takeSnapshot(core, tx, ds, state ?? summary!, 'delete', caller);
