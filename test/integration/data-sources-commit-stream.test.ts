@@ -51,6 +51,29 @@ describe('data sources: streamed answers', () => {
     expect(body.clientIds).toEqual([{ id: body.entries[N].id, clientId: 'last' }]);
   }, 120_000);
 
+  it('a full replacement of a data set larger than the entry cache reads the entries it leaves out in pages', async () => {
+    const ds = (await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name: 'Replaced' } })).body.dataSource.id as number;
+    // 4,500 entries, three pages of 2,000: the kept ones and the left-out ones are on every page.
+    const entries = Array.from({ length: 4_500 }, (_, i) => (i % 2 ? { i, odd: true } : { i }));
+    expect((await b.api('POST', `/v1/data-sources/${ds}/data`, { json: { entries } })).status).toBe(200);
+    const before = (await b.api('GET', `/v1/data-sources/${ds}/data`)).body.entries as { id: number; data: { i: number } }[];
+    const kept = before.filter((e) => e.data.i % 5 !== 0); // 900 left out, on every page
+    const res = await b.api('POST', `/v1/data-sources/${ds}/commit`, {
+      json: { entries: [...kept.map((e) => ({ id: e.id, data: { ...e.data, kept: true } })), { data: { added: true } }] },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.entries.map((e: { data: unknown }) => e.data)).toEqual([...kept.map((e) => ({ ...e.data, kept: true })), { added: true }]);
+    const logs = await b.api('GET', `/v1/data-sources/${ds}/logs?type=dataSource.entry.delete&limit=1000`, { token: b.server.bootstrap.studioToken });
+    const deletes = (logs.body.logs as { dataSourceEntryId: number; data: { columns: string[] } }[]).reverse();
+    const keptIds = new Set(kept.map((e) => e.id));
+    const left = before.filter((e) => !keptIds.has(e.id)).sort((x, y) => x.id - y.id);
+    expect(deletes.map((l) => l.dataSourceEntryId)).toEqual(left.map((e) => e.id));
+    expect(deletes.map((l) => l.data.columns)).toEqual(left.map((e) => Object.keys(e.data)));
+    // The version taken before the commit holds the whole data set.
+    const versions = await b.api('GET', `/v1/data-sources/${ds}/versions`);
+    expect(versions.body.versions[0].data).toMatchObject({ action: 'commit', columns: ['i', 'odd'], entries: { count: 4_500 } });
+  }, 120_000);
+
   it('frees what an answer held when the client stops reading it', async () => {
     const ds = await createWithEntries('Abandoned');
     // More abandoned answers than the PostgreSQL pool has connections (10): each must give its own back.

@@ -18,7 +18,10 @@ import { pendingWebHooks, runOperationHooks } from './hooks.js';
 import { keepEntryPages, type EntryPages } from './entry-pages.js';
 import { findCommitReceipt, insertCommitReceipt, pruneCommitReceipts, type ReceiptKey } from './store/commit-receipts.js';
 import { currentDataSet } from './current-data-set.js';
-import { deleteAllEntries, deleteEntriesByIds, findEntriesByIds, loadEntries, updateEntryRow } from './store/entries.js';
+import { countEntries, deleteAllEntries, deleteEntriesByIds, entryDataPage, findEntriesByIds, loadEntries, updateEntryRow } from './store/entries.js';
+import { dataVersion } from './store/data-sources.js';
+import { SCAN_PAGE } from './scan-select.js';
+import type { Queryable } from '../db/database.js';
 import { advanceSummary, summarizeDataSet } from './summary.js';
 import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
 import { checkCommitBody, type CommitBody } from './validate.js';
@@ -192,14 +195,22 @@ async function applyCommit(
       const found = await findCommitReceipt(tx, receipt.key);
       if (found) return { replayed: found } as const;
     }
-    // A full replacement needs every entry; an append (`append: true`) only those it names, unless the entry cache
-    // holds them all: a data source too large for the cache is never loaded for it.
-    const summary = body.append ? await summarizeDataSet(core, tx, ds) : undefined;
-    const state = summary ? summary.entries && { version: summary.version, entries: summary.entries } : await core.cache.entriesIn(tx, ds.id);
+    // An append (`append: true`) reads only the entries it names, unless the entry cache holds them all. A full
+    // replacement also needs the ids of every entry it leaves out (and their columns, for the delete log): a data
+    // set the entry cache holds (or will) is loaded whole, a larger one is read in pages (`unsentEntries`).
+    let summary = body.append ? await summarizeDataSet(core, tx, ds) : undefined;
+    let state = summary?.entries && { version: summary.version, entries: summary.entries };
+    if (!body.append) {
+      const version = (await dataVersion(tx, ds.id)) ?? -1;
+      const cached = core.cache.peek(ds.id, version);
+      if (cached) state = { version, entries: cached };
+      else if (core.cache.holds((await countEntries(tx, ds.id)).count)) state = await core.cache.entriesIn(tx, ds.id);
+      else summary = await summarizeDataSet(core, tx, ds);
+    }
     const byId = new Map<number, EntryRecord>();
     const named = state
       ? state.entries
-      : await findEntriesByIds(tx, ds.id, [...body.entries.flatMap((e) => (e.id === undefined ? [] : [e.id])), ...body.delete]);
+      : await findEntriesByIds(tx, ds.id, [...body.entries.flatMap((e) => (e.id === undefined ? [] : [e.id])), ...(body.append ? body.delete : [])]);
     for (const e of named) byId.set(e.id, e);
     // Updates of entries removed since the client listed them: reported, not applied.
     const errors: CommitItemError[] = [];
@@ -215,7 +226,12 @@ async function applyCommit(
     });
     const updates = body.entries.filter((e) => e.id !== undefined && byId.has(e.id));
     const sentIds = new Set(updates.map((e) => e.id!));
-    const removed = body.append ? body.delete.filter((id) => byId.has(id)) : state!.entries.filter((e) => !sentIds.has(e.id)).map((e) => e.id);
+    /** Columns of each removed entry, for its delete log record. */
+    const removedColumns = new Map<number, string[]>();
+    if (body.append) for (const id of body.delete) if (byId.has(id)) removedColumns.set(id, Object.keys(byId.get(id)!.data));
+    if (!body.append && state) for (const e of state.entries) if (!sentIds.has(e.id)) removedColumns.set(e.id, Object.keys(e.data));
+    if (!body.append && !state) for (const [id, columns] of await unsentEntries(tx, ds.id, sentIds)) removedColumns.set(id, columns);
+    const removed = [...removedColumns.keys()];
     if (removed.length) authorize(ds, 'delete', caller);
     await takeSnapshot(core, tx, ds, summary ?? state!, 'commit', caller);
 
@@ -226,7 +242,7 @@ async function applyCommit(
     }
     const events: EntryEvent[] = [];
     const changed = new Map<number, EntryRecord>();
-    const base = summary ? summary.nextOrder : 0;
+    const base = body.append && summary ? summary.nextOrder : 0;
     for (let i = 0; i < body.entries.length; i++) {
       const sent = body.entries[i]!;
       if (sent.id === undefined) continue;
@@ -249,8 +265,7 @@ async function applyCommit(
     });
     const inserted = await insertMany(tx, ds, insertItems, now);
     for (const e of inserted) events.push({ type: 'dataSource.entry.create', entryId: e.id, columns: Object.keys(e.data) });
-    const removedSet = new Set(removed);
-    for (const id of removed) events.push({ type: 'dataSource.entry.delete', entryId: id, columns: Object.keys(byId.get(id)!.data) });
+    for (const [id, columns] of removedColumns) events.push({ type: 'dataSource.entry.delete', entryId: id, columns });
     const version = await bumpDataVersion(tx, ds.id);
     const logs = await writeEntryLogs(core, tx, ds, caller, events);
     // The data set after the commit: built from the one before when that was in memory, else read here when the
@@ -260,7 +275,7 @@ async function applyCommit(
     let pages: EntryPages | undefined;
     if (state) {
       const built: EntryRecord[] = [];
-      for (const e of state.entries) if (!removedSet.has(e.id)) built.push(changed.get(e.id) ?? e);
+      for (const e of state.entries) if (!removedColumns.has(e.id)) built.push(changed.get(e.id) ?? e);
       for (const e of inserted) built.push(e);
       next = built;
     }
@@ -278,7 +293,7 @@ async function applyCommit(
     if (receipt) await insertCommitReceipt(tx, receipt.key, { requestHash: receipt.hash, answer: outcome }, now);
     await assertCallerLiveIn(tx, ctx.db.dialect, caller);
     // Only an append that inserts moves the summary on (an update or removal may take a column away).
-    const appendedOnly = summary && changed.size === 0 && removed.length === 0 ? summary : undefined;
+    const appendedOnly = body.append && summary && changed.size === 0 && removed.length === 0 ? summary : undefined;
     return { applied: { version, next, pages, logs, inserted, changed: [...changed.values()], outcome, appendedOnly } } as const;
   });
 }
@@ -296,4 +311,27 @@ export function pruneCommitReceiptsRegularly(ctx: Core['ctx']): void {
   const timer = setInterval(() => prune().catch((error) => console.error('[in-app-runtime server] pruning commit receipts failed', error)), 3_600_000);
   timer.unref?.();
   ctx.onClose(() => clearInterval(timer));
+}
+
+/**
+ * The ids of the entries a full replacement leaves out (not in `sentIds`), oldest first, with their columns: read
+ * by id in pages of SCAN_PAGE inside the commit's transaction, each page dropped at once. Entries of the same
+ * columns share one array.
+ */
+async function unsentEntries(tx: Queryable, dataSourceId: number, sentIds: ReadonlySet<number>): Promise<Map<number, string[]>> {
+  const out = new Map<number, string[]>();
+  const shapes = new Map<string, string[]>();
+  for (let after = 0; ; ) {
+    const page = await entryDataPage(tx, dataSourceId, after, SCAN_PAGE);
+    for (const row of page) {
+      if (sentIds.has(Number(row.id))) continue;
+      const columns = Object.keys(JSON.parse(row.data) as Record<string, unknown>);
+      const key = columns.join('\u0000');
+      let shared = shapes.get(key);
+      if (!shared) shapes.set(key, (shared = columns));
+      out.set(Number(row.id), shared);
+    }
+    if (page.length < SCAN_PAGE) return out;
+    after = page[page.length - 1]!.id;
+  }
 }
