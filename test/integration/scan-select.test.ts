@@ -65,6 +65,8 @@ describe(`selects scanned in pages (${testEngine})`, () => {
       if (i % 4 === 1) body.where = { ...(body.where as object), s: { $regex: 'a|é', $options: 'i' } };
       if (i % 4 === 2) body.where = { ...(body.where as object), $filters: [{ column: 'n', condition: '>', value: '2' }] };
       if (i % 5 === 0) body.attributes = ['id', 'data.n', 'tags'];
+      // Rows that repeat: distinct keeps the first of each in the query's order.
+      if (i % 6 === 3) Object.assign(body, { distinct: true, attributes: i % 12 === 3 ? ['data.n'] : ['tags', 'data.b'] });
       const got = await scanSelect(core, dsId, {}, compileQuery(body));
       const want = await runQuery(entries, compileQuery(body).body, noJoins);
       if (want.entries.length > 0) nonEmpty++;

@@ -3,7 +3,8 @@ import { withGrant, type Grant } from './access.js';
 import type { Core } from './core.js';
 import type { CompiledQuery } from './query/compile.js';
 import { sortEntries } from './query/order.js';
-import { filterEntries, pageReach, plainSelect } from './query/run.js';
+import { canonicalKey } from './query/distinct.js';
+import { distinctSelect, filterEntries, pageReach, plainSelect } from './query/run.js';
 import type { EntryRecord, QueryResult } from './query/types.js';
 import { dataVersion } from './store/data-sources.js';
 import { countEntries, entryFromRow, entryRowsAfter } from './store/entries.js';
@@ -21,11 +22,12 @@ const ATTEMPTS = 3;
  * order (a total order, ties ending on the unique id, so the best k of each batch are among the best k of all),
  * or every match when there is no limit (then the answer itself holds them). The answer is that of one
  * `data_version`: a scan during which a write bumped it starts over, and after ATTEMPTS the caller reads the data
- * set at once as before. Joins, `distinct` and `aggregate` are not done here (null: the caller's path).
+ * set at once as before. With `distinct`, the first match of each distinct row is kept (all of them: the count and
+ * the page need every row). Joins and `aggregate` are not done here (null: the caller's path).
  * The time budget `limits.aggregateTimeoutMs` covers the whole scan (422 QUERY_TIMEOUT).
  */
 export async function scanSelect(core: Core, dataSourceId: number, grant: Grant, compiled: CompiledQuery): Promise<QueryResult | null> {
-  if (compiled.joins.length > 0 || compiled.body.distinct || compiled.body.aggregate) return null;
+  if (compiled.joins.length > 0 || compiled.body.aggregate) return null;
   const { db, limits } = core.ctx;
   const version = await dataVersion(db, dataSourceId);
   if (version === undefined || core.cache.peek(dataSourceId, version)) return null;
@@ -37,6 +39,8 @@ export async function scanSelect(core: Core, dataSourceId: number, grant: Grant,
     const start = attempt === 0 ? version : await dataVersion(db, dataSourceId);
     let kept: EntryRecord[] = [];
     let total = 0;
+    /** With `distinct`: for each distinct row, the match that comes first in the query's order. */
+    const firstOfRow = compiled.body.distinct ? new Map<string, EntryRecord>() : undefined;
     let after = 0;
     for (;;) {
       if (Date.now() > deadline)
@@ -49,12 +53,28 @@ export async function scanSelect(core: Core, dataSourceId: number, grant: Grant,
         grant,
       );
       const matches = filterEntries(entries, compiled.where, timeoutMs, deadline);
+      if (firstOfRow) {
+        keepFirstOfRows(firstOfRow, matches, compiled);
+        if (rows.length < SCAN_PAGE) break;
+        continue;
+      }
       total += matches.length;
       kept = kept.concat(matches);
       if (reach > 0 && kept.length >= 2 * reach + SCAN_PAGE) kept = sortEntries(kept, compiled.order, reach);
       if (rows.length < SCAN_PAGE) break;
     }
-    if ((await dataVersion(db, dataSourceId)) === start) return plainSelect(kept, compiled, total);
+    if ((await dataVersion(db, dataSourceId)) === start)
+      return firstOfRow ? distinctSelect([...firstOfRow.values()], compiled) : plainSelect(kept, compiled, total);
   }
   return null;
+}
+
+/** Keeps, for each row `matches` shape to (`attributes`), the match that comes first in the query's (total) order. */
+function keepFirstOfRows(firstOfRow: Map<string, EntryRecord>, matches: readonly EntryRecord[], compiled: CompiledQuery): void {
+  const projection = compiled.projection;
+  for (const entry of matches) {
+    const key = canonicalKey(projection === null ? entry : projection(entry));
+    const earlier = firstOfRow.get(key);
+    if (!earlier || sortEntries([earlier, entry], compiled.order, 0)[0] === entry) firstOfRow.set(key, entry);
+  }
 }

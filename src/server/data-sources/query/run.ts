@@ -60,6 +60,22 @@ export function plainSelect(matches: EntryRecord[], compiled: CompiledQuery, tot
 }
 
 /**
+ * The answer of a select with `distinct` and no joins or `aggregate`, from matches holding at least, for each
+ * distinct row, the match that comes first in the query's order (scan-select.ts keeps only those): the same rows,
+ * count and page as runQuery gives from every match, since equal rows keep the first of them.
+ */
+export function distinctSelect(matches: EntryRecord[], compiled: CompiledQuery): QueryResult {
+  const projection = compiled.projection;
+  const sorted = sortEntries(matches, compiled.order, 0);
+  const rows = distinctRows<unknown>(projection === null ? sorted : sorted.map((entry) => projection(entry)));
+  const offset = compiled.body.offset ?? 0;
+  const limit = compiled.body.limit ?? 0;
+  const entries = rows.slice(offset, limit > 0 ? offset + limit : undefined);
+  if (!compiled.body.includePagination) return { entries };
+  return { entries, pagination: { total: rows.length, limit, offset } };
+}
+
+/**
  * Runs a select query over `entries` (the data source's live entries): `where` → joins without `on`
  * appended → `required` joins → `order` → `offset`/`limit` → `joins.<Name>` values → `attributes`.
  * With `aggregate`, the page of entries matching `where` goes through the pipeline instead.
@@ -75,7 +91,7 @@ export async function runQuery(entries: readonly EntryRecord[], body: QueryBody,
     return { entries: runAggregate(page(matches, compiled), compiled.body.aggregate, 'aggregate', aggregateLimits) };
   }
 
-  if (compiled.joins.length === 0 && !compiled.body.distinct) return plainSelect(matches, compiled);
+  if (compiled.joins.length === 0) return compiled.body.distinct ? distinctSelect(matches, compiled) : plainSelect(matches, compiled);
   const loaded: LoadedJoin[] = [];
   for (const join of compiled.joins) loaded.push(await loadJoin(join, joins));
   for (const join of loaded) if (join.appended.length > 0) matches = matches.concat(join.appended);
