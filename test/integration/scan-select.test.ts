@@ -67,6 +67,12 @@ describe(`selects scanned in pages (${testEngine})`, () => {
       if (i % 5 === 0) body.attributes = ['id', 'data.n', 'tags'];
       // Rows that repeat: distinct keeps the first of each in the query's order.
       if (i % 6 === 3) Object.assign(body, { distinct: true, attributes: i % 12 === 3 ? ['data.n'] : ['tags', 'data.b'] });
+      // An aggregate over the (page of) matches: `$regex` or `$filters` keep it from SQL.
+      else if (i % 7 === 5) {
+        delete body.attributes;
+        delete body.includePagination;
+        body.aggregate = [{ $group: { _id: '$data.b', c: { $sum: 1 }, t: { $sum: '$data.n' }, first: { $first: '$id' } } }, { $sort: { _id: 1 } }];
+      }
       const got = await scanSelect(core, dsId, {}, compileQuery(body));
       const want = await runQuery(entries, compileQuery(body).body, noJoins);
       if (want.entries.length > 0) nonEmpty++;

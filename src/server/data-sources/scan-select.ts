@@ -4,7 +4,7 @@ import type { Core } from './core.js';
 import type { CompiledQuery } from './query/compile.js';
 import { sortEntries } from './query/order.js';
 import { canonicalKey } from './query/distinct.js';
-import { distinctSelect, filterEntries, pageReach, plainSelect } from './query/run.js';
+import { aggregateSelect, distinctSelect, filterEntries, pageReach, plainSelect } from './query/run.js';
 import type { EntryRecord, QueryResult } from './query/types.js';
 import { dataVersion } from './store/data-sources.js';
 import { countEntries, entryFromRow, entryRowsAfter } from './store/entries.js';
@@ -23,11 +23,12 @@ const ATTEMPTS = 3;
  * or every match when there is no limit (then the answer itself holds them). The answer is that of one
  * `data_version`: a scan during which a write bumped it starts over, and after ATTEMPTS the caller reads the data
  * set at once as before. With `distinct`, the first match of each distinct row is kept (all of them: the count and
- * the page need every row). Joins and `aggregate` are not done here (null: the caller's path).
+ * the page need every row). With `aggregate`, the pipeline runs over the kept matches (the page of them), as
+ * runQuery runs it. Joins are not done here (null: the caller's path).
  * The time budget `limits.aggregateTimeoutMs` covers the whole scan (422 QUERY_TIMEOUT).
  */
 export async function scanSelect(core: Core, dataSourceId: number, grant: Grant, compiled: CompiledQuery): Promise<QueryResult | null> {
-  if (compiled.joins.length > 0 || compiled.body.aggregate) return null;
+  if (compiled.joins.length > 0) return null;
   const { db, limits } = core.ctx;
   const version = await dataVersion(db, dataSourceId);
   if (version === undefined || core.cache.peek(dataSourceId, version)) return null;
@@ -64,7 +65,11 @@ export async function scanSelect(core: Core, dataSourceId: number, grant: Grant,
       if (rows.length < SCAN_PAGE) break;
     }
     if ((await dataVersion(db, dataSourceId)) === start)
-      return firstOfRow ? distinctSelect([...firstOfRow.values()], compiled) : plainSelect(kept, compiled, total);
+      return compiled.body.aggregate
+        ? aggregateSelect(kept, compiled, { bytes: limits.aggregateBytes, timeoutMs, depth: limits.bodyDepth })
+        : firstOfRow
+          ? distinctSelect([...firstOfRow.values()], compiled)
+          : plainSelect(kept, compiled, total);
   }
   return null;
 }

@@ -60,6 +60,14 @@ export function plainSelect(matches: EntryRecord[], compiled: CompiledQuery, tot
 }
 
 /**
+ * The answer of a select with `aggregate` (joins are not applied to it) from its matches: every match, or at least
+ * the first pageReach of them in the query's order. The pipeline runs over the page of matches.
+ */
+export function aggregateSelect(matches: EntryRecord[], compiled: CompiledQuery, aggregateLimits?: AggregateLimits): QueryResult {
+  return { entries: runAggregate(page(matches, compiled), compiled.body.aggregate, 'aggregate', aggregateLimits) };
+}
+
+/**
  * The answer of a select with `distinct` and no joins or `aggregate`, from matches holding at least, for each
  * distinct row, the match that comes first in the query's order (scan-select.ts keeps only those): the same rows,
  * count and page as runQuery gives from every match, since equal rows keep the first of them.
@@ -87,9 +95,7 @@ export async function runQuery(entries: readonly EntryRecord[], body: QueryBody,
   const compiled = compileQuery(body);
   let matches = filterEntries(entries, compiled.where, aggregateLimits?.timeoutMs);
 
-  if (compiled.body.aggregate) {
-    return { entries: runAggregate(page(matches, compiled), compiled.body.aggregate, 'aggregate', aggregateLimits) };
-  }
+  if (compiled.body.aggregate) return aggregateSelect(matches, compiled, aggregateLimits);
 
   if (compiled.joins.length === 0) return compiled.body.distinct ? distinctSelect(matches, compiled) : plainSelect(matches, compiled);
   const loaded: LoadedJoin[] = [];
