@@ -63,6 +63,8 @@ export interface ClientRuntime {
   closed?: Promise<void>;
   /** What `close()` stops that the runtime's fields do not hold: listeners of the page, a batch being gathered. */
   stops: (() => unknown)[];
+  /** The channel on which this client tells the app's other tabs that its queues changed (client-store.ts). */
+  statusSender?: BroadcastChannel;
 }
 
 /** An action as fetched for a run: its ETag, when the backend gave or confirmed it (`ctx.now()`), with which token. */
