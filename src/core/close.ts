@@ -14,6 +14,7 @@ import type { RunsHost } from '../actions/runs-host.js';
 export async function closeClient(host: RunsHost): Promise<void> {
   const { runtime, logger } = host.ctx;
   const warn = (error: unknown) => logger.warn(`Client.close(): ${(error as Error)?.message ?? error}`);
+  runtime.lockWaits?.abort();
   while (runtime.runs.device.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
   for (const stop of runtime.stops.splice(0)) await Promise.resolve().then(stop).catch(warn);
   for (const queue of [...runtime.runQueues.values(), ...runtime.analyticsQueues.values()]) {

@@ -63,6 +63,8 @@ export interface ClientRuntime {
   closed?: Promise<void>;
   /** What `close()` stops that the runtime's fields do not hold: listeners of the page, a batch being gathered. */
   stops: (() => unknown)[];
+  /** Aborted by `Client.close()`: ends the queues' waits for a Web Lock that another tab holds (outbox.ts). */
+  lockWaits?: AbortController;
   /** The channel on which this client tells the app's other tabs that its queues changed (client-store.ts). */
   statusSender?: BroadcastChannel;
 }

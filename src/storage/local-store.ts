@@ -49,7 +49,7 @@ export function createMemoryStore(): LocalStore {
       return [...of(store).entries()].sort((a, b) => order(a[0], b[0])).map(([key, value]) => ({ key, value: clone(value as T) }));
     },
     async keys(store, limit) {
-      return [...of(store).keys()].sort(order).slice(0, limit);
+      return [...of(store).keys()].sort(order).slice(0, limit === undefined ? undefined : Math.max(0, limit));
     },
     async count(store) {
       return of(store).size;
@@ -82,7 +82,8 @@ function wrap(db: IDBPDatabase): LocalStore {
       const [keys, values] = await Promise.all([tx.store.getAllKeys(), tx.store.getAll()]);
       return keys.map((key, i) => ({ key: key as StoreKey, value: values[i] as T }));
     },
-    keys: (store, limit) => db.getAllKeys(store, null, limit) as Promise<StoreKey[]>,
+    // getAllKeys reads a count of 0 as "no limit".
+    keys: async (store, limit) => (limit !== undefined && limit <= 0 ? [] : (db.getAllKeys(store, null, limit) as Promise<StoreKey[]>)),
     count: (store) => db.count(store),
     async put(store, key, value) {
       await db.put(store, value, key);

@@ -60,7 +60,7 @@ export function isRetryable(error: unknown): boolean {
   return true; // network errors, timeouts, anything unexpected: keep the item
 }
 
-type Locks = { request<R>(name: string, fn: () => Promise<R>): Promise<R> };
+type Locks = { request<R>(name: string, options: { signal: AbortSignal }, fn: () => Promise<R>): Promise<R> };
 
 export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
   const { ctx } = options;
@@ -127,9 +127,12 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
     // Offline: nothing is tried; the "online" listener flushes when the network is back.
     if (!isOnline()) return { ...total, remaining: (await outbox.pending()).length };
     do {
+      if (ctx.runtime.closed) throw closedError();
       again = false;
       const locks = (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks;
-      const result = locks ? await locks.request(`in-app-runtime:${options.appId}:${options.store}`, flushOnce) : await flushOnce();
+      // Client.close() ends a wait for the lock (another tab flushing), not a flush that holds it.
+      const signal = (ctx.runtime.lockWaits ??= new AbortController()).signal;
+      const result = locks ? await locks.request(`in-app-runtime:${options.appId}:${options.store}`, { signal }, flushOnce) : await flushOnce();
       total.sent += result.sent;
       total.dropped += result.dropped;
       total.remaining = result.remaining;

@@ -161,21 +161,31 @@ describe('Client.close()', () => {
     expect(heard.length).toBe(before);
   });
 
-  it("does not wait for a queue's lock that another tab holds", async () => {
-    const client = page();
-    client.App.Analytics.event({ category: 'close', action: 'locked' });
-    // Another tab is flushing the app's queues and holds their Web Locks for as long as this test runs.
+  /**
+   * Another tab is flushing the app's queues and holds their Web Locks for as long as the test runs: a request waits
+   * until its `signal` aborts, then rejects with an AbortError (as navigator.locks does).
+   */
+  function lockHeldByAnotherTab(asked: string[]) {
     const nav = window.navigator as unknown as { locks?: unknown };
-    const asked: string[] = [];
     Object.defineProperty(nav, 'locks', {
       configurable: true,
       value: {
-        request: (name: string) => {
+        request: (name: string, options: { signal?: AbortSignal }) => {
           asked.push(name);
-          return new Promise(() => {});
+          return new Promise((_, reject) =>
+            options.signal?.addEventListener('abort', () => reject(new DOMException('The lock request was aborted', 'AbortError'))),
+          );
         },
       },
     });
+    return () => delete nav.locks;
+  }
+
+  it("does not wait for a queue's lock that another tab holds", async () => {
+    const client = page();
+    client.App.Analytics.event({ category: 'close', action: 'locked' });
+    const asked: string[] = [];
+    const release = lockHeldByAnotherTab(asked);
     try {
       let closed = false;
       const closing = client.close().then(() => (closed = true));
@@ -185,7 +195,31 @@ describe('Client.close()', () => {
       // The gathered event was stored for the app's next client.
       expect(JSON.stringify(await stored('analyticsQueue'))).toContain('locked');
     } finally {
-      delete nav.locks;
+      release();
+    }
+  });
+
+  it('ends a flush that was already waiting for that lock when close() is called', async () => {
+    const client = page();
+    client.App.Analytics.event({ category: 'close', action: 'waiting' });
+    const asked: string[] = [];
+    const release = lockHeldByAnotherTab(asked);
+    try {
+      const flushing = client.App.Analytics.flush().then(
+        () => 'resolved',
+        (error: Error) => error.name,
+      );
+      await eventually(async () => asked.some((name) => name.endsWith(':analyticsQueue')), 10_000);
+      const before = asked.length;
+      let closed = false;
+      const closing = client.close().then(() => (closed = true));
+      await eventually(async () => closed, 10_000);
+      await closing;
+      expect(await flushing).toBe('AbortError');
+      expect(asked).toHaveLength(before); // no lock asked for after close()
+      expect(JSON.stringify(await stored('analyticsQueue'))).toContain('waiting');
+    } finally {
+      release();
     }
   });
 

@@ -18,6 +18,7 @@ async function roundTrip(store: LocalStore) {
   const keys = await store.keys('runQueue');
   expect(keys).toHaveLength(3);
   expect(await store.keys('runQueue', 2)).toEqual(keys.slice(0, 2));
+  expect(await store.keys('runQueue', 0)).toEqual([]);
   await store.put('actions', 5, { id: 5, name: 'a' });
   expect(await store.get('actions', 5)).toEqual({ id: 5, name: 'a' });
   await store.delete('actions', 5);

@@ -344,7 +344,7 @@ describe('offline operation', () => {
     Object.defineProperty(nav, 'locks', {
       configurable: true,
       value: {
-        request: <R>(_name: string, fn: () => Promise<R>) =>
+        request: <R>(_name: string, _options: { signal: AbortSignal }, fn: () => Promise<R>) =>
           fn().then((r) => {
             const hook = afterPass;
             afterPass = undefined;

@@ -22,7 +22,7 @@ import { countEntries, deleteAllEntries, deleteEntriesByIds, entryDataPage, find
 import { dataVersion } from './store/data-sources.js';
 import { SCAN_PAGE } from './scan-select.js';
 import type { Queryable } from '../db/database.js';
-import { advanceSummary, summarizeDataSet } from './summary.js';
+import { advanceSummary, summarizeDataSet, type DataSetSummary } from './summary.js';
 import type { DataSourceRecord, EntryRecord, EntryView } from './types.js';
 import { checkCommitBody, type CommitBody } from './validate.js';
 
@@ -198,14 +198,24 @@ async function applyCommit(
     // An append (`append: true`) reads only the entries it names, unless the entry cache holds them all. A full
     // replacement also needs the ids of every entry it leaves out (and their columns, for the delete log): a data
     // set the entry cache holds (or will) is loaded whole, a larger one is read in pages (`unsentEntries`).
-    let summary = body.append ? await summarizeDataSet(core, tx, ds) : undefined;
-    let state = summary?.entries && { version: summary.version, entries: summary.entries };
+    const appendSummary = body.append ? await summarizeDataSet(core, tx, ds) : undefined;
+    let summary: DataSetSummary | undefined = appendSummary;
+    let state = appendSummary?.entries && { version: appendSummary.version, entries: appendSummary.entries };
+    /** A full replacement of a data set too large for the cache: the entries it leaves out, with their columns. */
+    let left: Map<number, string[]> | undefined;
     if (!body.append) {
       const version = (await dataVersion(tx, ds.id)) ?? -1;
       const cached = core.cache.peek(ds.id, version);
+      const counted = cached ? undefined : await countEntries(tx, ds.id);
       if (cached) state = { version, entries: cached };
-      else if (core.cache.holds((await countEntries(tx, ds.id)).count)) state = await core.cache.entriesIn(tx, ds.id);
-      else summary = await summarizeDataSet(core, tx, ds);
+      else if (core.cache.holds(counted!.count)) state = await core.cache.entriesIn(tx, ds.id);
+      else {
+        // One read of the rows gives both what is left out and, for the version, the undeclared columns.
+        const sent = new Set(body.entries.flatMap((e) => (e.id === undefined ? [] : [e.id])));
+        const scanned = await unsentEntries(tx, ds.id, sent, !ds.columns);
+        left = scanned.left;
+        summary = { version, count: counted!.count, columns: ds.columns ?? scanned.seen, nextOrder: (counted!.maxOrder ?? -1) + 1 };
+      }
     }
     const byId = new Map<number, EntryRecord>();
     const named = state
@@ -230,7 +240,7 @@ async function applyCommit(
     const removedColumns = new Map<number, string[]>();
     if (body.append) for (const id of body.delete) if (byId.has(id)) removedColumns.set(id, Object.keys(byId.get(id)!.data));
     if (!body.append && state) for (const e of state.entries) if (!sentIds.has(e.id)) removedColumns.set(e.id, Object.keys(e.data));
-    if (!body.append && !state) for (const [id, columns] of await unsentEntries(tx, ds.id, sentIds)) removedColumns.set(id, columns);
+    if (left) for (const [id, columns] of left) removedColumns.set(id, columns);
     const removed = [...removedColumns.keys()];
     if (removed.length) authorize(ds, 'delete', caller);
     await takeSnapshot(core, tx, ds, summary ?? state!, 'commit', caller);
@@ -314,24 +324,34 @@ export function pruneCommitReceiptsRegularly(ctx: Core['ctx']): void {
 }
 
 /**
- * The ids of the entries a full replacement leaves out (not in `sentIds`), oldest first, with their columns: read
- * by id in pages of SCAN_PAGE inside the commit's transaction, each page dropped at once. Entries of the same
- * columns share one array.
+ * The ids of the entries a full replacement leaves out (not in `sentIds`), oldest first, with their columns, and
+ * with `seen` every key of every entry (oldest entry first, first seen first: the undeclared columns of the data set
+ * before the commit, as summary.ts counts them): read by id in pages of SCAN_PAGE inside the commit's transaction,
+ * each page dropped at once. Entries of the same columns share one array.
  */
-async function unsentEntries(tx: Queryable, dataSourceId: number, sentIds: ReadonlySet<number>): Promise<Map<number, string[]>> {
-  const out = new Map<number, string[]>();
+async function unsentEntries(
+  tx: Queryable,
+  dataSourceId: number,
+  sentIds: ReadonlySet<number>,
+  seeColumns: boolean,
+): Promise<{ left: Map<number, string[]>; seen: string[] }> {
+  const left = new Map<number, string[]>();
+  const seen = new Set<string>();
   const shapes = new Map<string, string[]>();
   for (let after = 0; ; ) {
     const page = await entryDataPage(tx, dataSourceId, after, SCAN_PAGE);
     for (const row of page) {
-      if (sentIds.has(Number(row.id))) continue;
+      const sent = sentIds.has(Number(row.id));
+      if (sent && !seeColumns) continue;
       const columns = Object.keys(JSON.parse(row.data) as Record<string, unknown>);
+      if (seeColumns) for (const column of columns) seen.add(column);
+      if (sent) continue;
       const key = columns.join('\u0000');
       let shared = shapes.get(key);
       if (!shared) shapes.set(key, (shared = columns));
-      out.set(Number(row.id), shared);
+      left.set(Number(row.id), shared);
     }
-    if (page.length < SCAN_PAGE) return out;
+    if (page.length < SCAN_PAGE) return { left, seen: [...seen] };
     after = page[page.length - 1]!.id;
   }
 }

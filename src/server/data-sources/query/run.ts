@@ -12,7 +12,7 @@ import { compileWhere } from './where.js';
 
 /**
  * The entries `test` accepts. `timeoutMs` bounds the matching (checked every 8 entries: one entry can cost
- * 100 ms, e.g. a 10,000-value `$in` against a 100-element array, so every 1,024 left a small data source
+ * 100 ms, e.g. a 10,000-value `$in` inside `$elemMatch` against a 100-element array, so every 1,024 left a small data source
  * unbounded): past it 422 `QUERY_TIMEOUT`, so one query cannot hold the process for long
  * (limits.aggregateTimeoutMs).
  */
