@@ -49,8 +49,19 @@ export async function acquireModule(maxBytes: number): Promise<SandboxModule> {
   }
   const wasmModule = await loadWasmModule();
   const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: pages });
-  const quickjs = await newQuickJSWASMModuleFromVariant(newVariant(releaseVariant, { wasmModule, wasmMemory: memory }));
+  const emscriptenModule = { printErr: quietAborts } as NonNullable<Parameters<typeof newVariant>[1]['emscriptenModule']>;
+  const quickjs = await newQuickJSWASMModuleFromVariant(newVariant(releaseVariant, { wasmModule, wasmMemory: memory, emscriptenModule }));
   return { quickjs, memory, maxBytes: pages * PAGE, broken: false, inUse: true };
+}
+
+/**
+ * The module's stderr. Disposing a runtime that ran out of memory or was interrupted mid-allocation fails QuickJS's
+ * `list_empty(&rt->gc_obj_list)` assertion, which aborts the module: session.ts catches that, marks the module
+ * broken and drops it, so the "Aborted(…)" line Emscripten prints first says nothing the run does not already
+ * report. Anything else is written as before.
+ */
+function quietAborts(text: string): void {
+  if (!String(text).startsWith('Aborted(')) console.error(text);
 }
 
 const reusable = (module: SandboxModule) => !module.broken && module.memory.buffer.byteLength <= RECYCLE_ABOVE_BYTES;
