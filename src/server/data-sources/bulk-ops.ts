@@ -136,7 +136,7 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
   }
   const grant = authorize(ds, 'select', caller);
   // A data source too large for the entry cache is scanned in pages, not loaded (scan-select.ts).
-  const scanned = await scanSelect(core, ds.id, grant, compileQuery(body));
+  const scanned = await scanSelect(core, ds.id, grant, compileQuery(body), joinLoader(core, caller, ds));
   if (scanned) return scanned;
   const entries = withGrant(await core.cache.entries(ctx.db, ds.id), grant);
   return runQuery(entries as EntryRecord[], body, joinLoader(core, caller, ds), {

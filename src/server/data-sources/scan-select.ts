@@ -4,8 +4,8 @@ import type { Core } from './core.js';
 import type { CompiledQuery } from './query/compile.js';
 import { sortEntries } from './query/order.js';
 import { canonicalKey } from './query/distinct.js';
-import { aggregateSelect, distinctSelect, filterEntries, pageReach, plainSelect } from './query/run.js';
-import type { EntryRecord, QueryResult } from './query/types.js';
+import { aggregateSelect, distinctSelect, filterEntries, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect } from './query/run.js';
+import type { EntryRecord, JoinLoader, QueryResult } from './query/types.js';
 import { dataVersion } from './store/data-sources.js';
 import { countEntries, entryFromRow, entryRowsAfter } from './store/entries.js';
 
@@ -24,15 +24,27 @@ const ATTEMPTS = 3;
  * `data_version`: a scan during which a write bumped it starts over, and after ATTEMPTS the caller reads the data
  * set at once as before. With `distinct`, the first match of each distinct row is kept (all of them: the count and
  * the page need every row). With `aggregate`, the pipeline runs over the kept matches (the page of them), as
- * runQuery runs it. Joins are not done here (null: the caller's path).
+ * runQuery runs it. With joins (`joinLoader` reads the joined data sources, whole, as runQuery does), a parent that
+ * misses a `required` join is dropped as it is matched, so the kept ones are the page's; joins with `distinct` are
+ * not done here (null: the caller's path).
  * The time budget `limits.aggregateTimeoutMs` covers the whole scan (422 QUERY_TIMEOUT).
  */
-export async function scanSelect(core: Core, dataSourceId: number, grant: Grant, compiled: CompiledQuery): Promise<QueryResult | null> {
-  if (compiled.joins.length > 0) return null;
+export async function scanSelect(
+  core: Core,
+  dataSourceId: number,
+  grant: Grant,
+  compiled: CompiledQuery,
+  joinLoader?: JoinLoader,
+): Promise<QueryResult | null> {
+  const joined = compiled.joins.length > 0;
+  if (joined && (compiled.body.distinct || !joinLoader)) return null;
   const { db, limits } = core.ctx;
   const version = await dataVersion(db, dataSourceId);
   if (version === undefined || core.cache.peek(dataSourceId, version)) return null;
   if (core.cache.holds((await countEntries(db, dataSourceId)).count)) return null;
+  // The joined data sources are read first: a parent that misses a `required` join is dropped as it is matched.
+  const loaded = joined ? await loadJoins(compiled, joinLoader!) : [];
+  const required = loaded.some((join) => join.join.required);
   const timeoutMs = limits.aggregateTimeoutMs;
   const deadline = Date.now() + timeoutMs;
   const reach = pageReach(compiled);
@@ -53,7 +65,8 @@ export async function scanSelect(core: Core, dataSourceId: number, grant: Grant,
         rows.map((row) => entryFromRow(dataSourceId, row)),
         grant,
       );
-      const matches = filterEntries(entries, compiled.where, timeoutMs, deadline);
+      let matches = filterEntries(entries, compiled.where, timeoutMs, deadline);
+      if (required) matches = matches.filter((entry) => meetsRequiredJoins(loaded, entry));
       if (firstOfRow) {
         keepFirstOfRows(firstOfRow, matches, compiled);
         if (rows.length < SCAN_PAGE) break;
@@ -69,7 +82,9 @@ export async function scanSelect(core: Core, dataSourceId: number, grant: Grant,
         ? aggregateSelect(kept, compiled, { bytes: limits.aggregateBytes, timeoutMs, depth: limits.bodyDepth })
         : firstOfRow
           ? distinctSelect([...firstOfRow.values()], compiled)
-          : plainSelect(kept, compiled, total);
+          : joined
+            ? joinedSelect(kept, compiled, loaded, total - kept.length)
+            : plainSelect(kept, compiled, total);
   }
   return null;
 }

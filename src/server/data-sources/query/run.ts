@@ -93,18 +93,34 @@ export function distinctSelect(matches: EntryRecord[], compiled: CompiledQuery):
  */
 export async function runQuery(entries: readonly EntryRecord[], body: QueryBody, joins: JoinLoader, aggregateLimits?: AggregateLimits): Promise<QueryResult> {
   const compiled = compileQuery(body);
-  let matches = filterEntries(entries, compiled.where, aggregateLimits?.timeoutMs);
+  const matches = filterEntries(entries, compiled.where, aggregateLimits?.timeoutMs);
 
   if (compiled.body.aggregate) return aggregateSelect(matches, compiled, aggregateLimits);
 
   if (compiled.joins.length === 0) return compiled.body.distinct ? distinctSelect(matches, compiled) : plainSelect(matches, compiled);
+  return joinedSelect(matches, compiled, await loadJoins(compiled, joins));
+}
+
+/** The query's joins, each loaded (its data source read) and indexed by its key. */
+export async function loadJoins(compiled: CompiledQuery, joins: JoinLoader): Promise<LoadedJoin[]> {
   const loaded: LoadedJoin[] = [];
   for (const join of compiled.joins) loaded.push(await loadJoin(join, joins));
+  return loaded;
+}
+
+/** Whether `entry` has a match in every `required` join (those without are left out of the answer). */
+export const meetsRequiredJoins = (loaded: readonly LoadedJoin[], entry: EntryRecord): boolean =>
+  loaded.every((join) => !join.join.required || join.matchesOf(entry).length > 0);
+
+/**
+ * The answer of a select with joins from the entries its `where` matched: the entries of joins without `on`
+ * appended, `required` joins applied, then ordered, paged (or made distinct) and shaped with `joins.<Name>`.
+ * `uncounted`: matches left out of `matches` that still count in `pagination.total` (scan-select.ts keeps only the
+ * first pageReach of the parents that meet the required joins, and counts the rest); 0 with `distinct`.
+ */
+export function joinedSelect(matches: EntryRecord[], compiled: CompiledQuery, loaded: readonly LoadedJoin[], uncounted = 0): QueryResult {
   for (const join of loaded) if (join.appended.length > 0) matches = matches.concat(join.appended);
-  const required = loaded.filter((join) => join.join.required);
-  if (required.length > 0) {
-    matches = matches.filter((entry) => required.every((join) => join.matchesOf(entry).length > 0));
-  }
+  if (loaded.some((join) => join.join.required)) matches = matches.filter((entry) => meetsRequiredJoins(loaded, entry));
 
   const withJoins = loaded.filter((join) => join.join.on !== null);
   const projection = compiled.projection;
@@ -121,7 +137,7 @@ export async function runQuery(entries: readonly EntryRecord[], body: QueryBody,
           return result;
         });
 
-  let total = matches.length;
+  let total = matches.length + uncounted;
   let out: unknown[];
   if (compiled.body.distinct) {
     // Rows are compared as returned: every match is ordered and shaped, then offset/limit page the distinct rows.
