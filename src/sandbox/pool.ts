@@ -58,10 +58,10 @@ export async function acquireModule(maxBytes: number): Promise<SandboxModule> {
  * The module's stderr. Disposing a runtime that ran out of memory or was interrupted mid-allocation fails QuickJS's
  * `list_empty(&rt->gc_obj_list)` assertion, which aborts the module: session.ts catches that, marks the module
  * broken and drops it, so the "Aborted(…)" line Emscripten prints first says nothing the run does not already
- * report. Anything else is written as before.
+ * report. Anything else (another assertion, an abort during a run) is written as before.
  */
 function quietAborts(text: string): void {
-  if (!String(text).startsWith('Aborted(')) console.error(text);
+  if (!/^Aborted\(Assertion failed: list_empty\(&rt->gc_obj_list\)/.test(String(text))) console.error(text);
 }
 
 const reusable = (module: SandboxModule) => !module.broken && module.memory.buffer.byteLength <= RECYCLE_ABOVE_BYTES;

@@ -60,15 +60,21 @@ export const STATUS_CHANNEL = 'in-app-runtime:status';
 export function statusChanged(ctx: ClientContext): void {
   const { runtime } = ctx;
   runtime.status?.check();
-  if (typeof BroadcastChannel !== 'function' || runtime.closed) return;
-  // One channel per client, kept open: opening one costs 0.3–5 ms in Node (a run saves a log record each time). It
-  // does not keep Node alive (unref), and Client.close() closes it.
-  let sender = runtime.statusSender;
-  if (!sender) {
+  if (typeof BroadcastChannel !== 'function') return;
+  // What close() stores (a finishing run's log, the gathered events) is told on a channel of its own, closed at once.
+  if (runtime.closed) {
+    const once = new BroadcastChannel(STATUS_CHANNEL);
+    once.postMessage(0);
+    once.close();
+    return;
+  }
+  // Otherwise one channel per client, kept open: opening one costs 0.3–5 ms in Node (a run saves a log record each
+  // time). It does not keep Node alive (unref), and Client.close() closes it.
+  if (!runtime.statusSender) {
     const channel = new BroadcastChannel(STATUS_CHANNEL);
     (channel as { unref?: () => void }).unref?.();
     runtime.stops.push(() => channel.close());
-    runtime.statusSender = sender = channel;
+    runtime.statusSender = channel;
   }
-  sender.postMessage(0);
+  runtime.statusSender.postMessage(0);
 }

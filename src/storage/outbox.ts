@@ -127,7 +127,11 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
     // Offline: nothing is tried; the "online" listener flushes when the network is back.
     if (!isOnline()) return { ...total, remaining: (await outbox.pending()).length };
     do {
-      if (ctx.runtime.closed) throw closedError();
+      // Closed after a pass (close() asked for another): this flush is done; what is left waits for the next client.
+      if (ctx.runtime.closed) {
+        again = false;
+        break;
+      }
       again = false;
       const locks = (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks;
       // Client.close() ends a wait for the lock (another tab flushing), not a flush that holds it.

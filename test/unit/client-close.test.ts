@@ -3,7 +3,7 @@ import 'fake-indexeddb/auto';
 import { openDB } from 'idb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type ClientConfig, type ClientStatus } from '../../src/index.js';
-import { localDbName } from '../../src/storage/client-store.js';
+import { localDbName, STATUS_CHANNEL } from '../../src/storage/client-store.js';
 import { passConditionalRequests } from '../helpers/happy-dom-fetch.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 import { eventually, rejection } from '../helpers/wait.js';
@@ -209,6 +209,8 @@ describe('Client.close()', () => {
         () => 'resolved',
         (error: Error) => error.name,
       );
+      // The batch is stored (so the flush is the user's, not the start-up resume's) and its flush waits for the lock.
+      await eventually(async () => JSON.stringify(await stored('analyticsQueue')).includes('waiting'), 10_000);
       await eventually(async () => asked.some((name) => name.endsWith(':analyticsQueue')), 10_000);
       const before = asked.length;
       let closed = false;
@@ -220,6 +222,54 @@ describe('Client.close()', () => {
       expect(JSON.stringify(await stored('analyticsQueue'))).toContain('waiting');
     } finally {
       release();
+    }
+  });
+
+  it('a flush that delivered everything resolves though close() came while it ran', async () => {
+    let hold: Promise<void> | undefined;
+    let arrived!: () => void;
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
+    const slowAnswers: typeof fetch = async (input, init) => {
+      const response = await realFetch(input, init);
+      if (hold && String(input instanceof Request ? input.url : input).includes('/analytics')) {
+        arrived();
+        await hold; // the backend has the batch; its answer is held back
+      }
+      return response;
+    };
+    const client = page({ fetch: slowAnswers });
+    await client.App.Analytics.flush(); // what earlier tests left queued is sent first
+    expect(await stored('analyticsQueue')).toEqual([]);
+    let release!: () => void;
+    hold = new Promise((resolve) => (release = resolve));
+    client.App.Analytics.event({ category: 'close', action: 'delivered' });
+    const flushing = client.App.Analytics.flush().then(
+      () => 'resolved',
+      (error: { code?: string; name?: string }) => error.code ?? error.name,
+    );
+    await reached;
+    const closing = client.close(); // asks the queue for one more flush
+    await turns();
+    release();
+    expect(await flushing).toBe('resolved');
+    await closing;
+    // Sent, and nothing is left for the next client.
+    expect(await stored('analyticsQueue')).toEqual([]);
+  });
+
+  it("tells the app's other tabs about what close() stores", async () => {
+    const client = page();
+    await turns(); // the start-up resume is done
+    const heard: unknown[] = [];
+    const otherTab = new BroadcastChannel(STATUS_CHANNEL);
+    otherTab.onmessage = (message) => heard.push(message.data);
+    try {
+      client.App.Analytics.event({ category: 'close', action: 'told' }); // gathered: stored by close()
+      await client.close();
+      expect(JSON.stringify(await stored('analyticsQueue'))).toContain('told');
+      await eventually(async () => heard.length > 0, 10_000);
+    } finally {
+      otherTab.close();
     }
   });
 
