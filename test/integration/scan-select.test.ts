@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/server/db/database.js';
+import { createAutoIndexes } from '../../src/server/data-sources/auto-indexes.js';
 import { createEntryCache } from '../../src/server/data-sources/cache.js';
+import { indexedPaths } from '../../src/server/data-sources/indexes.js';
+import { findCandidates } from '../../src/server/data-sources/sql/candidates.js';
+import { impliedWhere } from '../../src/server/data-sources/sql/where.js';
+import type { ServerContext } from '../../src/server/context.js';
 import type { Core } from '../../src/server/data-sources/core.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { runQuery } from '../../src/server/data-sources/query/run.js';
@@ -54,7 +59,8 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     entries = await readAll();
     expect(entries).toHaveLength(N);
     // The scan's own parts, as the server builds them: its database, limits and an entry cache that holds nothing.
-    core = { ctx: { db, limits: { aggregateTimeoutMs: 60_000 } }, cache: createEntryCache({ maxEntries: 0 }) } as unknown as Core;
+    const ctx = { db, limits: { aggregateTimeoutMs: 60_000, autoIndexAfter: 0 } };
+    core = { ctx, cache: createEntryCache({ maxEntries: 0 }), autoIndexes: createAutoIndexes(ctx as unknown as ServerContext) } as unknown as Core;
   });
 
   afterAll(async () => {
@@ -126,6 +132,30 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     const shown = await scanSelect(core, dsId, {}, compileQuery(body));
     expect(got!.pagination!.total).toBeGreaterThan(shown!.pagination!.total);
   });
+
+  it('picks the candidates through expression indexes, rank 3 entries included, and answers as runQuery does', async () => {
+    // Declared indexes (docs/sql.md "Indexes"): the PUT answers once they are built.
+    const put = await b.api('PUT', `/v1/data-sources/${dsId}`, { json: { definition: { indexes: ['n', 's', 'k', 'b'] } } });
+    expect(put.status).toBe(200);
+    const indexed = await indexedPaths(db, dsId);
+    expect([...indexed].sort()).toEqual(['b', 'k', 'n', 's']);
+    const rng = seededRandom(23);
+    const bounds = { maxId: Math.max(...entries.map((e) => e.id)), times: [entries[0]!.createdAt] };
+    let throughIndex = 0;
+    for (let i = 0; i < QUERIES / 2; i++) {
+      const body = queryBody(rng, bounds);
+      body.where =
+        i % 2 === 0
+          ? { ...(body.where as object), s: { $regex: 'a|é', $options: 'i' } }
+          : { ...(body.where as object), $filters: [{ column: 'n', condition: '>', value: '2' }] };
+      const cond = impliedWhere(body.where);
+      if (cond && (await findCandidates(db, db.dialect, dsId, cond, indexed)).ids) throughIndex++;
+      const got = await scanSelect(core, dsId, {}, compileQuery(body), joined);
+      const want = await runQuery(entries, compileQuery(body).body, joined);
+      expect({ i, body, got }).toEqual({ i, body, got: want });
+    }
+    expect(throughIndex).toBeGreaterThan(QUERIES / 20);
+  }, 300_000);
 
   it('answers for one state of the data set while another request writes', async () => {
     const body = { where: { s: { $regex: '.' } }, includePagination: true, limit: 10 };

@@ -108,4 +108,25 @@ describe(`query deletes in SQL, differential against the JS matcher (${testEngin
     expect(gone.body).toEqual({ deletedCount: 2 });
     expect((await list(ds)).map((e) => e.data)).toEqual([{ s: 'c', n: 2 }]);
   });
+
+  it('a scanned select and delete whose candidates the database cannot read (a NUL) are decided by the JS matcher', async () => {
+    const ds = (await b.client.DataSources.create({ name: 'ScanNul' })).id;
+    const entries = [
+      { s: 'a\u0000b', n: 1 },
+      { s: 'c', n: 2 },
+      { s: 'd', n: 1 },
+      { s: 'e', n: 1 },
+    ];
+    expect((await b.api('POST', `/v1/data-sources/${ds}/data`, { json: { entries } })).status).toBe(200);
+    // `n` translates and picks the candidates; `$regex` does not (the JS evaluator runs the whole where on them).
+    const where = { n: 1, s: { $regex: '^[ad]' } };
+    expect(translateWhere(where)).toBeNull();
+    const selected = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { where, order: [['id', 'ASC']], includePagination: true } });
+    expect(selected.status).toBe(200);
+    expect(selected.body.entries.map((e: EntryRecord) => e.data)).toEqual([entries[0], entries[2]]);
+    expect(selected.body.pagination.total).toBe(2);
+    const gone = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { type: 'delete', where } });
+    expect(gone.body).toEqual({ deletedCount: 2 });
+    expect((await list(ds)).map((e) => e.data).sort((x, y) => String(x.s).localeCompare(String(y.s)))).toEqual([entries[1], entries[3]]);
+  });
 });

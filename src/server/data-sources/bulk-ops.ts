@@ -8,10 +8,11 @@ import { deleteTranslates, entriesMatching, SqlMatchFailed } from './sql-delete.
 import { dataVersion } from './store/data-sources.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
 import { compileQuery } from './query/compile.js';
-import { scanSelect } from './scan-select.js';
-import { countEntries, deleteAllEntries, deleteEntriesByIds, insertEntryRows } from './store/entries.js';
+import { candidatesCond, scanSelect } from './scan-select.js';
+import { deleteAllEntries, deleteEntriesByIds, insertEntryRows } from './store/entries.js';
 import { scanMatches } from './scan-delete.js';
 import { listVersions } from './store/versions.js';
+import { indexedPaths } from './indexes.js';
 import type { DataSourceRecord, EntryRecord, VersionRecord } from './types.js';
 import { checkEntryData } from './validate.js';
 
@@ -92,19 +93,22 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
     // The database finds the matches when its answer is exact and no column is hidden; the JS evaluator goes
     // through the data set when the entry cache holds it anyway, or when the database refuses the statement.
     const bySql = !hasColumnFilter(grant) && deleteTranslates(body.where);
-    const run = (useSql: boolean) =>
+    // A scan reads only the entries that meet the part of the `where` the database can test (scan-select.ts).
+    const candidates = bySql ? null : candidatesCond(body.where, grant);
+    const indexed = candidates ? await indexedPaths(ctx.db, ds.id) : new Set<string>();
+    const run = (useSql: boolean, scanCandidates = candidates) =>
       ctx.db.transaction(async (tx) => {
         const current = (await dataVersion(tx, ds.id)) ?? -1;
         const cached = core.cache.peek(ds.id, current);
         // Read whole only when the entry cache holds it (or will: the next request finds it there).
-        const load = !useSql && !cached && core.cache.holds((await countEntries(tx, ds.id)).count);
+        const load = !useSql && !cached && (await core.cache.holdsDataSet(tx, ds.id));
         const state = cached ? { version: current, entries: cached } : load ? await core.cache.entriesIn(tx, ds.id) : undefined;
         let matches: { id: number; data: Record<string, unknown> }[];
         if (state) {
           const visible = withGrant(state.entries, grant);
           matches = state.entries.filter((_, i) => test(visible[i]!));
         } else if (useSql) matches = (await entriesMatching(tx, ctx.db.dialect, ds.id, body.where))!;
-        else matches = await scanMatches(tx, ds.id, grant, test);
+        else matches = await scanMatches(tx, ctx.db.dialect, ds.id, grant, test, scanCandidates, indexed);
         if (matches.length === 0) return undefined;
         const summary = state ? undefined : await summarizeDataSet(core, tx, ds);
         await takeSnapshot(core, tx, ds, state ?? summary!, 'delete', caller);
@@ -127,7 +131,8 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
       result = await run(bySql);
     } catch (error) {
       if (!(error instanceof SqlMatchFailed)) throw error;
-      result = await run(false);
+      // The data made the database refuse the statement: the JS evaluator reads every entry.
+      result = await run(false, null);
     }
     if (!result) return { deletedCount: 0 };
     if (result.next) core.cache.set(ds.id, result.version, result.next);

@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../db/database.js';
-import { loadEntries } from './store/entries.js';
+import { countEntriesUpTo, loadEntries } from './store/entries.js';
 import { dataVersion } from './store/data-sources.js';
 import type { EntryRecord } from './types.js';
 
@@ -27,6 +27,8 @@ export interface EntryCache {
   drop(dataSourceId: number): void;
   /** Whether a data set of `count` entries fits the budget (`set` keeps it). */
   holds(count: number): boolean;
+  /** Whether the data source's entries fit the budget, counting no further than the budget (not every entry). */
+  holdsDataSet(db: Queryable, dataSourceId: number): Promise<boolean>;
 }
 
 export function createEntryCache(options: { maxEntries?: number } = {}): EntryCache {
@@ -82,5 +84,6 @@ export function createEntryCache(options: { maxEntries?: number } = {}): EntryCa
     set,
     drop: remove,
     holds: (count) => Math.max(1, count) <= maxEntries,
+    holdsDataSet: async (db, dataSourceId) => Math.max(1, await countEntriesUpTo(db, dataSourceId, maxEntries + 1)) <= maxEntries,
   };
 }

@@ -1,5 +1,14 @@
 import { HttpError } from '../http/errors.js';
-import { withGrant, type Grant } from './access.js';
+import { hasColumnFilter, withGrant, type Grant } from './access.js';
+import type { Database, Queryable } from '../db/database.js';
+import { candidatePage, type Candidates, findCandidates } from './sql/candidates.js';
+import { indexablePaths } from './sql/prefilter.js';
+import { indexedPaths } from './indexes.js';
+import { columnsOf, type Cond } from './sql/conditions.js';
+import { withTimeBudget } from './sql/time-budget.js';
+import { impliedWhere } from './sql/where.js';
+import { isDataError } from './sql-delete.js';
+import { visible } from './sql-query.js';
 import type { Core } from './core.js';
 import type { CompiledQuery } from './query/compile.js';
 import { sortEntries } from './query/order.js';
@@ -7,7 +16,7 @@ import { canonicalKey } from './query/distinct.js';
 import { aggregateSelect, distinctSelect, filterEntries, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect } from './query/run.js';
 import type { EntryRecord, JoinLoader, QueryResult } from './query/types.js';
 import { dataVersion } from './store/data-sources.js';
-import { countEntries, entryFromRow, entryRowsAfter } from './store/entries.js';
+import { entryFromRow, entryRowsAfter, type RawEntryRow } from './store/entries.js';
 
 /** Rows read per statement. */
 export const SCAN_PAGE = 2_000;
@@ -41,14 +50,22 @@ export async function scanSelect(
   const { db, limits } = core.ctx;
   const version = await dataVersion(db, dataSourceId);
   if (version === undefined || core.cache.peek(dataSourceId, version)) return null;
-  if (core.cache.holds((await countEntries(db, dataSourceId)).count)) return null;
+  if (await core.cache.holdsDataSet(db, dataSourceId)) return null;
   // The joined data sources are read first: a parent that misses a `required` join is dropped as it is matched.
   const loaded = joined ? await loadJoins(compiled, joinLoader!) : [];
   const required = loaded.some((join) => join.join.required);
   const timeoutMs = limits.aggregateTimeoutMs;
   const deadline = Date.now() + timeoutMs;
   const reach = pageReach(compiled);
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+  // The part of the `where` the database can test picks the candidates (null: every entry is one).
+  const implied = candidatesCond(compiled.body.where, grant);
+  let candidates: Candidates | null = null;
+  if (implied) {
+    const indexed = await indexedPaths(db, dataSourceId);
+    core.autoIndexes.note(dataSourceId, indexablePaths(implied, new Set()), indexed);
+    candidates = await readCandidates(db, deadline, timeoutMs, (q) => findCandidates(q, db.dialect, dataSourceId, implied, indexed));
+  }
+  attempts: for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const start = attempt === 0 ? version : await dataVersion(db, dataSourceId);
     let kept: EntryRecord[] = [];
     let total = 0;
@@ -58,9 +75,24 @@ export async function scanSelect(
     for (;;) {
       if (Date.now() > deadline)
         throw new HttpError(422, 'QUERY_TIMEOUT', `where: matching took longer than ${timeoutMs} ms (limits.aggregateTimeoutMs)`, { limit: timeoutMs });
-      const rows = await entryRowsAfter(db, dataSourceId, after, SCAN_PAGE);
-      if (rows.length === 0) break;
-      after = rows[rows.length - 1]!.id;
+      let rows: RawEntryRow[];
+      let done: boolean;
+      if (candidates) {
+        const from = candidates;
+        const page = await readCandidates(db, deadline, timeoutMs, (q) => candidatePage(q, db.dialect, dataSourceId, after, SCAN_PAGE, from));
+        if (!page) {
+          // Data the SQL functions refuse ("\u0000" is not valid jsonb): every entry is a candidate, read again.
+          candidates = null;
+          attempt--;
+          continue attempts;
+        }
+        ({ rows, done } = page);
+        after = page.last;
+      } else {
+        rows = await entryRowsAfter(db, dataSourceId, after, SCAN_PAGE);
+        done = rows.length < SCAN_PAGE;
+        if (rows.length > 0) after = rows[rows.length - 1]!.id;
+      }
       const entries = withGrant(
         rows.map((row) => entryFromRow(dataSourceId, row)),
         grant,
@@ -69,13 +101,13 @@ export async function scanSelect(
       if (required) matches = matches.filter((entry) => meetsRequiredJoins(loaded, entry));
       if (firstOfRow) {
         keepFirstOfRows(firstOfRow, matches, compiled);
-        if (rows.length < SCAN_PAGE) break;
+        if (done) break;
         continue;
       }
       total += matches.length;
       kept = kept.concat(matches);
       if (reach > 0 && kept.length >= 2 * reach + SCAN_PAGE) kept = sortEntries(kept, compiled.order, reach);
-      if (rows.length < SCAN_PAGE) break;
+      if (done) break;
     }
     if ((await dataVersion(db, dataSourceId)) === start)
       return compiled.body.aggregate
@@ -87,6 +119,28 @@ export async function scanSelect(
             : plainSelect(kept, compiled, total);
   }
   return null;
+}
+
+/**
+ * Reads candidates under what is left of the scan's time budget (422 QUERY_TIMEOUT past it); null when the data
+ * made the database refuse the statement.
+ */
+async function readCandidates<T>(db: Database, deadline: number, timeoutMs: number, read: (q: Queryable) => Promise<T>): Promise<T | null> {
+  try {
+    return await withTimeBudget(db, Math.max(1, deadline - Date.now()), read);
+  } catch (error) {
+    if (error instanceof HttpError && error.code === 'QUERY_TIMEOUT')
+      throw new HttpError(422, 'QUERY_TIMEOUT', `where: matching took longer than ${timeoutMs} ms (limits.aggregateTimeoutMs)`, { limit: timeoutMs });
+    if (isDataError(error)) return null;
+    throw error;
+  }
+}
+
+/** The Cond implied by a checked `where` that picks a scan's candidates, or null (every entry), also when it reads a column the grant hides. */
+export function candidatesCond(where: unknown, grant: Grant): Cond | null {
+  const cond = impliedWhere(where);
+  if (!cond || (hasColumnFilter(grant) && ![...columnsOf(cond)].every((column) => visible(grant, column)))) return null;
+  return cond;
 }
 
 /** Keeps, for each row `matches` shape to (`attributes`), the match that comes first in the query's (total) order. */

@@ -15,6 +15,11 @@ export interface SqlDialect {
    * statistics to prefer it; PostgreSQL: the subquery is not fenced, so the planner can use it).
    */
   entries(dataSourceId: number, index?: string | null): Sql;
+  /**
+   * The entries of one data source with an id above `afterId`, as `e` (the same columns), for a scan in id order
+   * that stops at its LIMIT (candidates.ts): nothing is fenced, so the id order and the bound reach the table.
+   */
+  entriesAfter(dataSourceId: number, afterId: number): Sql;
   /** keys.ts's sort key of a data path over the `data` column named `data` (`e.data`, or `data` in DDL). */
   sortKey(segments: readonly string[], data: string): SortKey;
   /** Some value sift reaches on `segments` of `e`'s data matches `test`; never NULL. */

@@ -64,6 +64,9 @@ export const postgresDialect: SqlDialect = {
   // a query through an index is flattened instead (the index is on the base table), and reads few rows.
   entries: (dataSourceId, index) =>
     sql`(SELECT id, data, sort_order, created_at, updated_at, data::jsonb AS doc FROM data_source_entries WHERE data_source_id = ${idText(dataSourceId)}${raw(index ? '' : ' OFFSET 0')}) e`,
+  // The lateral subquery (fenced by OFFSET 0) parses `data` once per row read, and only for the rows the scan reaches.
+  entriesAfter: (dataSourceId, afterId) =>
+    sql`(SELECT b.id, b.data, b.sort_order, b.created_at, b.updated_at, j.doc FROM data_source_entries b CROSS JOIN LATERAL (SELECT b.data::jsonb AS doc OFFSET 0) j WHERE b.data_source_id = ${idText(dataSourceId)} AND b.id > ${afterId}) e`,
   sortKey: postgresSortKey,
   path(segments, test) {
     const anyArray = segments.map((_, i) => `jsonb_typeof(${at('e.doc', segments.slice(0, i + 1))}) = 'array'`).join(' OR ');

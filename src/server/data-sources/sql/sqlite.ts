@@ -90,6 +90,8 @@ export const sqliteDialect: SqlDialect = {
   // Every scan of entries carries the time budget's check (db/statement-budget.ts; armed by Database.bounded).
   entries: (dataSourceId, index) =>
     sql`(SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries${raw(index ? ` INDEXED BY ${index}` : '')} WHERE data_source_id = ${idText(dataSourceId)} AND ${new Sql(sqliteBudgetCheck('id'), [budgetSalt()])}) e`,
+  entriesAfter: (dataSourceId, afterId) =>
+    sql`(SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ${idText(dataSourceId)} AND id > ${afterId} AND ${new Sql(sqliteBudgetCheck('id'), [budgetSalt()])}) e`,
   sortKey: sqliteSortKey,
   path(segments, test) {
     const anyArray = segments.map((_, i) => `json_type(e.data, ${jsonPath(segments.slice(0, i + 1)).text}) = 'array'`).join(' OR ');

@@ -130,8 +130,11 @@ function operator(target: Target, op: string, arg: unknown): Cond | null {
   }
 }
 
-/** The condition of one `where` value on a target: a scalar (equality) or an object of operators. */
-function valueCondition(target: Target, value: unknown): Cond | null {
+/**
+ * The condition of one `where` value on a target: a scalar (equality) or an object of operators. `lax`: an
+ * operator that does not translate is left out (the Cond is then implied by the value, not equal to it).
+ */
+function valueCondition(target: Target, value: unknown, lax = false): Cond | null {
   if (isScalar(value)) return equalsAny(target, [value]);
   if (!isPlainObject(value)) return null;
   const ops = Object.keys(value);
@@ -139,13 +142,18 @@ function valueCondition(target: Target, value: unknown): Cond | null {
   const items: Cond[] = [];
   for (const op of ops) {
     const item = operator(target, op, value[op]);
-    if (!item) return null;
-    items.push(item);
+    if (item) items.push(item);
+    else if (!lax) return null;
   }
-  return and(items);
+  return items.length === 0 ? null : and(items);
 }
 
-function query(where: Record<string, unknown>, top: boolean): Cond | null {
+/**
+ * The Cond of a query object, or null. `lax` (impliedWhere): a key that does not translate is left out of the
+ * AND instead of refusing the whole query, so the Cond is implied by the query; `$nor` and `$not` (negations)
+ * are then translated exactly or left out, and an `$or` only when each of its items gives a Cond.
+ */
+function query(where: Record<string, unknown>, top: boolean, lax = false): Cond | null {
   const items: Cond[] = [];
   for (const key of Object.keys(where)) {
     const value = where[key];
@@ -153,28 +161,34 @@ function query(where: Record<string, unknown>, top: boolean): Cond | null {
     if (key === '$and' || key === '$or' || key === '$nor') {
       if (!Array.isArray(value) || value.length === 0) return null;
       const parts: Cond[] = [];
+      let whole = true;
       for (const sub of value) {
-        const part = isPlainObject(sub) ? query(sub, false) : null;
-        if (!part) return null;
-        parts.push(part);
+        const part = isPlainObject(sub) ? query(sub, false, lax && key !== '$nor') : null;
+        if (part) parts.push(part);
+        else whole = false;
       }
-      item = key === '$and' ? and(parts) : key === '$or' ? or(parts) : not(or(parts));
+      // Lax: an `$and` keeps the items that translate; an `$or` or `$nor` needs all of them.
+      if (!whole && !(lax && key === '$and')) item = null;
+      else if (parts.length === 0) item = null;
+      else item = key === '$and' ? and(parts) : key === '$or' ? or(parts) : not(or(parts));
     } else if (top && key === '$filters' && (value === null || value === undefined || (Array.isArray(value) && value.length === 0))) {
       continue;
     } else if (top && (key === '$id' || key === '$order' || key === '$createdAt' || key === '$updatedAt')) {
       const field = ENTRY_COLUMNS[key.slice(1) as keyof typeof ENTRY_COLUMNS];
       item = valueCondition({ kind: 'column', column: field.column, type: field.type }, value);
     } else if (key.startsWith('$')) {
-      return null;
+      if (!lax) return null;
+      continue;
     } else {
       const segments = pathSegments(key);
-      item = segments && valueCondition({ kind: 'path', segments }, value);
+      item = segments && valueCondition({ kind: 'path', segments }, value, lax);
     }
-    if (!item) return null;
-    items.push(item);
+    if (item) items.push(item);
+    else if (!lax) return null;
   }
-  // An empty query (or only empty `$filters`) matches everything.
-  return items.length === 0 ? TRUE : and(items);
+  // An empty query (or only empty `$filters`) matches everything; lax, a query of which nothing translates gives null.
+  if (items.length === 0) return lax && Object.keys(where).length > 0 ? null : TRUE;
+  return and(items);
 }
 
 /** The Cond of a checked `where` (undefined/null: everything), or null when it is not translatable. */
@@ -183,4 +197,16 @@ export function translateWhere(where: unknown): Cond | null {
   if (!isPlainObject(where)) return null;
   const cond = query(where, true);
   return cond && sizeOf(cond) <= MAX_SIZE ? cond : null;
+}
+
+/**
+ * A Cond that every entry matching the checked `where` meets: the parts of it that translate, the others left out
+ * of their AND (`$filters`, `$regex`, `$elemMatch`…), or null when no part constrains the entries. Scans
+ * (scan-select.ts, scan-delete.ts) let the database pick the candidates with it, then run the whole `where` on them.
+ */
+export function impliedWhere(where: unknown): Cond | null {
+  if (!isPlainObject(where)) return null;
+  const cond = query(where, true, true);
+  if (!cond || (cond.kind === 'const' && cond.value) || sizeOf(cond) > MAX_SIZE) return null;
+  return cond;
 }

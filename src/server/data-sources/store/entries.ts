@@ -87,6 +87,15 @@ export async function countEntries(db: Queryable, dataSourceId: number): Promise
   return { count: Number(row?.count ?? 0), maxOrder: row?.max_order === null || row?.max_order === undefined ? null : Number(row.max_order) };
 }
 
+/** The number of entries of a data source, counted up to `max` (the index reads `max` entries at most). */
+export async function countEntriesUpTo(db: Queryable, dataSourceId: number, max: number): Promise<number> {
+  const row = await db.get<{ count: number | string }>('SELECT COUNT(*) AS count FROM (SELECT 1 FROM data_source_entries WHERE data_source_id = ? LIMIT ?) t', [
+    dataSourceId,
+    Math.max(0, Math.floor(max)),
+  ]);
+  return Number(row?.count ?? 0);
+}
+
 /** A page of entries' data (ids above `afterId`, oldest first), still as JSON text: for scans that keep nothing. */
 export async function entryDataPage(db: Queryable, dataSourceId: number, afterId: number, limit: number): Promise<{ id: number; data: string }[]> {
   return db.all<{ id: number; data: string }>('SELECT id, data FROM data_source_entries WHERE data_source_id = ? AND id > ? ORDER BY id LIMIT ?', [
@@ -106,6 +115,11 @@ export async function findEntriesByIds(db: Queryable, dataSourceId: number, ids:
     for (const row of rows) out.push(entryFromRow(dataSourceId, row));
   }
   return out;
+}
+
+/** The rows of these ids that exist, oldest first (`ids` at most a few thousand: one statement). */
+export async function findRawEntriesByIds(db: Queryable, dataSourceId: number, ids: readonly number[]): Promise<RawEntryRow[]> {
+  return db.all<RawEntryRow>(`${SELECT} WHERE data_source_id = ? AND id IN (${ids.map(() => '?').join(', ')}) ORDER BY id`, [dataSourceId, ...ids]);
 }
 
 export async function findEntry(db: Queryable, dataSourceId: number, id: number): Promise<EntryRecord | undefined> {
