@@ -10,7 +10,7 @@ import type { Core } from '../../src/server/data-sources/core.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { runQuery } from '../../src/server/data-sources/query/run.js';
 import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
-import { SCAN_PAGE, scanSelect } from '../../src/server/data-sources/scan-select.js';
+import { candidateEntries, SCAN_PAGE, scanSelect } from '../../src/server/data-sources/scan-select.js';
 import { entryData, queryBody, seededRandom } from '../helpers/query-generator.js';
 import { testEngine, type TestBackend } from '../helpers/server.js';
 import { startSqlBackend } from '../helpers/sql-backend.js';
@@ -114,6 +114,43 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     expect(compared).toBe(JOINS.length * 9);
     // The parents kept by the scan were cut to the page's reach, so the totals counted the rest.
     expect(paged).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('reads only the candidates of a large joined data source, over HTTP, and answers as runQuery does', async () => {
+    // A second data source larger than the entry cache (0): the join's `where` picks its candidates in SQL.
+    const other = await b.client.DataSources.create({ name: 'JoinedLarge' });
+    const rng = seededRandom(31);
+    await (await b.client.DataSources.connect(other.id)).import(Array.from({ length: SCAN_PAGE + 300 }, () => entryData(rng)));
+    const joinedAll = (
+      await db.all<{ id: number; data: string; sort_order: number; created_at: string; updated_at: string }>(
+        'SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ? ORDER BY id',
+        [other.id],
+      )
+    ).map((r) => ({ id: r.id, dataSourceId: other.id, data: JSON.parse(r.data), order: r.sort_order, createdAt: r.created_at, updatedAt: r.updated_at }));
+    const everyEntry = { load: async () => joinedAll };
+    const wheres = [
+      { n: { $gte: 2 }, s: { $regex: 'a' } },
+      { 'data.b': true, $filters: [{ column: 'n', condition: '>', value: '1' }] },
+      { $or: [{ n: 1 }, { k: { $lt: 3 } }], tags: { $size: 1 } },
+      { s: { $regex: '^[a-c]' } },
+    ];
+    let picked = 0;
+    for (const where of wheres)
+      for (const join of [
+        { J: { dataSourceId: other.id, on: { 'data.n': 'data.n' }, where, count: true } },
+        { J: { dataSourceId: other.id, on: { 'data.b': 'data.b' }, where, required: true, limit: 2, attributes: ['data.n'] } },
+        { J: { dataSourceId: other.id, where, order: [['n', 'DESC']], limit: 5 } },
+      ]) {
+        const body = { where: { n: { $regex: '^[0-9]' } }, join, attributes: ['id', 'data.n', 'data.b'], limit: 15, offset: 3, includePagination: true };
+        const res = await b.api('POST', `/v1/data-sources/${dsId}/data/query`, { json: body });
+        expect(res.status).toBe(200);
+        const want = JSON.parse(JSON.stringify(await runQuery(entries, compileQuery(body).body, everyEntry)));
+        expect({ body, got: res.body }).toEqual({ body, got: want });
+        const cond = impliedWhere(compileQuery({ where }).body.where);
+        if (cond && (await candidateEntries(core, other.id, cond))!.length < joinedAll.length) picked++;
+      }
+    // Three of the four wheres pick fewer candidates than the data source holds.
+    expect(picked).toBe(9);
   }, 120_000);
 
   it('shows the matching only the columns a rule leaves visible', async () => {

@@ -122,6 +122,37 @@ export async function scanSelect(
 }
 
 /**
+ * Every candidate of `cond` (implied by a checked `where`) on a data source the entry cache does not hold, as of
+ * one state of the data set, read in pages under the time budget: for a joined data source (bulk-ops.ts), whose
+ * `where` then runs on them. null when the cache holds the data set, the data made the database refuse the
+ * statement, or writes changed the data set during each of ATTEMPTS reads (the caller reads it whole).
+ */
+export async function candidateEntries(core: Core, dataSourceId: number, cond: Cond): Promise<EntryRecord[] | null> {
+  const { db, limits } = core.ctx;
+  const version = await dataVersion(db, dataSourceId);
+  if (version === undefined || core.cache.peek(dataSourceId, version) || (await core.cache.holdsDataSet(db, dataSourceId))) return null;
+  const timeoutMs = limits.aggregateTimeoutMs;
+  const deadline = Date.now() + timeoutMs;
+  const indexed = await indexedPaths(db, dataSourceId);
+  core.autoIndexes.note(dataSourceId, indexablePaths(cond, new Set()), indexed);
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const start = attempt === 0 ? version : await dataVersion(db, dataSourceId);
+    const candidates = await readCandidates(db, deadline, timeoutMs, (q) => findCandidates(q, db.dialect, dataSourceId, cond, indexed));
+    if (!candidates) return null;
+    const entries: EntryRecord[] = [];
+    for (let after = 0; ; ) {
+      const page = await readCandidates(db, deadline, timeoutMs, (q) => candidatePage(q, db.dialect, dataSourceId, after, SCAN_PAGE, candidates));
+      if (!page) return null;
+      for (const row of page.rows) entries.push(entryFromRow(dataSourceId, row));
+      after = page.last;
+      if (page.done) break;
+    }
+    if ((await dataVersion(db, dataSourceId)) === start) return entries;
+  }
+  return null;
+}
+
+/**
  * Reads candidates under what is left of the scan's time budget (422 QUERY_TIMEOUT past it); null when the data
  * made the database refuse the statement.
  */

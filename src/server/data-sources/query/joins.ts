@@ -3,6 +3,7 @@ import { invalidQuery, isPlainObject } from './errors.js';
 import { checkPair, compileOrder, sortEntries, type OrderKey } from './order.js';
 import type { Direction, EntryRecord, JoinLoader, JoinRef, JoinSpec } from './types.js';
 import { compileEntryColumn, numericValue } from './values.js';
+import { withoutDataPrefix } from './data-prefix.js';
 import { compileWhere } from './where.js';
 
 /**
@@ -21,6 +22,8 @@ export interface CompiledJoin {
   ref: JoinRef;
   on: { parent: (e: EntryRecord) => unknown; joined: (e: EntryRecord) => unknown }[] | null;
   where: (e: EntryRecord) => boolean;
+  /** The `where` as given (`data.` prefixes removed), for the loader to pick candidates with. */
+  whereSource: unknown;
   order: OrderKey[];
   limit: number;
   required: boolean;
@@ -90,6 +93,7 @@ function compileJoin(name: string, raw: unknown, field: string): CompiledJoin {
     ref,
     on,
     where: compileWhere(spec.where, `${field}.where`),
+    whereSource: withoutDataPrefix(spec.where),
     order: compileOrder(orderPairs, `${field}.order`),
     limit,
     required: spec.required === true,
@@ -144,7 +148,7 @@ export interface LoadedJoin {
 }
 
 export async function loadJoin(join: CompiledJoin, loader: JoinLoader): Promise<LoadedJoin> {
-  const all = await loader.load(join.ref);
+  const all = await loader.load(join.ref, join.whereSource);
   const matching: EntryRecord[] = [];
   for (const entry of all) if (join.where(entry)) matching.push(entry);
   const ordered = sortEntries(matching, join.order, join.on ? 0 : join.limit);

@@ -56,7 +56,11 @@ export interface JoinRef {
 
 /** Loads the entries of a joined data source (the caller checks access and answers 404). */
 export interface JoinLoader {
-  load(ref: JoinRef): Promise<readonly EntryRecord[]>;
+  /**
+   * The joined data source's entries the caller may see: every one, or at least every one `where` (the join's
+   * checked `where`, `data.` prefixes removed) matches, when given (the loader may leave the others out).
+   */
+  load(ref: JoinRef, where?: unknown): Promise<readonly EntryRecord[]>;
 }
 
 export interface Pagination {
