@@ -226,4 +226,29 @@ describe('bounded filters (size and time)', () => {
       await slow.close();
     }
   });
+
+  for (const [how, limits] of [
+    ['in the entry cache', {}],
+    ['scanned in pages (larger than the entry cache)', { entryCacheEntries: 0 }],
+  ] as const)
+    it(`a query delete matching past limits.aggregateTimeoutMs is 422 QUERY_TIMEOUT and deletes nothing (${how})`, async () => {
+      const slow = await startTestBackend({ limits: { aggregateTimeoutMs: 1, ...limits } });
+      try {
+        const id = (await slow.api('POST', `/v1/data-sources?appId=${slow.server.bootstrap.appId}`, { json: { name: 'SlowDelete' } })).body.dataSource.id;
+        await slow.api('POST', `/v1/data-sources/${id}/data`, {
+          json: { entries: Array.from({ length: 50_000 }, (_, i) => ({ email: `user${i}@example.com` })) },
+        });
+        // Not translated (a $regex): 50,000 RE2 matches take well over 1 ms, under any load.
+        const where = { email: { $regex: '^[a-z]+\\d+@example\\.com$' } };
+        const r = await slow.api('POST', `/v1/data-sources/${id}/data/query`, { json: { type: 'delete', where } });
+        expect(r.status).toBe(422);
+        expect(r.body.error.code).toBe('QUERY_TIMEOUT');
+        // Every entry is still there (the list of every entry matches nothing: no budget to pass).
+        const left = await slow.api('GET', `/v1/data-sources/${id}/data`);
+        expect(left.status).toBe(200);
+        expect(left.body.entries).toHaveLength(50_000);
+      } finally {
+        await slow.close();
+      }
+    });
 });

@@ -10,7 +10,7 @@ import { compileWhere, runQuery, validateQuery } from './engine.js';
 import { compileQuery } from './query/compile.js';
 import { candidateEntries, candidatesCond, scanSelect } from './scan-select.js';
 import { deleteAllEntries, deleteEntriesByIds, insertEntryRows } from './store/entries.js';
-import { scanMatches } from './scan-delete.js';
+import { deleteBudget, deleteMatches, scanMatches } from './scan-delete.js';
 import { listVersions } from './store/versions.js';
 import { indexedPaths } from './indexes.js';
 import type { DataSourceRecord, EntryRecord, VersionRecord } from './types.js';
@@ -108,10 +108,9 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
         const state = cached ? { version: current, entries: cached } : load ? await core.cache.entriesIn(tx, ds.id) : undefined;
         let matches: { id: number; data: Record<string, unknown> }[];
         if (state) {
-          const visible = withGrant(state.entries, grant);
-          matches = state.entries.filter((_, i) => test(visible[i]!));
+          matches = deleteMatches(state.entries, withGrant(state.entries, grant), test, deleteBudget(ctx.limits.aggregateTimeoutMs));
         } else if (useSql) matches = (await entriesMatching(tx, ctx.db.dialect, ds.id, body.where))!;
-        else matches = await scanMatches(tx, ctx.db.dialect, ds.id, grant, test, scanCandidates, indexed);
+        else matches = await scanMatches(tx, ctx.db.dialect, ds.id, grant, test, scanCandidates, indexed, ctx.limits.aggregateTimeoutMs);
         if (matches.length === 0) return undefined;
         const summary = state ? undefined : await summarizeDataSet(core, tx, ds);
         await takeSnapshot(core, tx, ds, state ?? summary!, 'delete', caller);
