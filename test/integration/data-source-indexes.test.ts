@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/server/db/database.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { indexName } from '../../src/server/data-sources/indexes.js';
+import { descKey } from '../../src/server/data-sources/sql/prefilter.js';
 import { planSqlSelect, selectStatement } from '../../src/server/data-sources/sql/select.js';
 import { type Access, CREATED_INDEX, SEEK } from '../../src/server/data-sources/sql/walk.js';
 import { createTestDatabase } from '../helpers/postgres.js';
@@ -143,10 +144,70 @@ describe(`data path indexes (${testEngine})`, () => {
     expect(await db.all('SELECT path FROM data_source_indexes WHERE data_source_id = ?', [indexed])).toEqual([]);
   });
 
+  it('a descending index ([path, "DESC"]) serves an order DESC in its own order, ties included', async () => {
+    const plain = await createWithRows('PlainDesc');
+    const desc = await createWithRows('Desc', { indexes: ['age', ['age', 'DESC'], ['address.city', 'DESC']] });
+    expect(await indexNames()).toEqual(
+      expect.arrayContaining([indexName(desc, 'age'), indexName(desc, descKey('age')), indexName(desc, descKey('address.city'))]),
+    );
+    expect(await indexNames()).not.toContain(indexName(desc, 'address.city'));
+    const bodies = [
+      { where: { 'address.city': 'Oslo' }, order: [['age', 'DESC']], limit: 7, includePagination: true },
+      { where: { age: { $gte: 40 } }, order: [['age', 'DESC']], limit: 9, offset: 4 },
+      { order: [['address.city', 'DESC']], limit: 12, offset: 30 },
+      {
+        where: { age: { $lt: 5 } },
+        order: [
+          ['address.city', 'DESC'],
+          ['age', 'ASC'],
+        ],
+        limit: 20,
+      },
+      { where: { 'address.city': { $in: ['Lima', 'Cork'] } }, order: [['age', 'ASC']], limit: 10 },
+    ];
+    for (const body of bodies) expect({ body, answer: same(await query(desc, body)) }).toEqual({ body, answer: same(await query(plain, body)) });
+    const indexed = ['age', descKey('age'), descKey('address.city')];
+    const page = { where: { 'address.city': 'Oslo' }, order: [['age', 'DESC']], limit: 5 };
+    if (testEngine === 'sqlite') {
+      // Walked forward in the page's order: nothing sorted but the outer ORDER BY of the few page rows.
+      const walked = await explain(desc, page, indexed);
+      expect(walked).toContain(`SCAN data_source_entries USING INDEX ${indexName(desc, descKey('age'))}`);
+      expect(walked.match(/TEMP B-TREE/g) ?? []).toHaveLength(1);
+      // The ascending index alone, walked backward: each group of equal ages is sorted (the tie-breakers).
+      expect(await explain(desc, page, ['age'])).toContain('USE TEMP B-TREE FOR LAST 2 TERMS OF ORDER BY');
+    } else {
+      const walkedPg = await explain(desc, page, indexed, SEEK, true);
+      expect(walkedPg).toContain(indexName(desc, descKey('age')));
+      expect(walkedPg).not.toContain('Incremental Sort');
+    }
+    // Automatic: an order DESC on a path counts toward its descending index (limits.autoIndexAfter: 5 here).
+    const auto = await createWithRows('AutoDesc');
+    const before = await query(auto, { where: { 'address.city': 'Lima' }, order: [['age', 'DESC']], limit: 6 });
+    for (let i = 0; i < 5; i++) await query(auto, { order: [['age', 'DESC']], limit: 3 });
+    const deadline = Date.now() + 10_000;
+    while (!(await indexNames()).includes(indexName(auto, descKey('age'))) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await db.all('SELECT path, origin FROM data_source_indexes WHERE data_source_id = ?', [auto])).toEqual([{ path: descKey('age'), origin: 'auto' }]);
+    expect(await query(auto, { where: { 'address.city': 'Lima' }, order: [['age', 'DESC']], limit: 6 })).toEqual(before);
+    // Dropped when the definition leaves it out; the ascending one stays.
+    expect((await b.api('PUT', `/v1/data-sources/${desc}`, { json: { definition: { indexes: ['age'] } } })).status).toBe(200);
+    expect(await indexNames()).toContain(indexName(desc, 'age'));
+    expect(await indexNames()).not.toContain(indexName(desc, descKey('age')));
+  });
+
   it('refuses bad declared indexes with a 400', async () => {
     const created = await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name: 'Bad' } });
     const id = created.body.dataSource.id as number;
-    for (const indexes of ['age', ['tags.0'], ['a..b'], ['constructor'], [42], Array.from({ length: 17 }, (_, i) => `c${i}`)]) {
+    for (const indexes of [
+      'age',
+      ['tags.0'],
+      ['a..b'],
+      ['constructor'],
+      [42],
+      [['age', 'DOWN']],
+      [['age']],
+      [['tags.0', 'DESC']],
+      Array.from({ length: 17 }, (_, i) => `c${i}`),
+    ]) {
       const res = await b.api('PUT', `/v1/data-sources/${id}`, { json: { definition: { indexes } } });
       expect({ indexes, status: res.status, code: res.body.error?.code }).toEqual({ indexes, status: 400, code: 'INVALID_FIELD' });
       expect(typeof res.body.error.message).toBe('string');

@@ -10,20 +10,25 @@ import { dialectOf } from './sql/select.js';
  * test) and `order` by it (the page stops after its rows). Listed in `data_source_indexes` with their origin:
  * `declared` (`definition.indexes`, created and dropped when the definition changes) or `auto` (after
  * `limits.autoIndexAfter` translated queries on the path, at most `limits.autoIndexesPerDataSource` per data
- * source). All are dropped with their data source. On PostgreSQL they are built CONCURRENTLY (writes go
+ * source). A path may also have a descending index (key `desc:<path>`, sql/prefilter.ts `descKey`): an `order` by the
+ * path DESC walks it forward in exactly that order with its tie-breakers (walking the ascending one backward
+ * reverses them, so each group of equal keys was sorted). All are dropped with their data source. On PostgreSQL they are built CONCURRENTLY (writes go
  * on); SQLite holds its write lock while it builds one (about 1 s per 300,000 entries, docs/benchmarks.md).
  */
 export type IndexOrigin = 'declared' | 'auto';
 
-import { indexName } from './sql/prefilter.js';
+import { indexedPathOf, indexName } from './sql/prefilter.js';
 export { indexName };
 
 /** The CREATE INDEX statement of a path (exported for tests). */
 export function indexDdl(engine: 'sqlite' | 'postgres', dataSourceId: number, path: string): string {
   if (!Number.isSafeInteger(dataSourceId) || dataSourceId <= 0) throw new Error(`Invalid data source id ${dataSourceId}`);
-  const key = dialectOf(engine).sortKey(path.split('.'), 'data');
+  const { path: data, desc } = indexedPathOf(path);
+  const key = dialectOf(engine).sortKey(data.split('.'), 'data');
   const how = engine === 'postgres' ? 'CREATE INDEX CONCURRENTLY IF NOT EXISTS' : 'CREATE INDEX IF NOT EXISTS';
-  return `${how} ${indexName(dataSourceId, path)} ON data_source_entries (${key.rank}, ${key.num}, ${key.txt}, sort_order, id DESC) WHERE data_source_id = ${dataSourceId}`;
+  // Descending (`desc:<path>`): the key DESC, the tie-breakers as in every order (`sort_order`, `id DESC`).
+  const keys = desc ? `${key.rank} DESC, ${key.num} DESC, ${key.txt} DESC` : `${key.rank}, ${key.num}, ${key.txt}`;
+  return `${how} ${indexName(dataSourceId, path)} ON data_source_entries (${keys}, sort_order, id DESC) WHERE data_source_id = ${dataSourceId}`;
 }
 
 /** Runs DDL outside any transaction (PostgreSQL: untranslated, on the pool, as CONCURRENTLY needs). */

@@ -1,5 +1,6 @@
 import { HttpError } from '../http/errors.js';
 import type { DataSourceChanges } from './store/data-sources.js';
+import { descKey } from './sql/prefilter.js';
 import { pathSegments } from './sql/paths.js';
 import { OPERATIONS, type AccessRule, type Hook, type HookEvent, type Operation } from './types.js';
 
@@ -125,21 +126,26 @@ export const MAX_DECLARED_INDEXES = 16;
 
 /**
  * `definition.indexes`: data paths to index (data-sources/indexes.ts), as `where` names them (`age`,
- * `address.city`): segments of letters, digits, `_`, `-`, spaces, not only digits, not prototype names.
+ * `address.city`): segments of letters, digits, `_`, `-`, spaces, not only digits, not prototype names; or a
+ * pair `[path, 'DESC']` (as `order` names it) for the path's descending index, `[path, 'ASC']` being the path.
+ * Returns the index list keys (`desc:<path>` for a descending one, sql/prefilter.ts `descKey`).
  */
 export function declaredIndexes(definition: Record<string, unknown>): string[] {
   const value = definition.indexes;
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value) || value.length > MAX_DECLARED_INDEXES)
     throw invalid('definition.indexes', `must be an array of at most ${MAX_DECLARED_INDEXES} data paths`);
-  value.forEach((path, i) => {
+  const keys = value.map((item: unknown, i) => {
+    const pair = Array.isArray(item) && item.length === 2 && (item[1] === 'ASC' || item[1] === 'DESC');
+    const path: unknown = pair ? item[0] : item;
     if (typeof path !== 'string' || !pathSegments(path))
       throw invalid(
         `definition.indexes[${i}]`,
-        'must be a data path such as "age" or "address.city" (dot-separated names of letters, digits, _, - and spaces; not only digits; at most 8)',
+        'must be a data path such as "age" or "address.city" (dot-separated names of letters, digits, _, - and spaces; not only digits; at most 8), or a pair such as ["age", "DESC"]',
       );
+    return pair && item[1] === 'DESC' ? descKey(path) : path;
   });
-  return [...new Set(value as string[])];
+  return [...new Set(keys)];
 }
 
 /** Entry data: a JSON object. */

@@ -6,7 +6,16 @@ import { keyTest, keyTestIsExact, type SortKey } from './keys.js';
 /** The key of a data path as the index list names it. */
 export const pathKey = (segments: readonly string[]) => segments.join('.');
 
-/** The name of the expression index of a data path of a data source (indexes.ts). */
+/**
+ * The key, in the index list, of a path's descending index (indexes.ts): its sort key DESC, then `sort_order, id
+ * DESC`, the order of an `order` by the path DESC with its tie-breakers. ":" is in no data path (paths.ts).
+ */
+export const descKey = (path: string) => `desc:${path}`;
+/** The path of an index list key: `path`, or `desc:path`. */
+export const indexedPathOf = (key: string): { path: string; desc: boolean } =>
+  key.startsWith('desc:') ? { path: key.slice(5), desc: true } : { path: key, desc: false };
+
+/** The name of the expression index of a data path of a data source (indexes.ts); `descKey(path)` for its descending one. */
 export const indexName = (dataSourceId: number, path: string) => `iar_dsi_${dataSourceId}_${createHash('sha256').update(path).digest('hex').slice(0, 12)}`;
 
 /**

@@ -6,7 +6,7 @@ import { renderCond, type SqlDialect } from './dialect.js';
 import { joinSql, raw, sql, type Sql } from './fragment.js';
 import { translateOrder, type SqlOrderTerm } from './order.js';
 import { postgresDialect } from './postgres.js';
-import { indexablePaths, indexName, pathKey, pinsKey, prefilterIsExact, prefilterOf, seekPath } from './prefilter.js';
+import { descKey, indexablePaths, indexName, pathKey, pinsKey, prefilterIsExact, prefilterOf, seekPath } from './prefilter.js';
 import { sqliteDialect } from './sqlite.js';
 import { type Access, chooseAccess, CREATED_INDEX, SEEK } from './walk.js';
 import { translateWhere } from './where.js';
@@ -39,7 +39,8 @@ export function planSqlSelect(compiled: CompiledQuery): SqlSelectPlan | null {
   const columns = columnsOf(where);
   const indexable = indexablePaths(where, new Set());
   for (const term of order) if (term.kind === 'path') columns.add(term.segments[0]!);
-  if (order[0]?.kind === 'path') indexable.add(pathKey(order[0].segments));
+  // An order DESC counts toward the path's descending index (its ascending one, walked backward, sorts ties).
+  if (order[0]?.kind === 'path') indexable.add(order[0].desc ? descKey(pathKey(order[0].segments)) : pathKey(order[0].segments));
   return { where, order, limit: body.limit ?? 0, offset: body.offset ?? 0, count: body.includePagination === true, columns, indexable };
 }
 
@@ -132,10 +133,13 @@ export function selectStatement(
   const exact = renderCond(dialect, plan.where);
   // Paths whose index form is used: their rank 3 entries are probed (below).
   const prefiltered = new Map<string, string[]>();
-  /** The entries through the index of `segments` (none: the table), filtered by `where` (+ its index form). */
-  const through = (segments: readonly string[] | undefined, counting: boolean): { from: Sql; where: Sql } => {
+  /**
+   * The entries through the index of `segments` (none: the table; `desc`: its descending index), filtered by
+   * `where` (+ its index form).
+   */
+  const through = (segments: readonly string[] | undefined, counting: boolean, desc = false): { from: Sql; where: Sql } => {
     const prefilter = segments ? prefilterOf(plan.where, new Set([pathKey(segments)]), keyOf, prefiltered) : null;
-    const from = dialect.entries(dataSourceId, segments ? indexOf(segments) : null);
+    const from = dialect.entries(dataSourceId, segments ? (desc ? indexName(dataSourceId, descKey(pathKey(segments))) : indexOf(segments)) : null);
     // A count needs no exact check where the index form is exact (rank 3 entries are probed below).
     if (prefilter && counting && prefilterIsExact(plan.where, pathKey(segments!))) return { from, where: prefilter };
     return { from, where: prefilter ? sql`${prefilter} AND ${exact}` : exact };
@@ -151,8 +155,10 @@ export function selectStatement(
     // The first order key's index (the page then stops early), else a tested path's. Only its path gets the
     // index form (the keys of other paths would only be computed row by row).
     const first = plan.order[0];
-    const via = first?.kind === 'path' && indexed.has(pathKey(first.segments)) ? first.segments : tested;
-    page = through(via, false);
+    // DESC on a path with a descending index: that index, walked forward in the page's order (ties included).
+    const desc = first?.kind === 'path' && first.desc && indexed.has(descKey(pathKey(first.segments)));
+    const via = first?.kind === 'path' && (desc || indexed.has(pathKey(first.segments))) ? first.segments : tested;
+    page = through(via, false, desc);
     // PostgreSQL only: SQLite already knows the equality-bound key columns and would no longer match the
     // ORDER BY to the index (it sorted all 125,000 matches at 1M).
     if (dialect.name === 'postgres' && via && via === tested && pinsKey(plan.where, pathKey(via))) {
