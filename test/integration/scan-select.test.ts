@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/server/db/database.js';
+import type { Database, Queryable } from '../../src/server/db/database.js';
 import { createAutoIndexes } from '../../src/server/data-sources/auto-indexes.js';
 import { createEntryCache } from '../../src/server/data-sources/cache.js';
 import { indexedPaths } from '../../src/server/data-sources/indexes.js';
@@ -193,6 +193,46 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     }
     expect(throughIndex).toBeGreaterThan(QUERIES / 20);
   }, 300_000);
+
+  it('finds the candidates again when a write came during a scan (found by review)', async () => {
+    const ds = (await b.client.DataSources.create({ name: 'Stale' })).id;
+    await (await b.client.DataSources.connect(ds)).import(Array.from({ length: 50 }, (_, i) => ({ n: i % 5, s: `v${i}` })));
+    expect((await b.api('PUT', `/v1/data-sources/${ds}`, { json: { definition: { indexes: ['n'] } } })).status).toBe(200);
+    // The real database; its second bounded read (the first page, after the candidates' ids) comes after a write
+    // that adds a match: the scan starts over, and its candidates must include the new entry.
+    let reads = 0;
+    const interleaved = new Proxy(db, {
+      get(target, prop) {
+        if (prop === 'bounded')
+          return async (ms: number, fn: (q: Queryable) => Promise<unknown>) => {
+            reads++;
+            if (reads === 2) expect((await b.api('PUT', `/v1/data-sources/${ds}/data`, { json: { n: 1, s: 'new' } })).status).toBe(201);
+            return target.bounded(ms, fn);
+          };
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const ctx = { db: interleaved, limits: { aggregateTimeoutMs: 60_000, autoIndexAfter: 0 } };
+    const scanning = { ctx, cache: createEntryCache({ maxEntries: 0 }), autoIndexes: createAutoIndexes(ctx as unknown as ServerContext) } as unknown as Core;
+    const body = { where: { n: 1, s: { $regex: '.' } }, includePagination: true };
+    const got = await scanSelect(scanning, ds, {}, compileQuery(body));
+    const rows = await db.all<{ id: number; data: string; sort_order: number; created_at: string; updated_at: string }>(
+      'SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ? ORDER BY id',
+      [ds],
+    );
+    const now = rows.map((r) => ({
+      id: Number(r.id),
+      dataSourceId: ds,
+      data: JSON.parse(r.data),
+      order: r.sort_order,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }));
+    expect(reads).toBeGreaterThanOrEqual(3);
+    expect(got).toEqual(await runQuery(now, compileQuery(body).body, noJoins));
+    expect(got?.pagination?.total).toBe(11);
+  });
 
   it('answers for one state of the data set while another request writes', async () => {
     const body = { where: { s: { $regex: '.' } }, includePagination: true, limit: 10 };

@@ -32,6 +32,8 @@ export async function scanMatches(
   const matches: { id: number; data: Record<string, unknown> }[] = [];
   const budget = deleteBudget(timeoutMs);
   const refused = (error: unknown) => (isDataError(error) ? new SqlMatchFailed(error) : error);
+  // As the reads under a time budget do (sql/time-budget.ts): JIT would compile every page's condition again.
+  if (implied && engine === 'postgres') await tx.run('SET LOCAL jit = off');
   const candidates = implied && (await findCandidates(tx, engine, dataSourceId, implied, indexed).catch((error) => Promise.reject(refused(error))));
   for (let after = 0; ; ) {
     let rows: RawEntryRow[];

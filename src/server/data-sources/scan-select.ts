@@ -58,15 +58,23 @@ export async function scanSelect(
   const deadline = Date.now() + timeoutMs;
   const reach = pageReach(compiled);
   // The part of the `where` the database can test picks the candidates (null: every entry is one).
-  const implied = candidatesCond(compiled.body.where, grant);
-  let candidates: Candidates | null = null;
-  if (implied) {
-    const indexed = await indexedPaths(db, dataSourceId);
-    core.autoIndexes.note(dataSourceId, indexablePaths(implied, new Set()), indexed);
-    candidates = await readCandidates(db, deadline, timeoutMs, (q) => findCandidates(q, db.dialect, dataSourceId, implied, indexed));
-  }
+  let implied = candidatesCond(compiled.body.where, grant);
+  const indexed = implied ? await indexedPaths(db, dataSourceId) : new Set<string>();
+  if (implied) core.autoIndexes.note(dataSourceId, indexablePaths(implied, new Set()), indexed);
   attempts: for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const start = attempt === 0 ? version : await dataVersion(db, dataSourceId);
+    // Found again at each attempt, after its `start`: ids read before a write the attempt answers for would miss
+    // what that write added.
+    let candidates: Candidates | null = null;
+    if (implied) {
+      const cond = implied;
+      candidates = await readCandidates(db, deadline, timeoutMs, (q) => findCandidates(q, db.dialect, dataSourceId, cond, indexed));
+      if (!candidates) {
+        implied = null;
+        attempt--;
+        continue;
+      }
+    }
     let kept: EntryRecord[] = [];
     let total = 0;
     /** With `distinct`: for each distinct row, the match that comes first in the query's order. */
@@ -82,7 +90,7 @@ export async function scanSelect(
         const page = await readCandidates(db, deadline, timeoutMs, (q) => candidatePage(q, db.dialect, dataSourceId, after, SCAN_PAGE, from));
         if (!page) {
           // Data the SQL functions refuse ("\u0000" is not valid jsonb): every entry is a candidate, read again.
-          candidates = null;
+          implied = null;
           attempt--;
           continue attempts;
         }

@@ -39,7 +39,15 @@ export async function findCandidates(
   const from = () => dialect.entries(dataSourceId, indexName(dataSourceId, key));
   const arms = [sql`SELECT e.id FROM ${from()} WHERE ${test}`, sql`SELECT e.id FROM ${from()} WHERE ${raw(keyOf(path).rank)} = 3`];
   const statement = sql`SELECT u.id FROM (${joinSql(arms, ' UNION ')}) u ORDER BY u.id LIMIT ${raw(String(INDEX_CANDIDATES + 1))}`;
-  const rows = await db.all<{ id: number | string }>(statement.text, statement.params);
+  let rows: { id: number | string }[];
+  try {
+    rows = await db.all<{ id: number | string }>(statement.text, statement.params);
+  } catch (error) {
+    // The index was dropped since the list was read (a definition changed): SQLite's INDEXED BY then refuses the
+    // statement; the entries are read in id order instead.
+    if (/no such index/i.test(String((error as Error)?.message))) return { cond, ids: null };
+    throw error;
+  }
   return { cond, ids: rows.length > INDEX_CANDIDATES ? null : rows.map((row) => Number(row.id)) };
 }
 
