@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
+import { descKey } from '../../src/server/data-sources/sql/prefilter.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
 import { openPostgres } from '../../src/server/db/postgres.js';
 import { type RunningServer, startServer } from '../../src/server/index.js';
@@ -19,6 +20,9 @@ import { startPostgresCluster } from '../helpers/postgres.js';
 const SIZES = (process.env.BENCH_SIZES ?? '300000,1000000').split(',').map(Number);
 const RUNS = 7;
 const INDEXED = ['email', 'city', 'age'];
+/** Declared as well: `age`'s descending index (key `desc:age`), which an order by `age` DESC walks. */
+const DECLARED: unknown[] = [...INDEXED, ['age', 'DESC']];
+const INDEX_KEYS = [...INDEXED, descKey('age')];
 const CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv', 'Pune', 'Nice', 'Bern', 'Riga'];
 
 async function median(fn: () => Promise<void>): Promise<number> {
@@ -114,10 +118,10 @@ for (const n of SIZES) {
       };
       if (!process.env.BENCH_INDEXED_ONLY) await measure('none', new Set());
       const t = performance.now();
-      await api('PUT', `/v1/data-sources/${ds}`, { definition: { indexes: INDEXED } });
+      await api('PUT', `/v1/data-sources/${ds}`, { definition: { indexes: DECLARED } });
       const buildMs = performance.now() - t;
       await db.query('ANALYZE data_source_entries');
-      await measure(INDEXED.join(', '), new Set(INDEXED));
+      await measure(`${INDEXED.join(', ')}, age DESC`, new Set(INDEX_KEYS));
       await server.close();
       console.log(
         [
@@ -126,7 +130,7 @@ for (const n of SIZES) {
           '| query (HTTP, real server) | indexes | server | bare: same SQL | bare: plain jsonb SQL (no index) |',
           '| --- | --- | --- | --- | --- |',
           ...lines,
-          `| building the ${INDEXED.length} declared indexes (PUT definition, CONCURRENTLY) | | ${buildMs.toFixed(0)} ms | | |`,
+          `| building the ${DECLARED.length} declared indexes (PUT definition, CONCURRENTLY) | | ${buildMs.toFixed(0)} ms | | |`,
         ].join('\n'),
       );
     } finally {
