@@ -89,7 +89,7 @@ describe(`selects scanned in pages (${testEngine})`, () => {
         body.aggregate = [{ $group: { _id: '$data.b', c: { $sum: 1 }, t: { $sum: '$data.n' }, first: { $first: '$id' } } }, { $sort: { _id: 1 } }];
       }
       // Joins (another data source, read whole by both paths): a count by key, a required join, entries appended.
-      if (i % 8 === 6 && !body.distinct && !body.aggregate) body.join = JOINS[(i >> 3) % JOINS.length];
+      if ((i % 8 === 6 || (i % 6 === 3 && i % 4 !== 3)) && !body.aggregate) body.join = JOINS[(i >> 3) % JOINS.length];
       const got = await scanSelect(core, dsId, {}, compileQuery(body), joined);
       const want = await runQuery(entries, compileQuery(body).body, joined);
       if (want.entries.length > 0) nonEmpty++;
@@ -103,7 +103,13 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     let paged = 0;
     for (const join of JOINS)
       for (const where of [{ s: { $regex: '.' } }, { n: { $regex: '^[0-9]' } }, { $filters: [{ column: 'n', condition: '>', value: '2' }] }])
-        for (const window of [{}, { limit: 20, offset: 10, includePagination: true }, { limit: 5, order: [['n', 'DESC']], includePagination: true }]) {
+        for (const window of [
+          {},
+          { limit: 20, offset: 10, includePagination: true },
+          { limit: 5, order: [['n', 'DESC']], includePagination: true },
+          // Distinct rows compared with their join values (`attributes` leave few columns: rows repeat).
+          { distinct: true, attributes: ['data.b'], limit: 30, offset: 2, includePagination: true },
+        ]) {
           const body = { where, join, attributes: ['id', 'data.n', 'data.b'], ...window };
           const got = await scanSelect(core, dsId, {}, compileQuery(body), joined);
           const want = await runQuery(entries, compileQuery(body).body, joined);
@@ -111,7 +117,7 @@ describe(`selects scanned in pages (${testEngine})`, () => {
           compared++;
           if (((want as { pagination?: { total: number } }).pagination?.total ?? 0) > SCAN_PAGE + 100) paged++;
         }
-    expect(compared).toBe(JOINS.length * 9);
+    expect(compared).toBe(JOINS.length * 12);
     // The parents kept by the scan were cut to the page's reach, so the totals counted the rest.
     expect(paged).toBeGreaterThan(0);
   }, 120_000);

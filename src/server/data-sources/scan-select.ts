@@ -13,7 +13,7 @@ import type { Core } from './core.js';
 import type { CompiledQuery } from './query/compile.js';
 import { sortEntries } from './query/order.js';
 import { canonicalKey } from './query/distinct.js';
-import { aggregateSelect, distinctSelect, filterEntries, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect } from './query/run.js';
+import { aggregateSelect, distinctSelect, filterEntries, joinedRow, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect } from './query/run.js';
 import type { EntryRecord, JoinLoader, QueryResult } from './query/types.js';
 import { dataVersion } from './store/data-sources.js';
 import { entryFromRow, entryRowsAfter, type RawEntryRow } from './store/entries.js';
@@ -34,8 +34,8 @@ const ATTEMPTS = 3;
  * set at once as before. With `distinct`, the first match of each distinct row is kept (all of them: the count and
  * the page need every row). With `aggregate`, the pipeline runs over the kept matches (the page of them), as
  * runQuery runs it. With joins (`joinLoader` reads the joined data sources, whole, as runQuery does), a parent that
- * misses a `required` join is dropped as it is matched, so the kept ones are the page's; joins with `distinct` are
- * not done here (null: the caller's path).
+ * misses a `required` join is dropped as it is matched, so the kept ones are the page's; with `distinct` too, rows
+ * being compared with their `joins.<Name>` values (keepFirstOfRows).
  * The time budget `limits.aggregateTimeoutMs` covers the whole scan (422 QUERY_TIMEOUT).
  */
 export async function scanSelect(
@@ -46,7 +46,7 @@ export async function scanSelect(
   joinLoader?: JoinLoader,
 ): Promise<QueryResult | null> {
   const joined = compiled.joins.length > 0;
-  if (joined && (compiled.body.distinct || !joinLoader)) return null;
+  if (joined && !joinLoader) return null;
   const { db, limits } = core.ctx;
   const version = await dataVersion(db, dataSourceId);
   if (version === undefined || core.cache.peek(dataSourceId, version)) return null;
@@ -54,6 +54,8 @@ export async function scanSelect(
   // The joined data sources are read first: a parent that misses a `required` join is dropped as it is matched.
   const loaded = joined ? await loadJoins(compiled, joinLoader!) : [];
   const required = loaded.some((join) => join.join.required);
+  // With `distinct`, rows are compared as returned: with joins, their `joins.<Name>` values too.
+  const row = joined ? joinedRow(compiled, loaded) : compiled.projection;
   const timeoutMs = limits.aggregateTimeoutMs;
   const deadline = Date.now() + timeoutMs;
   const reach = pageReach(compiled);
@@ -108,7 +110,7 @@ export async function scanSelect(
       let matches = filterEntries(entries, compiled.where, timeoutMs, deadline);
       if (required) matches = matches.filter((entry) => meetsRequiredJoins(loaded, entry));
       if (firstOfRow) {
-        keepFirstOfRows(firstOfRow, matches, compiled);
+        keepFirstOfRows(firstOfRow, matches, compiled, row);
         if (done) break;
         continue;
       }
@@ -121,7 +123,9 @@ export async function scanSelect(
       return compiled.body.aggregate
         ? aggregateSelect(kept, compiled, { bytes: limits.aggregateBytes, timeoutMs, depth: limits.bodyDepth })
         : firstOfRow
-          ? distinctSelect([...firstOfRow.values()], compiled)
+          ? joined
+            ? joinedSelect([...firstOfRow.values()], compiled, loaded)
+            : distinctSelect([...firstOfRow.values()], compiled)
           : joined
             ? joinedSelect(kept, compiled, loaded, total - kept.length)
             : plainSelect(kept, compiled, total);
@@ -182,11 +186,19 @@ export function candidatesCond(where: unknown, grant: Grant): Cond | null {
   return cond;
 }
 
-/** Keeps, for each row `matches` shape to (`attributes`), the match that comes first in the query's (total) order. */
-function keepFirstOfRows(firstOfRow: Map<string, EntryRecord>, matches: readonly EntryRecord[], compiled: CompiledQuery): void {
-  const projection = compiled.projection;
+/**
+ * Keeps, for each row `matches` shape to (`row`: `attributes`, and with joins their values; null: the entry), the
+ * match that comes first in the query's (total) order. Dropping the later matches of a row changes no first
+ * occurrence, so the distinct rows (and, with joins, the entries they append) come out as from every match.
+ */
+function keepFirstOfRows(
+  firstOfRow: Map<string, EntryRecord>,
+  matches: readonly EntryRecord[],
+  compiled: CompiledQuery,
+  row: ((entry: EntryRecord) => unknown) | null,
+): void {
   for (const entry of matches) {
-    const key = canonicalKey(projection === null ? entry : projection(entry));
+    const key = canonicalKey(row === null ? entry : row(entry));
     const earlier = firstOfRow.get(key);
     if (!earlier || sortEntries([earlier, entry], compiled.order, 0)[0] === entry) firstOfRow.set(key, entry);
   }

@@ -113,6 +113,25 @@ export const meetsRequiredJoins = (loaded: readonly LoadedJoin[], entry: EntryRe
   loaded.every((join) => !join.join.required || join.matchesOf(entry).length > 0);
 
 /**
+ * An entry as a select with joins returns it: `attributes` applied, `joins.<Name>` added (null: the entry itself,
+ * when there are neither). Distinct rows are compared in this shape.
+ */
+export function joinedRow(compiled: CompiledQuery, loaded: readonly LoadedJoin[]): ((entry: EntryRecord) => unknown) | null {
+  const withJoins = loaded.filter((join) => join.join.on !== null);
+  const projection = compiled.projection;
+  if (projection === null && withJoins.length === 0) return null;
+  return (entry) => {
+    const result: Record<string, unknown> = projection ? projection(entry) : { ...entry };
+    if (withJoins.length > 0) {
+      const values: Record<string, unknown> = {};
+      for (const join of withJoins) setOwn(values, join.join.name, joinValue(join, join.matchesOf(entry)));
+      result.joins = values;
+    }
+    return result;
+  };
+}
+
+/**
  * The answer of a select with joins from the entries its `where` matched: the entries of joins without `on`
  * appended, `required` joins applied, then ordered, paged (or made distinct) and shaped with `joins.<Name>`.
  * `uncounted`: matches left out of `matches` that still count in `pagination.total` (scan-select.ts keeps only the
@@ -122,20 +141,8 @@ export function joinedSelect(matches: EntryRecord[], compiled: CompiledQuery, lo
   for (const join of loaded) if (join.appended.length > 0) matches = matches.concat(join.appended);
   if (loaded.some((join) => join.join.required)) matches = matches.filter((entry) => meetsRequiredJoins(loaded, entry));
 
-  const withJoins = loaded.filter((join) => join.join.on !== null);
-  const projection = compiled.projection;
-  const shape = (selected: EntryRecord[]): unknown[] =>
-    projection === null && withJoins.length === 0
-      ? selected
-      : selected.map((entry) => {
-          const result: Record<string, unknown> = projection ? projection(entry) : { ...entry };
-          if (withJoins.length > 0) {
-            const values: Record<string, unknown> = {};
-            for (const join of withJoins) setOwn(values, join.join.name, joinValue(join, join.matchesOf(entry)));
-            result.joins = values;
-          }
-          return result;
-        });
+  const row = joinedRow(compiled, loaded);
+  const shape = (selected: EntryRecord[]): unknown[] => (row === null ? selected : selected.map(row));
 
   let total = matches.length + uncounted;
   let out: unknown[];
