@@ -129,7 +129,11 @@ export function selectStatement(
 ): Sql {
   const dialect = dialectOf(engine);
   const keyOf = (segments: readonly string[]) => dialect.sortKey(segments, 'e.data');
-  const indexOf = (segments: readonly string[]) => (indexed.has(pathKey(segments)) ? indexName(dataSourceId, pathKey(segments)) : null);
+  /** The index of a path: its ascending one, else its descending one (the same keys: it serves the same tests, found by review). */
+  const indexOf = (segments: readonly string[]) => {
+    const key = pathKey(segments);
+    return indexed.has(key) ? indexName(dataSourceId, key) : indexed.has(descKey(key)) ? indexName(dataSourceId, descKey(key)) : null;
+  };
   const exact = renderCond(dialect, plan.where);
   // Paths whose index form is used: their rank 3 entries are probed (below).
   const prefiltered = new Map<string, string[]>();
