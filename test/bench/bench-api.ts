@@ -45,3 +45,26 @@ export async function benchDataSource(options: ServerOptions): Promise<{ ds: num
     await server.close();
   }
 }
+
+/** The cities of the benches' generated people. */
+export const BENCH_CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv', 'Pune', 'Nice', 'Bern', 'Riga'];
+
+/** The benches' generated person `i` (what writeRows writes). */
+export const benchRow = (i: number) => ({
+  name: `Person ${i}`,
+  email: `person${i}@example.com`,
+  age: i % 90,
+  city: BENCH_CITIES[i % BENCH_CITIES.length],
+  active: i % 3 !== 0,
+});
+
+/** The median time (ms) of `runs` runs of `fn` after one warm-up run. */
+export async function medianMs(runs: number, fn: () => Promise<void> | void): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const t = performance.now();
+    await fn();
+    if (i > 0) times.push(performance.now() - t);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+}

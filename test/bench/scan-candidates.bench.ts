@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/index.js';
-import { benchApi, benchDataSource, writeRows } from './bench-api.js';
+import { benchApi, benchDataSource, benchRow, medianMs, writeRows } from './bench-api.js';
 
 /**
  * Issue 14, "the JS evaluator stays only for what cannot be translated": selects whose `where` has a part SQL
@@ -16,18 +16,9 @@ import { benchApi, benchDataSource, writeRows } from './bench-api.js';
  */
 const SIZES = (process.env.BENCH_SIZES ?? '300000,1000000').split(',').map(Number);
 const RUNS = 5;
-const CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv', 'Pune', 'Nice', 'Bern', 'Riga'];
-const row = (i: number) => ({ name: `Person ${i}`, email: `person${i}@example.com`, age: i % 90, city: CITIES[i % CITIES.length], active: i % 3 !== 0 });
+const row = benchRow;
 
-async function median(fn: () => Promise<void> | void): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i <= RUNS; i++) {
-    const t = performance.now();
-    await fn();
-    if (i > 0) times.push(performance.now() - t);
-  }
-  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
-}
+const median = (fn: () => Promise<void> | void) => medianMs(RUNS, fn);
 
 const CASES = (n: number) => [
   {

@@ -4,7 +4,7 @@ import { descKey } from '../../src/server/data-sources/sql/prefilter.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
 import { openPostgres } from '../../src/server/db/postgres.js';
 import { type RunningServer, startServer } from '../../src/server/index.js';
-import { benchApi, benchDataSource } from './bench-api.js';
+import { BENCH_CITIES, benchApi, benchDataSource, medianMs } from './bench-api.js';
 import pg from 'pg';
 import { startPostgresCluster } from '../helpers/postgres.js';
 
@@ -23,17 +23,9 @@ const INDEXED = ['email', 'city', 'age'];
 /** Declared as well: `age`'s descending index (key `desc:age`), which an order by `age` DESC walks. */
 const DECLARED: unknown[] = [...INDEXED, ['age', 'DESC']];
 const INDEX_KEYS = [...INDEXED, descKey('age')];
-const CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv', 'Pune', 'Nice', 'Bern', 'Riga'];
+const CITIES = BENCH_CITIES;
 
-async function median(fn: () => Promise<void>): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i <= RUNS; i++) {
-    const t = performance.now();
-    await fn();
-    if (i > 0) times.push(performance.now() - t);
-  }
-  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
-}
+const median = (fn: () => Promise<void> | void) => medianMs(RUNS, fn);
 
 const j = (path: string) => `(data::jsonb ->> '${path}')`;
 const CASES = (n: number) => [

@@ -8,7 +8,7 @@ import type { Queryable } from '../../src/server/db/database.js';
 import { descKey } from '../../src/server/data-sources/sql/prefilter.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
 import { type RunningServer, startServer } from '../../src/server/index.js';
-import { benchApi, benchDataSource, writeRows } from './bench-api.js';
+import { benchApi, benchDataSource, benchRow, medianMs, writeRows } from './bench-api.js';
 import { SQLITE_BUDGET_FUNCTION } from '../../src/server/db/statement-budget.js';
 
 /**
@@ -26,18 +26,9 @@ const INDEXED = ['email', 'city', 'age'];
 /** Declared as well: `age`'s descending index (`['age', 'DESC']`, key `desc:age`), which an order by `age` DESC walks. */
 const DECLARED: unknown[] = [...INDEXED, ['age', 'DESC']];
 const INDEX_KEYS = [...INDEXED, descKey('age')];
-const CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv', 'Pune', 'Nice', 'Bern', 'Riga'];
-const row = (i: number) => ({ name: `Person ${i}`, email: `person${i}@example.com`, age: i % 90, city: CITIES[i % CITIES.length], active: i % 3 !== 0 });
+const row = benchRow;
 
-async function median(fn: () => Promise<void> | void): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i <= RUNS; i++) {
-    const t = performance.now();
-    await fn();
-    if (i > 0) times.push(performance.now() - t);
-  }
-  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
-}
+const median = (fn: () => Promise<void> | void) => medianMs(RUNS, fn);
 
 interface Case {
   name: string;

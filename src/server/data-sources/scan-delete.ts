@@ -2,10 +2,10 @@ import type { Queryable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { withGrant, type Grant } from './access.js';
 import { SCAN_PAGE } from './scan-select.js';
-import { candidatePage, findCandidates } from './sql/candidates.js';
+import { findCandidates, scanPage } from './sql/candidates.js';
 import type { Cond } from './sql/conditions.js';
 import { isDataError, SqlMatchFailed } from './sql-delete.js';
-import { entryFromRow, entryRowsAfter, type RawEntryRow } from './store/entries.js';
+import { entryFromRow } from './store/entries.js';
 import type { EntryRecord } from './types.js';
 
 /**
@@ -36,17 +36,9 @@ export async function scanMatches(
   if (implied && engine === 'postgres') await tx.run('SET LOCAL jit = off');
   const candidates = implied && (await findCandidates(tx, engine, dataSourceId, implied, indexed).catch((error) => Promise.reject(refused(error))));
   for (let after = 0; ; ) {
-    let rows: RawEntryRow[];
-    let done: boolean;
-    if (candidates) {
-      const page = await candidatePage(tx, engine, dataSourceId, after, SCAN_PAGE, candidates).catch((error) => Promise.reject(refused(error)));
-      ({ rows, done } = page);
-      after = page.last;
-    } else {
-      rows = await entryRowsAfter(tx, dataSourceId, after, SCAN_PAGE);
-      done = rows.length < SCAN_PAGE;
-      if (rows.length > 0) after = rows[rows.length - 1]!.id;
-    }
+    const page = await scanPage(tx, engine, dataSourceId, after, SCAN_PAGE, candidates).catch((error) => Promise.reject(refused(error)));
+    const { rows, done } = page;
+    after = page.last;
     const entries = rows.map((row) => entryFromRow(dataSourceId, row));
     for (const entry of deleteMatches(entries, withGrant(entries, grant), test, budget)) matches.push({ id: entry.id, data: entry.data });
     if (done) break;

@@ -1,7 +1,7 @@
 import { HttpError } from '../http/errors.js';
 import { hasColumnFilter, withGrant, type Grant } from './access.js';
 import type { Database, Queryable } from '../db/database.js';
-import { candidatePage, type Candidates, findCandidates } from './sql/candidates.js';
+import { candidatePage, type Candidates, findCandidates, scanPage } from './sql/candidates.js';
 import { indexablePaths } from './sql/prefilter.js';
 import { indexedPaths } from './indexes.js';
 import { columnsOf, type Cond } from './sql/conditions.js';
@@ -16,7 +16,7 @@ import { canonicalKey } from './query/distinct.js';
 import { aggregateSelect, distinctSelect, filterEntries, joinedRow, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect } from './query/run.js';
 import type { EntryRecord, JoinLoader, QueryResult } from './query/types.js';
 import { dataVersion } from './store/data-sources.js';
-import { entryFromRow, entryRowsAfter, type RawEntryRow } from './store/entries.js';
+import { entryFromRow } from './store/entries.js';
 
 /** Rows read per statement. */
 export const SCAN_PAGE = 2_000;
@@ -85,24 +85,16 @@ export async function scanSelect(
     for (;;) {
       if (Date.now() > deadline)
         throw new HttpError(422, 'QUERY_TIMEOUT', `where: matching took longer than ${timeoutMs} ms (limits.aggregateTimeoutMs)`, { limit: timeoutMs });
-      let rows: RawEntryRow[];
-      let done: boolean;
-      if (candidates) {
-        const from = candidates;
-        const page = await readCandidates(db, deadline, timeoutMs, (q) => candidatePage(q, db.dialect, dataSourceId, after, SCAN_PAGE, from));
-        if (!page) {
-          // Data the SQL functions refuse ("\u0000" is not valid jsonb): every entry is a candidate, read again.
-          implied = null;
-          attempt--;
-          continue attempts;
-        }
-        ({ rows, done } = page);
-        after = page.last;
-      } else {
-        rows = await entryRowsAfter(db, dataSourceId, after, SCAN_PAGE);
-        done = rows.length < SCAN_PAGE;
-        if (rows.length > 0) after = rows[rows.length - 1]!.id;
+      const from = candidates;
+      const page = await readCandidates(db, deadline, timeoutMs, (q) => scanPage(q, db.dialect, dataSourceId, after, SCAN_PAGE, from));
+      if (!page) {
+        // Data the SQL functions refuse ("\u0000" is not valid jsonb): every entry is a candidate, read again.
+        implied = null;
+        attempt--;
+        continue attempts;
       }
+      const { rows, done } = page;
+      after = page.last;
       const entries = withGrant(
         rows.map((row) => entryFromRow(dataSourceId, row)),
         grant,

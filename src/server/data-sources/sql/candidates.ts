@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.js';
-import { findRawEntriesByIds, type RawEntryRow } from '../store/entries.js';
+import { entryRowsAfter, findRawEntriesByIds, type RawEntryRow } from '../store/entries.js';
 import type { Cond } from './conditions.js';
 import { renderCond } from './dialect.js';
 import { joinSql, raw, sql } from './fragment.js';
@@ -49,6 +49,23 @@ export async function findCandidates(
     throw error;
   }
   return { cond, ids: rows.length > INDEX_CANDIDATES ? null : rows.map((row) => Number(row.id)) };
+}
+
+/**
+ * The next page of a scan after id `afterId`, oldest first: of the candidates (candidatePage), or of every entry
+ * when there are none (`null`).
+ */
+export async function scanPage(
+  db: Queryable,
+  engine: 'sqlite' | 'postgres',
+  dataSourceId: number,
+  afterId: number,
+  limit: number,
+  candidates: Candidates | null,
+): Promise<{ rows: RawEntryRow[]; last: number; done: boolean }> {
+  if (candidates) return candidatePage(db, engine, dataSourceId, afterId, limit, candidates);
+  const rows = await entryRowsAfter(db, dataSourceId, afterId, limit);
+  return { rows, last: rows.at(-1)?.id ?? afterId, done: rows.length < limit };
 }
 
 /**
