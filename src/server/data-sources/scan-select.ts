@@ -88,6 +88,8 @@ export async function scanSelect(
       const from = candidates;
       const page = await readCandidates(db, deadline, timeoutMs, (q) => scanPage(q, db.dialect, dataSourceId, after, SCAN_PAGE, from));
       if (!page) {
+        // Never for plain pages (no SQL function reads the data); the caller's path then answers.
+        if (!from) return null;
         // Data the SQL functions refuse ("\u0000" is not valid jsonb): every entry is a candidate, read again.
         implied = null;
         attempt--;
