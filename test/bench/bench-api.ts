@@ -1,5 +1,6 @@
-import type BetterSqlite3 from 'better-sqlite3';
-import { type ServerOptions, startServer } from '../../src/server/index.js';
+import BetterSqlite3 from 'better-sqlite3';
+import { join } from 'node:path';
+import { type RunningServer, type ServerOptions, startServer } from '../../src/server/index.js';
 
 /**
  * The JSON API client the SQL benches share: `server()` is read at each call, because they restart the server on
@@ -67,4 +68,28 @@ export async function medianMs(runs: number, fn: () => Promise<void> | void): Pr
     if (i > 0) times.push(performance.now() - t);
   }
   return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+}
+
+/**
+ * A SQLite file server of `options` (its `dataDir`) holding `n` entries of `row` in the data source "Bench": the
+ * rows are written straight into the file (`afterWrite` may read it before it closes), then a fresh server starts
+ * (nothing cached). The caller closes `server`.
+ */
+export async function loadedBenchServer(
+  options: ServerOptions & { dataDir: string },
+  n: number,
+  row: (i: number) => unknown,
+  afterWrite?: (db: BetterSqlite3.Database, ds: number) => void,
+): Promise<{ ds: number; appId: number; apiToken: string; file: string; server: RunningServer; api: ReturnType<typeof benchApi> }> {
+  const { ds, appId, apiToken } = await benchDataSource(options);
+  const file = join(options.dataDir, 'runtime.sqlite');
+  const load = new BetterSqlite3(file);
+  try {
+    writeRows(load, ds, n, row);
+    afterWrite?.(load, ds);
+  } finally {
+    load.close();
+  }
+  const server = await startServer(options);
+  return { ds, appId, apiToken, file, server, api: benchApi(() => server, apiToken) };
 }

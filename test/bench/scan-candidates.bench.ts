@@ -3,8 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { type RunningServer, startServer } from '../../src/server/index.js';
-import { benchApi, benchDataSource, benchRow, medianMs, writeRows } from './bench-api.js';
+import { benchRow, loadedBenchServer, medianMs } from './bench-api.js';
 
 /**
  * Issue 14, "the JS evaluator stays only for what cannot be translated": selects whose `where` has a part SQL
@@ -41,17 +40,10 @@ const CASES = (n: number) => [
 for (const n of SIZES) {
   it(`scanned selects at ${n.toLocaleString('en')} entries (SQLite)`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iar-scanbench-'));
-    const file = join(dir, 'runtime.sqlite');
     // The entry cache holds fewer entries than the data set: the scan path (as for any large data set).
     const options = { port: 0, dataDir: dir, log: false, limits: { autoIndexAfter: 0, entryCacheEntries: 10_000, aggregateTimeoutMs: 60_000 } };
     try {
-      const { ds, apiToken } = await benchDataSource(options);
-      let server: RunningServer;
-      const api = benchApi(() => server, apiToken);
-      const load = new BetterSqlite3(file);
-      writeRows(load, ds, n, row);
-      load.close();
-      server = await startServer(options);
+      const { ds, file, server, api } = await loadedBenchServer(options, n, row);
       const bare = new BetterSqlite3(file, { readonly: true });
       const lines: string[] = [];
       const measure = async (phase: string) => {

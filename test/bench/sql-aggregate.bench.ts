@@ -8,8 +8,7 @@ import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { aggregateStatement } from '../../src/server/data-sources/sql/aggregate.js';
 import { indexedGroupStatement } from '../../src/server/data-sources/sql/aggregate-indexed.js';
 import { planSqlAggregate } from '../../src/server/data-sources/sql/aggregate-plan.js';
-import { type RunningServer, startServer } from '../../src/server/index.js';
-import { benchApi, benchDataSource, writeRows } from './bench-api.js';
+import { BENCH_CITIES, benchRow, loadedBenchServer, medianMs } from './bench-api.js';
 import { SQLITE_BUDGET_FUNCTION } from '../../src/server/db/statement-budget.js';
 
 /**
@@ -25,18 +24,9 @@ const SIZES = (process.env.BENCH_SIZES ?? '300000,1000000').split(',').map(Numbe
 const RUNS = 5;
 /** The JS evaluator is measured up to this size (its entry cache holds every entry). */
 const JS_UP_TO = Number(process.env.BENCH_JS_UP_TO ?? 300_000);
-const CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv', 'Pune', 'Nice', 'Bern', 'Riga'];
-const row = (i: number) => ({ name: `Person ${i}`, email: `person${i}@example.com`, age: i % 90, city: CITIES[i % CITIES.length], active: i % 3 !== 0 });
-
-async function median(fn: () => Promise<void> | void, runs = RUNS): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i <= runs; i++) {
-    const t = performance.now();
-    await fn();
-    if (i > 0) times.push(performance.now() - t);
-  }
-  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
-}
+const CITIES = BENCH_CITIES;
+const row = benchRow;
+const median = (fn: () => Promise<void> | void, runs = RUNS) => medianMs(runs, fn);
 
 interface Case {
   name: string;
@@ -79,17 +69,9 @@ const CASES: Case[] = [
 for (const n of SIZES) {
   it(`aggregations at ${n.toLocaleString('en')} entries (SQLite)`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iar-aggbench-'));
-    const file = join(dir, 'runtime.sqlite');
     const options = { port: 0, dataDir: dir, log: false, limits: { autoIndexAfter: 0, aggregateTimeoutMs: 60_000, aggregateBytes: 2 ** 31 } };
     try {
-      const { ds, apiToken } = await benchDataSource(options);
-      let server: RunningServer;
-      const api = benchApi(() => server, apiToken);
-
-      const load = new BetterSqlite3(file);
-      writeRows(load, ds, n, row);
-      load.close();
-      server = await startServer(options);
+      const { ds, file, server, api } = await loadedBenchServer(options, n, row);
       const rssBefore = process.memoryUsage().rss;
 
       const bare = new BetterSqlite3(file, { readonly: true });

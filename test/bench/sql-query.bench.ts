@@ -7,8 +7,7 @@ import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import type { Queryable } from '../../src/server/db/database.js';
 import { descKey } from '../../src/server/data-sources/sql/prefilter.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
-import { type RunningServer, startServer } from '../../src/server/index.js';
-import { benchApi, benchDataSource, benchRow, medianMs, writeRows } from './bench-api.js';
+import { benchRow, loadedBenchServer, medianMs } from './bench-api.js';
 import { SQLITE_BUDGET_FUNCTION } from '../../src/server/db/statement-budget.js';
 
 /**
@@ -74,18 +73,10 @@ const CASES = (n: number): Case[] => [
 for (const n of SIZES) {
   it(`selects at ${n.toLocaleString('en')} entries (SQLite)`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iar-sqlbench-'));
-    const file = join(dir, 'runtime.sqlite');
     const options = { port: 0, dataDir: dir, log: false, limits: { autoIndexAfter: 0 } }; // indexes only when declared below
     try {
-      const { ds, apiToken } = await benchDataSource(options);
-      let server: RunningServer;
-      const api = benchApi(() => server, apiToken);
-
       // Rows written straight into the file, then a fresh server (nothing cached).
-      const load = new BetterSqlite3(file);
-      writeRows(load, ds, n, row);
-      load.close();
-      server = await startServer(options);
+      const { ds, file, server, api } = await loadedBenchServer(options, n, row);
       const rssBefore = process.memoryUsage().rss;
 
       const lines: string[] = [];

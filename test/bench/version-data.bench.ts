@@ -9,8 +9,7 @@ import { loadEntries } from '../../src/server/data-sources/store/entries.js';
 import { versionEntriesSource } from '../../src/server/data-sources/store/version-rows.js';
 import { rebuildVersion } from '../../src/server/data-sources/versions.js';
 import { openSqlite } from '../../src/server/db/sqlite.js';
-import { type RunningServer, startServer } from '../../src/server/index.js';
-import { benchApi, benchDataSource, writeRows } from './bench-api.js';
+import { loadedBenchServer } from './bench-api.js';
 
 /**
  * Issue 14, "memory bounded by configuration, not by data": reading an old version's data (`GET …/versions/:id/data`)
@@ -61,18 +60,13 @@ async function measure<T>(fn: () => Promise<T> | T): Promise<{ ms: number; cpu: 
 for (const n of SIZES) {
   it(`an old version's data at ${n.toLocaleString('en')} entries (SQLite file)`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iar-verbench-'));
-    const file = join(dir, 'runtime.sqlite');
     const options = { port: 0, dataDir: dir, log: false, limits: { bodyBytes: 64 * 1024 * 1024, entryCacheEntries: 0 } };
     try {
-      const { ds, apiToken } = await benchDataSource(options);
-      let server: RunningServer;
-      const api = benchApi(() => server, apiToken);
       // Rows written straight into the file, then a fresh server (nothing cached).
-      const load = new BetterSqlite3(file);
-      writeRows(load, ds, n, row);
-      const firstId = (load.prepare('SELECT MIN(id) AS id FROM data_source_entries WHERE data_source_id = ?').get(ds) as { id: number }).id;
-      load.close();
-      server = await startServer(options);
+      let firstId = 0;
+      const { ds, file, server, api, apiToken } = await loadedBenchServer(options, n, row, (load, id) => {
+        firstId = (load.prepare('SELECT MIN(id) AS id FROM data_source_entries WHERE data_source_id = ?').get(id) as { id: number }).id;
+      });
 
       // History: the old version is the one the first commit takes; every kind of write follows it.
       const id = (k: number) => firstId + ((k * 7919) % n);
