@@ -47,8 +47,12 @@ describe('offline operation in Chromium', () => {
       if (r.method() === 'POST' && r.url().endsWith('/tasks/record-run/run')) runRequests.push(r);
     });
     try {
+      // The client lists the app's actions when it starts; going offline while that request is in flight fails
+      // it, and Chromium logs the failure. Wait for it so that the only offline requests are the ones under test.
+      const listed = page.waitForResponse((r) => r.url().includes('/tasks?') && r.request().method() === 'GET');
       await page.goto(`${b.url}/app/screen.html`);
       await page.waitForFunction(() => typeof (window as any).Client?.App?.Actions?.run === 'function');
+      await listed;
 
       await context.setOffline(true);
       expect(await page.evaluate(() => navigator.onLine)).toBe(false);
