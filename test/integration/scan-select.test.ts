@@ -8,6 +8,7 @@ import { impliedWhere } from '../../src/server/data-sources/sql/where.js';
 import type { ServerContext } from '../../src/server/context.js';
 import type { Core } from '../../src/server/data-sources/core.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
+import { startBudget } from '../../src/server/data-sources/query/filter-entries.js';
 import { runQuery } from '../../src/server/data-sources/query/run.js';
 import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
 import { candidateEntries, SCAN_PAGE, scanSelect } from '../../src/server/data-sources/scan-select.js';
@@ -153,7 +154,7 @@ describe(`selects scanned in pages (${testEngine})`, () => {
         const want = JSON.parse(JSON.stringify(await runQuery(entries, compileQuery(body).body, everyEntry)));
         expect({ body, got: res.body }).toEqual({ body, got: want });
         const cond = impliedWhere(compileQuery({ where }).body.where);
-        if (cond && (await candidateEntries(core, other.id, cond))!.length < joinedAll.length) picked++;
+        if (cond && (await candidateEntries(core, other.id, cond, startBudget()))!.length < joinedAll.length) picked++;
       }
     // Three of the four wheres pick fewer candidates than the data source holds.
     expect(picked).toBe(9);

@@ -231,6 +231,60 @@ describe('bounded filters (size and time)', () => {
     ['in the entry cache', {}],
     ['scanned in pages (larger than the entry cache)', { entryCacheEntries: 0 }],
   ] as const)
+    it(`a join whose where matches past limits.aggregateTimeoutMs is 422 QUERY_TIMEOUT naming the join (${how})`, async () => {
+      const slow = await startTestBackend({ limits: { aggregateTimeoutMs: 1, ...limits } });
+      try {
+        const appId = slow.server.bootstrap.appId;
+        const parent = (await slow.api('POST', `/v1/data-sources?appId=${appId}`, { json: { name: 'Parent' } })).body.dataSource.id;
+        const joined = (await slow.api('POST', `/v1/data-sources?appId=${appId}`, { json: { name: 'Joined' } })).body.dataSource.id;
+        await slow.api('PUT', `/v1/data-sources/${parent}/data`, { json: { email: 'user1@example.com' } });
+        await slow.api('POST', `/v1/data-sources/${joined}/data`, {
+          json: { entries: Array.from({ length: 50_000 }, (_, i) => ({ email: `user${i}@example.com` })) },
+        });
+        // The parent's where is one entry; the join's (a $regex, matched in JS) runs over 50,000 entries.
+        const join = { J: { dataSourceId: joined, on: { 'data.email': 'data.email' }, where: { email: { $regex: '^[a-z]+\\d+@example\\.com$' } } } };
+        const r = await slow.api('POST', `/v1/data-sources/${parent}/data/query`, { json: { join } });
+        expect(r.status).toBe(422);
+        expect(r.body.error.code).toBe('QUERY_TIMEOUT');
+        expect(r.body.error.message).toMatch(/^join\.J\.where: matching took longer than 1 ms/);
+        expect((await slow.api('GET', `/v1/data-sources/${parent}`)).status).toBe(200);
+      } finally {
+        await slow.close();
+      }
+    });
+
+  it('the joins of a query share its time budget: one join answers, 100 of them together are 422', async () => {
+    const slow = await startTestBackend({ limits: { aggregateTimeoutMs: 500 } });
+    try {
+      const appId = slow.server.bootstrap.appId;
+      const parent = (await slow.api('POST', `/v1/data-sources?appId=${appId}`, { json: { name: 'Parent' } })).body.dataSource.id;
+      const joined = (await slow.api('POST', `/v1/data-sources?appId=${appId}`, { json: { name: 'Joined' } })).body.dataSource.id;
+      await slow.api('PUT', `/v1/data-sources/${parent}/data`, { json: { n: 1 } });
+      await slow.api('POST', `/v1/data-sources/${joined}/data`, {
+        json: { entries: Array.from({ length: 2_000 }, (_, i) => ({ n: i, list: Array.from({ length: 100 }, (_, j) => j) })) },
+      });
+      // One join's where walks 2,000 arrays of 100 elements: 15 ms on this machine idle, 45 ms beside a CPU hog, so
+      // one join fits the 500 ms budget and 100 of them (1.5 s or more of matching) do not.
+      const where = { list: { $elemMatch: { $in: [-1, -2] } } };
+      const query = (joins: number) => ({
+        join: Object.fromEntries(Array.from({ length: joins }, (_, i) => [`J${i}`, { dataSourceId: joined, on: { 'data.n': 'data.n' }, where, count: true }])),
+      });
+      const one = await slow.api('POST', `/v1/data-sources/${parent}/data/query`, { json: query(1) });
+      expect(one.status).toBe(200);
+      expect(one.body.entries[0].joins.J0).toBe(0);
+      const r = await slow.api('POST', `/v1/data-sources/${parent}/data/query`, { json: query(100) });
+      expect(r.status).toBe(422);
+      expect(r.body.error.code).toBe('QUERY_TIMEOUT');
+      expect(r.body.error.message).toMatch(/^join\.J\d+\.where: matching took longer than 500 ms/);
+    } finally {
+      await slow.close();
+    }
+  }, 60_000);
+
+  for (const [how, limits] of [
+    ['in the entry cache', {}],
+    ['scanned in pages (larger than the entry cache)', { entryCacheEntries: 0 }],
+  ] as const)
     it(`a query delete matching past limits.aggregateTimeoutMs is 422 QUERY_TIMEOUT and deletes nothing (${how})`, async () => {
       const slow = await startTestBackend({ limits: { aggregateTimeoutMs: 1, ...limits } });
       try {

@@ -9,6 +9,7 @@ import { dataVersion } from './store/data-sources.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
 import { compileQuery } from './query/compile.js';
 import { candidateEntries, candidatesCond, scanSelect } from './scan-select.js';
+import { type Budget, startBudget } from './query/filter-entries.js';
 import { deleteAllEntries, deleteEntriesByIds, insertEntryRows } from './store/entries.js';
 import { deleteBudget, deleteMatches, scanMatches } from './scan-delete.js';
 import { listVersions } from './store/versions.js';
@@ -67,14 +68,14 @@ export async function importEntries(core: Core, caller: Caller, ref: DataSourceR
 /** Loads a joined data source (same organization as the parent), checking the caller may read it. */
 function joinLoader(core: Core, caller: Caller, parent: DataSourceRecord) {
   return {
-    async load(ref: { dataSourceId?: number; dataSourceName?: string }, where?: unknown) {
+    async load(ref: { dataSourceId?: number; dataSourceName?: string }, where?: unknown, budget: Budget = startBudget(core.ctx.limits.aggregateTimeoutMs)) {
       const target = ref.dataSourceId !== undefined ? { id: ref.dataSourceId } : { name: String(ref.dataSourceName), organizationId: parent.organizationId };
       const ds = await resolveDataSource(core.ctx.db, target, caller);
       if (ds.organizationId !== parent.organizationId) throw new HttpError(404, 'DATA_SOURCE_NOT_FOUND', `Data source ${ds.id} not found`);
       const grant = authorize(ds, 'select', caller);
       // A joined data source larger than the entry cache: only the candidates of the join's `where` (scan-select.ts).
       const cond = where === undefined ? null : candidatesCond(where, grant);
-      const candidates = cond && (await candidateEntries(core, ds.id, cond));
+      const candidates = cond && (await candidateEntries(core, ds.id, cond, budget));
       return withGrant(candidates ?? (await core.cache.entries(core.ctx.db, ds.id)), grant);
     },
   };

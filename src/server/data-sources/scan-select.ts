@@ -13,7 +13,8 @@ import type { Core } from './core.js';
 import type { CompiledQuery } from './query/compile.js';
 import { sortEntries } from './query/order.js';
 import { canonicalKey } from './query/distinct.js';
-import { aggregateSelect, distinctSelect, filterEntries, joinedRow, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect } from './query/run.js';
+import { type Budget, filterEntries, queryTimeout, startBudget } from './query/filter-entries.js';
+import { aggregateSelect, distinctSelect, joinedRow, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect } from './query/run.js';
 import type { EntryRecord, JoinLoader, QueryResult } from './query/types.js';
 import { dataVersion } from './store/data-sources.js';
 import { entryFromRow } from './store/entries.js';
@@ -51,13 +52,13 @@ export async function scanSelect(
   const version = await dataVersion(db, dataSourceId);
   if (version === undefined || core.cache.peek(dataSourceId, version)) return null;
   if (await core.cache.holdsDataSet(db, dataSourceId)) return null;
+  // One budget for the whole scan, joins included.
+  const budget = startBudget(limits.aggregateTimeoutMs);
   // The joined data sources are read first: a parent that misses a `required` join is dropped as it is matched.
-  const loaded = joined ? await loadJoins(compiled, joinLoader!) : [];
+  const loaded = joined ? await loadJoins(compiled, joinLoader!, budget) : [];
   const required = loaded.some((join) => join.join.required);
   // With `distinct`, rows are compared as returned: with joins, their `joins.<Name>` values too.
   const row = joined ? joinedRow(compiled, loaded) : compiled.projection;
-  const timeoutMs = limits.aggregateTimeoutMs;
-  const deadline = Date.now() + timeoutMs;
   const reach = pageReach(compiled);
   // The part of the `where` the database can test picks the candidates (null: every entry is one).
   let implied = candidatesCond(compiled.body.where, grant);
@@ -70,7 +71,7 @@ export async function scanSelect(
     let candidates: Candidates | null = null;
     if (implied) {
       const cond = implied;
-      candidates = await readCandidates(db, deadline, timeoutMs, (q) => findCandidates(q, db.dialect, dataSourceId, cond, indexed));
+      candidates = await readCandidates(db, budget, (q) => findCandidates(q, db.dialect, dataSourceId, cond, indexed));
       if (!candidates) {
         implied = null;
         attempt--;
@@ -83,10 +84,9 @@ export async function scanSelect(
     const firstOfRow = compiled.body.distinct ? new Map<string, EntryRecord>() : undefined;
     let after = 0;
     for (;;) {
-      if (Date.now() > deadline)
-        throw new HttpError(422, 'QUERY_TIMEOUT', `where: matching took longer than ${timeoutMs} ms (limits.aggregateTimeoutMs)`, { limit: timeoutMs });
+      if (Date.now() > budget.deadline) throw queryTimeout(budget);
       const from = candidates;
-      const page = await readCandidates(db, deadline, timeoutMs, (q) => scanPage(q, db.dialect, dataSourceId, after, SCAN_PAGE, from));
+      const page = await readCandidates(db, budget, (q) => scanPage(q, db.dialect, dataSourceId, after, SCAN_PAGE, from));
       if (!page) {
         // Never for plain pages (no SQL function reads the data); the caller's path then answers.
         if (!from) return null;
@@ -101,7 +101,7 @@ export async function scanSelect(
         rows.map((row) => entryFromRow(dataSourceId, row)),
         grant,
       );
-      let matches = filterEntries(entries, compiled.where, timeoutMs, deadline);
+      let matches = filterEntries(entries, compiled.where, budget);
       if (required) matches = matches.filter((entry) => meetsRequiredJoins(loaded, entry));
       if (firstOfRow) {
         keepFirstOfRows(firstOfRow, matches, compiled, row);
@@ -115,7 +115,7 @@ export async function scanSelect(
     }
     if ((await dataVersion(db, dataSourceId)) === start)
       return compiled.body.aggregate
-        ? aggregateSelect(kept, compiled, { bytes: limits.aggregateBytes, timeoutMs, depth: limits.bodyDepth })
+        ? aggregateSelect(kept, compiled, { bytes: limits.aggregateBytes, timeoutMs: limits.aggregateTimeoutMs, depth: limits.bodyDepth })
         : firstOfRow
           ? joined
             ? joinedSelect([...firstOfRow.values()], compiled, loaded)
@@ -133,21 +133,19 @@ export async function scanSelect(
  * `where` then runs on them. null when the cache holds the data set, the data made the database refuse the
  * statement, or writes changed the data set during each of ATTEMPTS reads (the caller reads it whole).
  */
-export async function candidateEntries(core: Core, dataSourceId: number, cond: Cond): Promise<EntryRecord[] | null> {
-  const { db, limits } = core.ctx;
+export async function candidateEntries(core: Core, dataSourceId: number, cond: Cond, budget: Budget): Promise<EntryRecord[] | null> {
+  const { db } = core.ctx;
   const version = await dataVersion(db, dataSourceId);
   if (version === undefined || core.cache.peek(dataSourceId, version) || (await core.cache.holdsDataSet(db, dataSourceId))) return null;
-  const timeoutMs = limits.aggregateTimeoutMs;
-  const deadline = Date.now() + timeoutMs;
   const indexed = await indexedPaths(db, dataSourceId);
   core.autoIndexes.note(dataSourceId, indexablePaths(cond, new Set()), indexed);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const start = attempt === 0 ? version : await dataVersion(db, dataSourceId);
-    const candidates = await readCandidates(db, deadline, timeoutMs, (q) => findCandidates(q, db.dialect, dataSourceId, cond, indexed));
+    const candidates = await readCandidates(db, budget, (q) => findCandidates(q, db.dialect, dataSourceId, cond, indexed));
     if (!candidates) return null;
     const entries: EntryRecord[] = [];
     for (let after = 0; ; ) {
-      const page = await readCandidates(db, deadline, timeoutMs, (q) => candidatePage(q, db.dialect, dataSourceId, after, SCAN_PAGE, candidates));
+      const page = await readCandidates(db, budget, (q) => candidatePage(q, db.dialect, dataSourceId, after, SCAN_PAGE, candidates));
       if (!page) return null;
       for (const row of page.rows) entries.push(entryFromRow(dataSourceId, row));
       after = page.last;
@@ -162,12 +160,13 @@ export async function candidateEntries(core: Core, dataSourceId: number, cond: C
  * Reads candidates under what is left of the scan's time budget (422 QUERY_TIMEOUT past it); null when the data
  * made the database refuse the statement.
  */
-async function readCandidates<T>(db: Database, deadline: number, timeoutMs: number, read: (q: Queryable) => Promise<T>): Promise<T | null> {
+async function readCandidates<T>(db: Database, budget: Budget, read: (q: Queryable) => Promise<T>): Promise<T | null> {
   try {
-    return await withTimeBudget(db, Math.max(1, deadline - Date.now()), read);
+    // An unbounded budget (tests, internal reads) runs the statements as they are.
+    if (budget.deadline === Infinity) return await read(db);
+    return await withTimeBudget(db, Math.max(1, budget.deadline - Date.now()), read);
   } catch (error) {
-    if (error instanceof HttpError && error.code === 'QUERY_TIMEOUT')
-      throw new HttpError(422, 'QUERY_TIMEOUT', `where: matching took longer than ${timeoutMs} ms (limits.aggregateTimeoutMs)`, { limit: timeoutMs });
+    if (error instanceof HttpError && error.code === 'QUERY_TIMEOUT') throw queryTimeout(budget);
     if (isDataError(error)) return null;
     throw error;
   }

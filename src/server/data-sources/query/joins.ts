@@ -1,5 +1,6 @@
 import { checkAttributes, compileAttributes } from './attributes.js';
 import { invalidQuery, isPlainObject } from './errors.js';
+import { type Budget, filterEntries, startBudget } from './filter-entries.js';
 import { checkPair, compileOrder, sortEntries, type OrderKey } from './order.js';
 import type { Direction, EntryRecord, JoinLoader, JoinRef, JoinSpec } from './types.js';
 import { compileEntryColumn, numericValue } from './values.js';
@@ -147,10 +148,10 @@ export interface LoadedJoin {
   matchesOf(parent: EntryRecord): EntryRecord[];
 }
 
-export async function loadJoin(join: CompiledJoin, loader: JoinLoader): Promise<LoadedJoin> {
-  const all = await loader.load(join.ref, join.whereSource);
-  const matching: EntryRecord[] = [];
-  for (const entry of all) if (join.where(entry)) matching.push(entry);
+/** Reads a join's data source and matches its `where`, under the query's `budget` (422 QUERY_TIMEOUT past it). */
+export async function loadJoin(join: CompiledJoin, loader: JoinLoader, budget: Budget = startBudget()): Promise<LoadedJoin> {
+  const all = await loader.load(join.ref, join.whereSource, budget);
+  const matching = filterEntries(all, join.where, budget, `join.${join.name}.where`);
   const ordered = sortEntries(matching, join.order, join.on ? 0 : join.limit);
   if (!join.on) return { join, appended: ordered, matchesOf: () => [] };
 

@@ -2,39 +2,12 @@ import { runAggregate } from './aggregate.js';
 import type { AggregateLimits } from './budget.js';
 import { compileQuery, type CompiledQuery } from './compile.js';
 import { distinctRows } from './distinct.js';
-import { HttpError } from '../../http/errors.js';
-import { asInvalidQuery } from './errors.js';
+import { filterEntries, type Budget, startBudget } from './filter-entries.js';
 import { joinValue, loadJoin, type LoadedJoin } from './joins.js';
 import { sortEntries } from './order.js';
 import type { EntryRecord, JoinLoader, QueryBody, QueryResult } from './types.js';
 import { setOwn } from './values.js';
 import { compileWhere } from './where.js';
-
-/**
- * The entries `test` accepts. `timeoutMs` bounds the matching (checked every 8 entries: one entry can cost
- * 100 ms, e.g. a 10,000-value `$in` inside `$elemMatch` against a 100-element array, so every 1,024 left a small data source
- * unbounded): past it 422 `QUERY_TIMEOUT`, so one query cannot hold the process for long
- * (limits.aggregateTimeoutMs).
- */
-export function filterEntries(
-  entries: readonly EntryRecord[],
-  test: (entry: EntryRecord) => boolean,
-  timeoutMs?: number,
-  deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs,
-): EntryRecord[] {
-  // Operators are checked at compile time; anything still thrown while matching comes from the query.
-  return asInvalidQuery('where', () => {
-    const out: EntryRecord[] = [];
-    for (let i = 0; i < entries.length; i++) {
-      if ((i & 7) === 7 && Date.now() > deadline) {
-        throw new HttpError(422, 'QUERY_TIMEOUT', `where: matching took longer than ${timeoutMs} ms (limits.aggregateTimeoutMs)`, { limit: timeoutMs });
-      }
-      const entry = entries[i]!;
-      if (test(entry)) out.push(entry);
-    }
-    return out;
-  });
-}
 
 /** How many of the first matches in the query's order its page can hold: offset + limit (0: all of them). */
 export const pageReach = (compiled: CompiledQuery) => ((compiled.body.limit ?? 0) > 0 ? (compiled.body.offset ?? 0) + compiled.body.limit! : 0);
@@ -93,18 +66,20 @@ export function distinctSelect(matches: EntryRecord[], compiled: CompiledQuery):
  */
 export async function runQuery(entries: readonly EntryRecord[], body: QueryBody, joins: JoinLoader, aggregateLimits?: AggregateLimits): Promise<QueryResult> {
   const compiled = compileQuery(body);
-  const matches = filterEntries(entries, compiled.where, aggregateLimits?.timeoutMs);
+  // One budget for the whole query: its `where`, then its joins' reads and `where`s.
+  const budget = startBudget(aggregateLimits?.timeoutMs);
+  const matches = filterEntries(entries, compiled.where, budget);
 
   if (compiled.body.aggregate) return aggregateSelect(matches, compiled, aggregateLimits);
 
   if (compiled.joins.length === 0) return compiled.body.distinct ? distinctSelect(matches, compiled) : plainSelect(matches, compiled);
-  return joinedSelect(matches, compiled, await loadJoins(compiled, joins));
+  return joinedSelect(matches, compiled, await loadJoins(compiled, joins, budget));
 }
 
-/** The query's joins, each loaded (its data source read) and indexed by its key. */
-export async function loadJoins(compiled: CompiledQuery, joins: JoinLoader): Promise<LoadedJoin[]> {
+/** The query's joins, each loaded (its data source read) and indexed by its key, under the query's budget. */
+export async function loadJoins(compiled: CompiledQuery, joins: JoinLoader, budget: Budget = startBudget()): Promise<LoadedJoin[]> {
   const loaded: LoadedJoin[] = [];
-  for (const join of compiled.joins) loaded.push(await loadJoin(join, joins));
+  for (const join of compiled.joins) loaded.push(await loadJoin(join, joins, budget));
   return loaded;
 }
 

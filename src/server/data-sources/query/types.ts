@@ -1,4 +1,5 @@
 /** Shapes shared by the query engine and its callers (routes, client find, version reads). */
+import type { Budget } from './filter-entries.js';
 
 /** One stored entry as the engine sees it (`data` already parsed). */
 export interface EntryRecord {
@@ -58,9 +59,10 @@ export interface JoinRef {
 export interface JoinLoader {
   /**
    * The joined data source's entries the caller may see: every one, or at least every one `where` (the join's
-   * checked `where`, `data.` prefixes removed) matches, when given (the loader may leave the others out).
+   * checked `where`, `data.` prefixes removed) matches, when given (the loader may leave the others out). A read
+   * that picks candidates in the database does so under the query's `budget` (filter-entries.ts).
    */
-  load(ref: JoinRef, where?: unknown): Promise<readonly EntryRecord[]>;
+  load(ref: JoinRef, where?: unknown, budget?: Budget): Promise<readonly EntryRecord[]>;
 }
 
 export interface Pagination {

@@ -1,0 +1,46 @@
+import { HttpError } from '../../http/errors.js';
+import { asInvalidQuery } from './errors.js';
+import type { EntryRecord } from './types.js';
+
+/**
+ * The time one query may spend matching in JS (limits.aggregateTimeoutMs): its parent `where`, its joins' `where`s
+ * and the reads of their candidates share one deadline, so a query with N joins costs one budget, not N + 1.
+ */
+export interface Budget {
+  timeoutMs: number;
+  /** Date.now() past which the query answers 422 QUERY_TIMEOUT (Infinity: no bound). */
+  deadline: number;
+}
+
+/** A budget of `timeoutMs` from now (none when undefined). */
+export const startBudget = (timeoutMs?: number): Budget =>
+  timeoutMs === undefined ? { timeoutMs: Infinity, deadline: Infinity } : { timeoutMs, deadline: Date.now() + timeoutMs };
+
+/** The 422 of a query past its budget; `field` names what was matching (`where`, `join.<Name>.where`). */
+export const queryTimeout = (budget: Budget, field = 'where') =>
+  new HttpError(422, 'QUERY_TIMEOUT', `${field}: matching took longer than ${budget.timeoutMs} ms (limits.aggregateTimeoutMs)`, {
+    limit: budget.timeoutMs,
+  });
+
+/**
+ * The entries `test` accepts, under `budget` (checked every 8 entries: one entry can cost 100 ms, e.g. a
+ * 10,000-value `$in` inside `$elemMatch` against a 100-element array, so every 1,024 left a small data source
+ * unbounded): past it 422 `QUERY_TIMEOUT`, so one query cannot hold the process for long.
+ */
+export function filterEntries(
+  entries: readonly EntryRecord[],
+  test: (entry: EntryRecord) => boolean,
+  budget: Budget = startBudget(),
+  field = 'where',
+): EntryRecord[] {
+  // Operators are checked at compile time; anything still thrown while matching comes from the query.
+  return asInvalidQuery(field, () => {
+    const out: EntryRecord[] = [];
+    for (let i = 0; i < entries.length; i++) {
+      if ((i & 7) === 7 && Date.now() > budget.deadline) throw queryTimeout(budget, field);
+      const entry = entries[i]!;
+      if (test(entry)) out.push(entry);
+    }
+    return out;
+  });
+}
