@@ -101,6 +101,11 @@ export interface ServerLimits {
    */
   entryCacheEntries: number;
   /**
+   * Entries one join of a query may hold, of a joined data source larger than the entry cache: the matches of its
+   * `where`, read in pages (default 100,000; past it 422 JOIN_TOO_LARGE; docs/data-sources.md "Limits of queries").
+   */
+  joinEntries: number;
+  /**
    * How long a streamed answer waits for the client to take its next page, ms (default 60 s): past it the
    * connection is closed and what the answer held (kept rows, a PostgreSQL connection) is freed
    * (docs/data-sources.md, "Streamed answers").
@@ -127,6 +132,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   aggregateBytes: 64 * 1024 * 1024,
   aggregateTimeoutMs: 5000,
   entryCacheEntries: 100_000,
+  joinEntries: 100_000,
   answerStallMs: 60_000,
 };
 

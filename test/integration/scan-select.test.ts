@@ -8,10 +8,11 @@ import { impliedWhere } from '../../src/server/data-sources/sql/where.js';
 import type { ServerContext } from '../../src/server/context.js';
 import type { Core } from '../../src/server/data-sources/core.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
+import { compileJoins } from '../../src/server/data-sources/query/joins.js';
 import { startBudget } from '../../src/server/data-sources/query/filter-entries.js';
 import { runQuery } from '../../src/server/data-sources/query/run.js';
 import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
-import { candidateEntries, SCAN_PAGE, scanSelect } from '../../src/server/data-sources/scan-select.js';
+import { joinedEntries, SCAN_PAGE, scanSelect } from '../../src/server/data-sources/scan-select.js';
 import { entryData, queryBody, seededRandom } from '../helpers/query-generator.js';
 import { testEngine, type TestBackend } from '../helpers/server.js';
 import { startSqlBackend } from '../helpers/sql-backend.js';
@@ -153,11 +154,26 @@ describe(`selects scanned in pages (${testEngine})`, () => {
         expect(res.status).toBe(200);
         const want = JSON.parse(JSON.stringify(await runQuery(entries, compileQuery(body).body, everyEntry)));
         expect({ body, got: res.body }).toEqual({ body, got: want });
-        const cond = impliedWhere(compileQuery({ where }).body.where);
-        if (cond && (await candidateEntries(core, other.id, cond, startBudget()))!.length < joinedAll.length) picked++;
+        // The loader's read: exactly the matches of the join's where (every entry a candidate when no part of it
+        // translates), the part that translates picking the candidates in SQL.
+        const [compiled] = compileJoins(join);
+        const cond = impliedWhere(compiled!.whereSource);
+        const read = await joinedEntries(
+          core,
+          other.id,
+          {},
+          { source: compiled!.whereSource, test: compiled!.where, field: 'join.J.where' },
+          cond,
+          startBudget(),
+        );
+        expect(read).toEqual(joinedAll.filter(compiled!.where));
+        if (cond) picked++;
       }
-    // Three of the four wheres pick fewer candidates than the data source holds.
+    // Three of the four wheres have a part the database tests.
     expect(picked).toBe(9);
+    // A join without a where reads the data source in pages too, and keeps every entry.
+    const [all] = compileJoins({ J: { dataSourceId: other.id } });
+    expect(await joinedEntries(core, other.id, {}, { source: undefined, test: all!.where, field: 'join.J.where' }, null, startBudget())).toEqual(joinedAll);
   }, 120_000);
 
   it('shows the matching only the columns a rule leaves visible', async () => {

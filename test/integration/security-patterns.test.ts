@@ -253,6 +253,38 @@ describe('bounded filters (size and time)', () => {
       }
     });
 
+  it('a join of a data source larger than the entry cache holds at most limits.joinEntries matches (422 JOIN_TOO_LARGE past it)', async () => {
+    const small = await startTestBackend({ limits: { entryCacheEntries: 0, joinEntries: 1_000 } });
+    try {
+      const appId = small.server.bootstrap.appId;
+      const parent = (await small.api('POST', `/v1/data-sources?appId=${appId}`, { json: { name: 'Parent' } })).body.dataSource.id;
+      const joined = (await small.api('POST', `/v1/data-sources?appId=${appId}`, { json: { name: 'Joined' } })).body.dataSource.id;
+      await small.api('PUT', `/v1/data-sources/${parent}/data`, { json: { k: 7 } });
+      await small.api('POST', `/v1/data-sources/${joined}/data`, {
+        json: { entries: Array.from({ length: 3_000 }, (_, i) => ({ k: i % 10, tag: `t${i % 10}` })) },
+      });
+      const query = (where?: unknown) =>
+        small.api('POST', `/v1/data-sources/${parent}/data/query`, {
+          json: { join: { J: { dataSourceId: joined, on: { 'data.k': 'data.k' }, where, count: true } } },
+        });
+      // No where: all 3,000 entries would be held.
+      const all = await query();
+      expect(all.status).toBe(422);
+      expect(all.body.error).toMatchObject({ code: 'JOIN_TOO_LARGE', limit: 1_000 });
+      expect(all.body.error.message).toMatch(/^join\.J\.where: more than 1000 entries of the joined data source match/);
+      // A where matched in JS (nothing of it translates) that keeps 300 of them: read in pages, answered.
+      const some = await query({ tag: { $regex: '^t7$' } });
+      expect(some.status).toBe(200);
+      expect(some.body.entries[0].joins.J).toBe(300);
+      // The same with a part the database tests.
+      const picked = await query({ k: 7, tag: { $regex: '7$' } });
+      expect(picked.status).toBe(200);
+      expect(picked.body.entries[0].joins.J).toBe(300);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('the joins of a query share its time budget: one join answers, 100 of them together are 422', async () => {
     const slow = await startTestBackend({ limits: { aggregateTimeoutMs: 500 } });
     try {

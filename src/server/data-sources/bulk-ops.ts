@@ -8,8 +8,9 @@ import { deleteTranslates, entriesMatching, SqlMatchFailed } from './sql-delete.
 import { dataVersion } from './store/data-sources.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
 import { compileQuery } from './query/compile.js';
-import { candidateEntries, candidatesCond, scanSelect } from './scan-select.js';
-import { type Budget, startBudget } from './query/filter-entries.js';
+import { candidatesCond, joinedEntries, scanSelect } from './scan-select.js';
+import { startBudget } from './query/filter-entries.js';
+import type { JoinLoader } from './query/types.js';
 import { deleteAllEntries, deleteEntriesByIds, insertEntryRows } from './store/entries.js';
 import { deleteBudget, deleteMatches, scanMatches } from './scan-delete.js';
 import { listVersions } from './store/versions.js';
@@ -66,17 +67,16 @@ export async function importEntries(core: Core, caller: Caller, ref: DataSourceR
 }
 
 /** Loads a joined data source (same organization as the parent), checking the caller may read it. */
-function joinLoader(core: Core, caller: Caller, parent: DataSourceRecord) {
+function joinLoader(core: Core, caller: Caller, parent: DataSourceRecord): JoinLoader {
   return {
-    async load(ref: { dataSourceId?: number; dataSourceName?: string }, where?: unknown, budget: Budget = startBudget(core.ctx.limits.aggregateTimeoutMs)) {
+    async load(ref, where, budget = startBudget(core.ctx.limits.aggregateTimeoutMs)) {
       const target = ref.dataSourceId !== undefined ? { id: ref.dataSourceId } : { name: String(ref.dataSourceName), organizationId: parent.organizationId };
       const ds = await resolveDataSource(core.ctx.db, target, caller);
       if (ds.organizationId !== parent.organizationId) throw new HttpError(404, 'DATA_SOURCE_NOT_FOUND', `Data source ${ds.id} not found`);
       const grant = authorize(ds, 'select', caller);
-      // A joined data source larger than the entry cache: only the candidates of the join's `where` (scan-select.ts).
-      const cond = where === undefined ? null : candidatesCond(where, grant);
-      const candidates = cond && (await candidateEntries(core, ds.id, cond, budget));
-      return withGrant(candidates ?? (await core.cache.entries(core.ctx.db, ds.id)), grant);
+      // A joined data source larger than the entry cache: read in pages, only its matches kept (scan-select.ts).
+      const picked = where && (await joinedEntries(core, ds.id, grant, where, candidatesCond(where.source, grant), budget));
+      return picked ?? withGrant(await core.cache.entries(core.ctx.db, ds.id), grant);
     },
   };
 }

@@ -1,7 +1,7 @@
 import { HttpError } from '../http/errors.js';
 import { hasColumnFilter, withGrant, type Grant } from './access.js';
 import type { Database, Queryable } from '../db/database.js';
-import { candidatePage, type Candidates, findCandidates, scanPage } from './sql/candidates.js';
+import { type Candidates, findCandidates, scanPage } from './sql/candidates.js';
 import { indexablePaths } from './sql/prefilter.js';
 import { indexedPaths } from './indexes.js';
 import { columnsOf, type Cond } from './sql/conditions.js';
@@ -15,7 +15,7 @@ import { sortEntries } from './query/order.js';
 import { canonicalKey } from './query/distinct.js';
 import { type Budget, filterEntries, queryTimeout, startBudget } from './query/filter-entries.js';
 import { aggregateSelect, distinctSelect, joinedRow, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect } from './query/run.js';
-import type { EntryRecord, JoinLoader, QueryResult } from './query/types.js';
+import type { EntryRecord, JoinLoader, JoinWhere, QueryResult } from './query/types.js';
 import { dataVersion } from './store/data-sources.js';
 import { entryFromRow } from './store/entries.js';
 
@@ -128,30 +128,69 @@ export async function scanSelect(
 }
 
 /**
- * Every candidate of `cond` (implied by a checked `where`) on a data source the entry cache does not hold, as of
- * one state of the data set, read in pages under the time budget: for a joined data source (bulk-ops.ts), whose
- * `where` then runs on them. null when the cache holds the data set, the data made the database refuse the
- * statement, or writes changed the data set during each of ATTEMPTS reads (the caller reads it whole).
+ * The entries of a joined data source the entry cache does not hold that its `where` matches (every entry when it
+ * has none), as of one state of the data set, read in pages under the query's budget: the part of the `where` the
+ * database can test (`cond`) picks the candidates, the JS evaluator matches each page as it is read, and only the
+ * matches are kept. At most `limits.joinEntries` of them: past that 422 JOIN_TOO_LARGE, so the memory of a join is
+ * bounded by configuration, not by the joined data source.
+ * null when the cache holds the data set, or writes changed the data set during each of ATTEMPTS reads (the
+ * caller reads it whole).
  */
-export async function candidateEntries(core: Core, dataSourceId: number, cond: Cond, budget: Budget): Promise<EntryRecord[] | null> {
-  const { db } = core.ctx;
+export async function joinedEntries(
+  core: Core,
+  dataSourceId: number,
+  grant: Grant,
+  where: JoinWhere,
+  cond: Cond | null,
+  budget: Budget,
+): Promise<EntryRecord[] | null> {
+  const { db, limits } = core.ctx;
   const version = await dataVersion(db, dataSourceId);
   if (version === undefined || core.cache.peek(dataSourceId, version) || (await core.cache.holdsDataSet(db, dataSourceId))) return null;
-  const indexed = await indexedPaths(db, dataSourceId);
-  core.autoIndexes.note(dataSourceId, indexablePaths(cond, new Set()), indexed);
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+  const cap = limits.joinEntries;
+  const indexed = cond ? await indexedPaths(db, dataSourceId) : new Set<string>();
+  if (cond) core.autoIndexes.note(dataSourceId, indexablePaths(cond, new Set()), indexed);
+  let implied = cond;
+  attempts: for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const start = attempt === 0 ? version : await dataVersion(db, dataSourceId);
-    const candidates = await readCandidates(db, budget, (q) => findCandidates(q, db.dialect, dataSourceId, cond, indexed));
-    if (!candidates) return null;
-    const entries: EntryRecord[] = [];
+    let candidates: Candidates | null = null;
+    if (implied) {
+      const picked = implied;
+      candidates = await readCandidates(db, budget, (q) => findCandidates(q, db.dialect, dataSourceId, picked, indexed), where.field);
+      if (!candidates) {
+        implied = null;
+        attempt--;
+        continue;
+      }
+    }
+    const matches: EntryRecord[] = [];
     for (let after = 0; ; ) {
-      const page = await readCandidates(db, budget, (q) => candidatePage(q, db.dialect, dataSourceId, after, SCAN_PAGE, candidates));
-      if (!page) return null;
-      for (const row of page.rows) entries.push(entryFromRow(dataSourceId, row));
+      if (Date.now() > budget.deadline) throw queryTimeout(budget, where.field);
+      const from = candidates;
+      const page = await readCandidates(db, budget, (q) => scanPage(q, db.dialect, dataSourceId, after, SCAN_PAGE, from), where.field);
+      if (!page) {
+        if (!from) return null;
+        // Data the SQL functions refuse ("\u0000" is not valid jsonb): every entry is a candidate, read again.
+        implied = null;
+        attempt--;
+        continue attempts;
+      }
+      const entries = withGrant(
+        page.rows.map((row) => entryFromRow(dataSourceId, row)),
+        grant,
+      );
+      for (const entry of filterEntries(entries, where.test, budget, where.field)) matches.push(entry);
+      if (matches.length > cap)
+        throw new HttpError(
+          422,
+          'JOIN_TOO_LARGE',
+          `${where.field}: more than ${cap} entries of the joined data source match (limits.joinEntries); narrow the join's where`,
+          { limit: cap },
+        );
       after = page.last;
       if (page.done) break;
     }
-    if ((await dataVersion(db, dataSourceId)) === start) return entries;
+    if ((await dataVersion(db, dataSourceId)) === start) return matches;
   }
   return null;
 }
@@ -160,13 +199,13 @@ export async function candidateEntries(core: Core, dataSourceId: number, cond: C
  * Reads candidates under what is left of the scan's time budget (422 QUERY_TIMEOUT past it); null when the data
  * made the database refuse the statement.
  */
-async function readCandidates<T>(db: Database, budget: Budget, read: (q: Queryable) => Promise<T>): Promise<T | null> {
+async function readCandidates<T>(db: Database, budget: Budget, read: (q: Queryable) => Promise<T>, field = 'where'): Promise<T | null> {
   try {
     // An unbounded budget (tests, internal reads) runs the statements as they are.
     if (budget.deadline === Infinity) return await read(db);
     return await withTimeBudget(db, Math.max(1, budget.deadline - Date.now()), read);
   } catch (error) {
-    if (error instanceof HttpError && error.code === 'QUERY_TIMEOUT') throw queryTimeout(budget);
+    if (error instanceof HttpError && error.code === 'QUERY_TIMEOUT') throw queryTimeout(budget, field);
     if (isDataError(error)) return null;
     throw error;
   }

@@ -58,11 +58,19 @@ export interface JoinRef {
 /** Loads the entries of a joined data source (the caller checks access and answers 404). */
 export interface JoinLoader {
   /**
-   * The joined data source's entries the caller may see: every one, or at least every one `where` (the join's
-   * checked `where`, `data.` prefixes removed) matches, when given (the loader may leave the others out). A read
-   * that picks candidates in the database does so under the query's `budget` (filter-entries.ts).
+   * The joined data source's entries the caller may see: every one, or at least every one the join's `where`
+   * matches, when given (the loader may leave the others out; the caller matches `where.test` on what it gets).
+   * `where.source` is the checked `where` with `data.` prefixes removed, `where.field` its name in the body
+   * (`join.<Name>.where`). Reads and matching are under the query's `budget` (filter-entries.ts).
    */
-  load(ref: JoinRef, where?: unknown, budget?: Budget): Promise<readonly EntryRecord[]>;
+  load(ref: JoinRef, where?: JoinWhere, budget?: Budget): Promise<readonly EntryRecord[]>;
+}
+
+/** A join's `where`, as given to its loader. */
+export interface JoinWhere {
+  source: unknown;
+  test: (entry: EntryRecord) => boolean;
+  field: string;
 }
 
 export interface Pagination {
