@@ -106,6 +106,11 @@ export interface ServerLimits {
    */
   joinEntries: number;
   /**
+   * Distinct rows a `distinct` select may hold while it scans a data source larger than the entry cache (the first
+   * match of each; default 100,000; past it 422 DISTINCT_TOO_LARGE; docs/data-sources.md "Limits of queries").
+   */
+  distinctRows: number;
+  /**
    * How long a streamed answer waits for the client to take its next page, ms (default 60 s): past it the
    * connection is closed and what the answer held (kept rows, a PostgreSQL connection) is freed
    * (docs/data-sources.md, "Streamed answers").
@@ -133,6 +138,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   aggregateTimeoutMs: 5000,
   entryCacheEntries: 100_000,
   joinEntries: 100_000,
+  distinctRows: 100_000,
   answerStallMs: 60_000,
 };
 

@@ -285,6 +285,28 @@ describe('bounded filters (size and time)', () => {
     }
   });
 
+  it('a distinct select scanning a data source larger than the entry cache holds at most limits.distinctRows rows (422 past it)', async () => {
+    const small = await startTestBackend({ limits: { entryCacheEntries: 0, distinctRows: 1_000 } });
+    try {
+      const id = (await small.api('POST', `/v1/data-sources?appId=${small.server.bootstrap.appId}`, { json: { name: 'Distinct' } })).body.dataSource.id;
+      await small.api('POST', `/v1/data-sources/${id}/data`, { json: { entries: Array.from({ length: 3_000 }, (_, i) => ({ k: i % 10, n: i, tag: 't' })) } });
+      // A where left to the JS evaluator ($regex): the select is scanned.
+      const query = (attributes: string[]) =>
+        small.api('POST', `/v1/data-sources/${id}/data/query`, {
+          json: { where: { tag: { $regex: '^t$' } }, attributes, distinct: true, limit: 5, includePagination: true },
+        });
+      const many = await query(['data.n']);
+      expect(many.status).toBe(422);
+      expect(many.body.error).toMatchObject({ code: 'DISTINCT_TOO_LARGE', limit: 1_000 });
+      const few = await query(['data.k']);
+      expect(few.status).toBe(200);
+      expect(few.body.pagination.total).toBe(10);
+      expect(few.body.entries).toHaveLength(5);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('the joins of a query share its time budget: one join answers, 100 of them together are 422', async () => {
     const slow = await startTestBackend({ limits: { aggregateTimeoutMs: 500 } });
     try {

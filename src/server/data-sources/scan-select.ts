@@ -105,6 +105,13 @@ export async function scanSelect(
       if (required) matches = matches.filter((entry) => meetsRequiredJoins(loaded, entry));
       if (firstOfRow) {
         keepFirstOfRows(firstOfRow, matches, compiled, row);
+        if (firstOfRow.size > limits.distinctRows)
+          throw new HttpError(
+            422,
+            'DISTINCT_TOO_LARGE',
+            `distinct: more than ${limits.distinctRows} distinct rows match (limits.distinctRows); narrow the where, or leave columns out with attributes`,
+            { limit: limits.distinctRows },
+          );
         if (done) break;
         continue;
       }
