@@ -9,10 +9,12 @@ import type { ServerContext } from '../../src/server/context.js';
 import type { Core } from '../../src/server/data-sources/core.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { compileJoins } from '../../src/server/data-sources/query/joins.js';
+import { compileOrder, sortEntries } from '../../src/server/data-sources/query/order.js';
 import { startBudget } from '../../src/server/data-sources/query/filter-entries.js';
 import { runQuery } from '../../src/server/data-sources/query/run.js';
 import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
-import { joinedEntries, SCAN_PAGE, scanSelect } from '../../src/server/data-sources/scan-select.js';
+import { joinedEntries } from '../../src/server/data-sources/scan-joined.js';
+import { SCAN_PAGE, scanSelect } from '../../src/server/data-sources/scan-select.js';
 import { entryData, queryBody, seededRandom } from '../helpers/query-generator.js';
 import { testEngine, type TestBackend } from '../helpers/server.js';
 import { startSqlBackend } from '../helpers/sql-backend.js';
@@ -61,7 +63,7 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     entries = await readAll();
     expect(entries).toHaveLength(N);
     // The scan's own parts, as the server builds them: its database, limits and an entry cache that holds nothing.
-    const ctx = { db, limits: { aggregateTimeoutMs: 60_000, autoIndexAfter: 0 } };
+    const ctx = { db, limits: { aggregateTimeoutMs: 60_000, autoIndexAfter: 0, joinEntries: 100_000, distinctRows: 100_000 } };
     core = { ctx, cache: createEntryCache({ maxEntries: 0 }), autoIndexes: createAutoIndexes(ctx as unknown as ServerContext) } as unknown as Core;
   });
 
@@ -173,7 +175,36 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     expect(picked).toBe(9);
     // A join without a where reads the data source in pages too, and keeps every entry.
     const [all] = compileJoins({ J: { dataSourceId: other.id } });
-    expect(await joinedEntries(core, other.id, {}, { source: undefined, test: all!.where, field: 'join.J.where' }, null, startBudget())).toEqual(joinedAll);
+    const every = { source: undefined, test: all!.where, field: 'join.J.where' };
+    expect(await joinedEntries(core, other.id, {}, every, null, startBudget())).toEqual(joinedAll);
+    // One that appends its best 5 keeps only the best of each batch (2,300 entries: pruned once), whatever the cap.
+    const order = compileOrder([['n', 'DESC']], 'order');
+    const tight = { ...core, ctx: { ...core.ctx, limits: { ...core.ctx.limits, joinEntries: 100 } } } as Core;
+    const best = await joinedEntries(tight, other.id, {}, { ...every, best: { order, count: 5 } }, null, startBudget());
+    expect(best!.length).toBeLessThan(joinedAll.length);
+    expect(sortEntries(best!, order, 5)).toEqual(sortEntries(joinedAll, order, 5));
+    await expect(joinedEntries(tight, other.id, {}, every, null, startBudget())).rejects.toMatchObject({ code: 'JOIN_TOO_LARGE' });
+
+    // A write before every page read: each paged pass starts over; the last pass reads inside one transaction and
+    // answers for the state it sees (nothing read whole, the bound still applies).
+    let reads = 0;
+    const writing = new Proxy(db, {
+      get(target, prop) {
+        if (prop === 'bounded')
+          return async (ms: number, fn: (q: Queryable) => Promise<unknown>) => {
+            reads++;
+            await target.run('UPDATE data_sources SET data_version = data_version + 1 WHERE id = ?', [other.id]);
+            return target.bounded(ms, fn);
+          };
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const busy = { ...core, ctx: { ...core.ctx, db: writing } } as Core;
+    expect(await joinedEntries(busy, other.id, {}, every, null, startBudget(60_000))).toEqual(joinedAll);
+    expect(reads).toBe(3 * 2);
+    const busyTight = { ...busy, ctx: { ...busy.ctx, limits: tight.ctx.limits } } as Core;
+    await expect(joinedEntries(busyTight, other.id, {}, every, null, startBudget(60_000))).rejects.toMatchObject({ code: 'JOIN_TOO_LARGE' });
   }, 120_000);
 
   it('shows the matching only the columns a rule leaves visible', async () => {

@@ -8,7 +8,8 @@ import { deleteTranslates, entriesMatching, SqlMatchFailed } from './sql-delete.
 import { dataVersion } from './store/data-sources.js';
 import { compileWhere, runQuery, validateQuery } from './engine.js';
 import { compileQuery } from './query/compile.js';
-import { candidatesCond, joinedEntries, scanSelect } from './scan-select.js';
+import { joinedEntries } from './scan-joined.js';
+import { candidatesCond, scanSelect } from './scan-select.js';
 import { startBudget } from './query/filter-entries.js';
 import type { JoinLoader } from './query/types.js';
 import { deleteAllEntries, deleteEntriesByIds, insertEntryRows } from './store/entries.js';
@@ -144,14 +145,18 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
   }
   const grant = authorize(ds, 'select', caller);
   // A data source too large for the entry cache is scanned in pages, not loaded (scan-select.ts).
-  const scanned = await scanSelect(core, ds.id, grant, compileQuery(body), joinLoader(core, caller, ds));
+  // One time budget for the query, also when a scan gives up (writes came between) and the data set is read whole.
+  const budget = startBudget(ctx.limits.aggregateTimeoutMs);
+  const scanned = await scanSelect(core, ds.id, grant, compileQuery(body), joinLoader(core, caller, ds), budget);
   if (scanned) return scanned;
   const entries = withGrant(await core.cache.entries(ctx.db, ds.id), grant);
-  return runQuery(entries as EntryRecord[], body, joinLoader(core, caller, ds), {
-    bytes: ctx.limits.aggregateBytes,
-    timeoutMs: ctx.limits.aggregateTimeoutMs,
-    depth: ctx.limits.bodyDepth,
-  });
+  return runQuery(
+    entries as EntryRecord[],
+    body,
+    joinLoader(core, caller, ds),
+    { bytes: ctx.limits.aggregateBytes, timeoutMs: ctx.limits.aggregateTimeoutMs, depth: ctx.limits.bodyDepth },
+    budget,
+  );
 }
 
 export async function versionsOf(core: Core, caller: Caller, ref: DataSourceRef): Promise<VersionRecord[]> {

@@ -15,14 +15,14 @@ import { sortEntries } from './query/order.js';
 import { canonicalKey } from './query/distinct.js';
 import { type Budget, filterEntries, queryTimeout, startBudget } from './query/filter-entries.js';
 import { aggregateSelect, distinctSelect, joinedRow, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect } from './query/run.js';
-import type { EntryRecord, JoinLoader, JoinWhere, QueryResult } from './query/types.js';
+import type { EntryRecord, JoinLoader, QueryResult } from './query/types.js';
 import { dataVersion } from './store/data-sources.js';
 import { entryFromRow } from './store/entries.js';
 
 /** Rows read per statement. */
 export const SCAN_PAGE = 2_000;
 /** Scans started over when a write changed the data set during one, before the whole data set is read at once. */
-const ATTEMPTS = 3;
+export const ATTEMPTS = 3;
 
 /**
  * A select the SQL translation leaves to the JS evaluator (docs/sql.md), on a data source the entry cache does not
@@ -45,6 +45,7 @@ export async function scanSelect(
   grant: Grant,
   compiled: CompiledQuery,
   joinLoader?: JoinLoader,
+  budget: Budget = startBudget(core.ctx.limits.aggregateTimeoutMs),
 ): Promise<QueryResult | null> {
   const joined = compiled.joins.length > 0;
   if (joined && !joinLoader) return null;
@@ -52,8 +53,6 @@ export async function scanSelect(
   const version = await dataVersion(db, dataSourceId);
   if (version === undefined || core.cache.peek(dataSourceId, version)) return null;
   if (await core.cache.holdsDataSet(db, dataSourceId)) return null;
-  // One budget for the whole scan, joins included.
-  const budget = startBudget(limits.aggregateTimeoutMs);
   // The joined data sources are read first: a parent that misses a `required` join is dropped as it is matched.
   const loaded = joined ? await loadJoins(compiled, joinLoader!, budget) : [];
   const required = loaded.some((join) => join.join.required);
@@ -135,78 +134,10 @@ export async function scanSelect(
 }
 
 /**
- * The entries of a joined data source the entry cache does not hold that its `where` matches (every entry when it
- * has none), as of one state of the data set, read in pages under the query's budget: the part of the `where` the
- * database can test (`cond`) picks the candidates, the JS evaluator matches each page as it is read, and only the
- * matches are kept. At most `limits.joinEntries` of them: past that 422 JOIN_TOO_LARGE, so the memory of a join is
- * bounded by configuration, not by the joined data source.
- * null when the cache holds the data set, or writes changed the data set during each of ATTEMPTS reads (the
- * caller reads it whole).
- */
-export async function joinedEntries(
-  core: Core,
-  dataSourceId: number,
-  grant: Grant,
-  where: JoinWhere,
-  cond: Cond | null,
-  budget: Budget,
-): Promise<EntryRecord[] | null> {
-  const { db, limits } = core.ctx;
-  const version = await dataVersion(db, dataSourceId);
-  if (version === undefined || core.cache.peek(dataSourceId, version) || (await core.cache.holdsDataSet(db, dataSourceId))) return null;
-  const cap = limits.joinEntries;
-  const indexed = cond ? await indexedPaths(db, dataSourceId) : new Set<string>();
-  if (cond) core.autoIndexes.note(dataSourceId, indexablePaths(cond, new Set()), indexed);
-  let implied = cond;
-  attempts: for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const start = attempt === 0 ? version : await dataVersion(db, dataSourceId);
-    let candidates: Candidates | null = null;
-    if (implied) {
-      const picked = implied;
-      candidates = await readCandidates(db, budget, (q) => findCandidates(q, db.dialect, dataSourceId, picked, indexed), where.field);
-      if (!candidates) {
-        implied = null;
-        attempt--;
-        continue;
-      }
-    }
-    const matches: EntryRecord[] = [];
-    for (let after = 0; ; ) {
-      if (Date.now() > budget.deadline) throw queryTimeout(budget, where.field);
-      const from = candidates;
-      const page = await readCandidates(db, budget, (q) => scanPage(q, db.dialect, dataSourceId, after, SCAN_PAGE, from), where.field);
-      if (!page) {
-        if (!from) return null;
-        // Data the SQL functions refuse ("\u0000" is not valid jsonb): every entry is a candidate, read again.
-        implied = null;
-        attempt--;
-        continue attempts;
-      }
-      const entries = withGrant(
-        page.rows.map((row) => entryFromRow(dataSourceId, row)),
-        grant,
-      );
-      for (const entry of filterEntries(entries, where.test, budget, where.field)) matches.push(entry);
-      if (matches.length > cap)
-        throw new HttpError(
-          422,
-          'JOIN_TOO_LARGE',
-          `${where.field}: more than ${cap} entries of the joined data source match (limits.joinEntries); narrow the join's where`,
-          { limit: cap },
-        );
-      after = page.last;
-      if (page.done) break;
-    }
-    if ((await dataVersion(db, dataSourceId)) === start) return matches;
-  }
-  return null;
-}
-
-/**
  * Reads candidates under what is left of the scan's time budget (422 QUERY_TIMEOUT past it); null when the data
  * made the database refuse the statement.
  */
-async function readCandidates<T>(db: Database, budget: Budget, read: (q: Queryable) => Promise<T>, field = 'where'): Promise<T | null> {
+export async function readCandidates<T>(db: Database, budget: Budget, read: (q: Queryable) => Promise<T>, field = 'where'): Promise<T | null> {
   try {
     // An unbounded budget (tests, internal reads) runs the statements as they are.
     if (budget.deadline === Infinity) return await read(db);

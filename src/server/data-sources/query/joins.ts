@@ -151,7 +151,8 @@ export interface LoadedJoin {
 /** Reads a join's data source and matches its `where`, under the query's `budget` (422 QUERY_TIMEOUT past it). */
 export async function loadJoin(join: CompiledJoin, loader: JoinLoader, budget: Budget = startBudget()): Promise<LoadedJoin> {
   const field = `join.${join.name}.where`;
-  const all = await loader.load(join.ref, { source: join.whereSource, test: join.where, field }, budget);
+  const best = !join.on && join.limit > 0 ? { order: join.order, count: join.limit } : undefined;
+  const all = await loader.load(join.ref, { source: join.whereSource, test: join.where, field, ...(best ? { best } : {}) }, budget);
   const matching = filterEntries(all, join.where, budget, field);
   const ordered = sortEntries(matching, join.order, join.on ? 0 : join.limit);
   if (!join.on) return { join, appended: ordered, matchesOf: () => [] };

@@ -64,10 +64,15 @@ export function distinctSelect(matches: EntryRecord[], compiled: CompiledQuery):
  * A body with `type: 'delete'` is run as a select of the same `where` (use matchingIds to delete).
  * `aggregateLimits` is the aggregate's memory and time budget (budget.ts; default DEFAULT_AGGREGATE_LIMITS).
  */
-export async function runQuery(entries: readonly EntryRecord[], body: QueryBody, joins: JoinLoader, aggregateLimits?: AggregateLimits): Promise<QueryResult> {
+export async function runQuery(
+  entries: readonly EntryRecord[],
+  body: QueryBody,
+  joins: JoinLoader,
+  aggregateLimits?: AggregateLimits,
+  budget: Budget = startBudget(aggregateLimits?.timeoutMs),
+): Promise<QueryResult> {
   const compiled = compileQuery(body);
-  // One budget for the whole query: its `where`, then its joins' reads and `where`s.
-  const budget = startBudget(aggregateLimits?.timeoutMs);
+  // One budget for the whole query (`budget`): its `where`, then its joins' reads and `where`s.
   const matches = filterEntries(entries, compiled.where, budget);
 
   if (compiled.body.aggregate) return aggregateSelect(matches, compiled, aggregateLimits);

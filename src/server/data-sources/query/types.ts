@@ -1,5 +1,6 @@
 /** Shapes shared by the query engine and its callers (routes, client find, version reads). */
 import type { Budget } from './filter-entries.js';
+import type { OrderKey } from './order.js';
 
 /** One stored entry as the engine sees it (`data` already parsed). */
 export interface EntryRecord {
@@ -71,6 +72,8 @@ export interface JoinWhere {
   source: unknown;
   test: (entry: EntryRecord) => boolean;
   field: string;
+  /** A join without `on` that appends at most `count` entries: only its first `count` matches in `order` are needed. */
+  best?: { order: OrderKey[]; count: number };
 }
 
 export interface Pagination {
