@@ -145,16 +145,20 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
   }
   const grant = authorize(ds, 'select', caller);
   // A data source too large for the entry cache is scanned in pages, not loaded (scan-select.ts).
-  // One time budget for the query, also when a scan gives up (writes came between) and the data set is read whole.
-  const budget = startBudget(ctx.limits.aggregateTimeoutMs);
-  const scanned = await scanSelect(core, ds.id, grant, compileQuery(body), joinLoader(core, caller, ds), budget);
+  const timeoutMs = ctx.limits.aggregateTimeoutMs;
+  const scanStart = Date.now();
+  const scanned = await scanSelect(core, ds.id, grant, compileQuery(body), joinLoader(core, caller, ds), startBudget(timeoutMs));
   if (scanned) return scanned;
+  const scanSpent = Date.now() - scanStart;
   const entries = withGrant(await core.cache.entries(ctx.db, ds.id), grant);
+  // The query's budget less what a scan that gave up spent (joins loaded, pages read: writes came between); loading
+  // the data set into the entry cache is not the query's matching and does not count, as before.
+  const budget = { timeoutMs, deadline: Date.now() + timeoutMs - scanSpent };
   return runQuery(
     entries as EntryRecord[],
     body,
     joinLoader(core, caller, ds),
-    { bytes: ctx.limits.aggregateBytes, timeoutMs: ctx.limits.aggregateTimeoutMs, depth: ctx.limits.bodyDepth },
+    { bytes: ctx.limits.aggregateBytes, timeoutMs, depth: ctx.limits.bodyDepth },
     budget,
   );
 }

@@ -20,8 +20,8 @@ type Reader = <T>(read: (q: Queryable) => Promise<T>) => Promise<T | null>;
  * The entries of a joined data source the entry cache does not hold that its `where` matches (every entry when it
  * has none), as of one state of the data set, read in pages under the query's budget: the part of the `where` the
  * database can test (`cond`) picks the candidates, the JS evaluator matches each page as it is read, and only the
- * matches are kept. A join that appends its best `limit` (no `on`, `where.best`) keeps only those, as a scanned
- * select keeps its page's reach; any other keeps at most `limits.joinEntries`: past that 422 JOIN_TOO_LARGE, so
+ * matches are kept. A join that appends its best `limit` (no `on`, `where.best`, a limit up to half the cap)
+ * keeps only about those, as a scanned select keeps its page's reach; any other keeps at most `limits.joinEntries`: past that 422 JOIN_TOO_LARGE, so
  * the memory of a join is bounded by configuration, not by the joined data source.
  *
  * Each pass checks `data_version` before and after and starts over when a write came between; after ATTEMPTS, one
@@ -41,7 +41,8 @@ export async function joinedEntries(
   const version = await dataVersion(db, dataSourceId);
   if (version === undefined || core.cache.peek(dataSourceId, version) || (await core.cache.holdsDataSet(db, dataSourceId))) return null;
   const cap = limits.joinEntries;
-  const best = where.best && where.best.count <= cap ? where.best : undefined;
+  // Kept between prunings: up to twice the count plus a page, so within the cap when the count is half of it.
+  const best = where.best && 2 * where.best.count <= cap ? where.best : undefined;
   const indexed = cond ? await indexedPaths(db, dataSourceId) : new Set<string>();
   if (cond) core.autoIndexes.note(dataSourceId, indexablePaths(cond, new Set()), indexed);
   let implied = cond;
