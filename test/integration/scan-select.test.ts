@@ -188,17 +188,9 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     // A write before every page read: each paged pass starts over; the last pass reads inside one transaction and
     // answers for the state it sees (nothing read whole, the bound still applies).
     let reads = 0;
-    const writing = new Proxy(db, {
-      get(target, prop) {
-        if (prop === 'bounded')
-          return async (ms: number, fn: (q: Queryable) => Promise<unknown>) => {
-            reads++;
-            await target.run('UPDATE data_sources SET data_version = data_version + 1 WHERE id = ?', [other.id]);
-            return target.bounded(ms, fn);
-          };
-        const value = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const writing = beforeBoundedReads(db, async () => {
+      reads++;
+      await db.run('UPDATE data_sources SET data_version = data_version + 1 WHERE id = ?', [other.id]);
     });
     const busy = { ...core, ctx: { ...core.ctx, db: writing } } as Core;
     expect(await joinedEntries(busy, other.id, {}, every, null, startBudget(60_000))).toEqual(joinedAll);
@@ -255,17 +247,9 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     // The real database; its second bounded read (the first page, after the candidates' ids) comes after a write
     // that adds a match: the scan starts over, and its candidates must include the new entry.
     let reads = 0;
-    const interleaved = new Proxy(db, {
-      get(target, prop) {
-        if (prop === 'bounded')
-          return async (ms: number, fn: (q: Queryable) => Promise<unknown>) => {
-            reads++;
-            if (reads === 2) expect((await b.api('PUT', `/v1/data-sources/${ds}/data`, { json: { n: 1, s: 'new' } })).status).toBe(201);
-            return target.bounded(ms, fn);
-          };
-        const value = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const interleaved = beforeBoundedReads(db, async () => {
+      reads++;
+      if (reads === 2) expect((await b.api('PUT', `/v1/data-sources/${ds}/data`, { json: { n: 1, s: 'new' } })).status).toBe(201);
     });
     const ctx = { db: interleaved, limits: { aggregateTimeoutMs: 60_000, autoIndexAfter: 0 } };
     const scanning = { ctx, cache: createEntryCache({ maxEntries: 0 }), autoIndexes: createAutoIndexes(ctx as unknown as ServerContext) } as unknown as Core;
@@ -307,3 +291,18 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     entries = all;
   });
 });
+
+/** The real database, running `before` ahead of each of its bounded reads (the scans' page and candidate reads). */
+function beforeBoundedReads(db: Database, before: () => Promise<void>): Database {
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'bounded')
+        return async (ms: number, fn: (q: Queryable) => Promise<unknown>) => {
+          await before();
+          return target.bounded(ms, fn);
+        };
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

@@ -234,9 +234,7 @@ describe('bounded filters (size and time)', () => {
     it(`a join whose where matches past limits.aggregateTimeoutMs is 422 QUERY_TIMEOUT naming the join (${how})`, async () => {
       const slow = await startTestBackend({ limits: { aggregateTimeoutMs: 1, ...limits } });
       try {
-        const appId = slow.server.bootstrap.appId;
-        const parent = (await slow.api('POST', `/v1/data-sources?appId=${appId}`, { json: { name: 'Parent' } })).body.dataSource.id;
-        const joined = (await slow.api('POST', `/v1/data-sources?appId=${appId}`, { json: { name: 'Joined' } })).body.dataSource.id;
+        const { parent, joined } = await parentAndJoined(slow);
         await slow.api('PUT', `/v1/data-sources/${parent}/data`, { json: { email: 'user1@example.com' } });
         await slow.api('POST', `/v1/data-sources/${joined}/data`, {
           json: { entries: Array.from({ length: 50_000 }, (_, i) => ({ email: `user${i}@example.com` })) },
@@ -256,9 +254,7 @@ describe('bounded filters (size and time)', () => {
   it('a join of a data source larger than the entry cache holds at most limits.joinEntries matches (422 JOIN_TOO_LARGE past it)', async () => {
     const small = await startTestBackend({ limits: { entryCacheEntries: 0, joinEntries: 1_000 } });
     try {
-      const appId = small.server.bootstrap.appId;
-      const parent = (await small.api('POST', `/v1/data-sources?appId=${appId}`, { json: { name: 'Parent' } })).body.dataSource.id;
-      const joined = (await small.api('POST', `/v1/data-sources?appId=${appId}`, { json: { name: 'Joined' } })).body.dataSource.id;
+      const { parent, joined } = await parentAndJoined(small);
       await small.api('PUT', `/v1/data-sources/${parent}/data`, { json: { k: 7 } });
       await small.api('POST', `/v1/data-sources/${joined}/data`, {
         json: { entries: Array.from({ length: 3_000 }, (_, i) => ({ k: i % 10, tag: `t${i % 10}` })) },
@@ -320,9 +316,7 @@ describe('bounded filters (size and time)', () => {
   it('the joins of a query share its time budget: one join answers, 400 of them together are 422', async () => {
     const slow = await startTestBackend({ limits: { aggregateTimeoutMs: 2_000 } });
     try {
-      const appId = slow.server.bootstrap.appId;
-      const parent = (await slow.api('POST', `/v1/data-sources?appId=${appId}`, { json: { name: 'Parent' } })).body.dataSource.id;
-      const joined = (await slow.api('POST', `/v1/data-sources?appId=${appId}`, { json: { name: 'Joined' } })).body.dataSource.id;
+      const { parent, joined } = await parentAndJoined(slow);
       await slow.api('PUT', `/v1/data-sources/${parent}/data`, { json: { n: 1 } });
       await slow.api('POST', `/v1/data-sources/${joined}/data`, {
         json: { entries: Array.from({ length: 2_000 }, (_, i) => ({ n: i, list: Array.from({ length: 100 }, (_, j) => j) })) },
@@ -372,3 +366,10 @@ describe('bounded filters (size and time)', () => {
       }
     });
 });
+
+/** Two new data sources of the backend's app: a parent and one it joins. */
+async function parentAndJoined(b: TestBackend): Promise<{ parent: number; joined: number }> {
+  const create = async (name: string) =>
+    (await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name } })).body.dataSource.id as number;
+  return { parent: await create('Parent'), joined: await create('Joined') };
+}
