@@ -10,7 +10,7 @@ import { compileWhere, runQuery, validateQuery } from './engine.js';
 import { compileQuery } from './query/compile.js';
 import { joinedEntries } from './scan-joined.js';
 import { candidatesCond, scanSelect } from './scan-select.js';
-import { startBudget } from './query/filter-entries.js';
+import { outsideBudget, startBudget } from './query/filter-entries.js';
 import type { JoinLoader } from './query/types.js';
 import { deleteAllEntries, deleteEntriesByIds, insertEntryRows } from './store/entries.js';
 import { deleteBudget, deleteMatches, scanMatches } from './scan-delete.js';
@@ -77,7 +77,7 @@ function joinLoader(core: Core, caller: Caller, parent: DataSourceRecord): JoinL
       const grant = authorize(ds, 'select', caller);
       // A joined data source larger than the entry cache: read in pages, only its matches kept (scan-select.ts).
       const picked = where && (await joinedEntries(core, ds.id, grant, where, candidatesCond(where.source, grant), budget));
-      return picked ?? withGrant(await core.cache.entries(core.ctx.db, ds.id), grant);
+      return picked ?? withGrant(await outsideBudget(budget, () => core.cache.entries(core.ctx.db, ds.id)), grant);
     },
   };
 }
