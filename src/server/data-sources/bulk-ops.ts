@@ -75,7 +75,7 @@ function joinLoader(core: Core, caller: Caller, parent: DataSourceRecord): JoinL
       const ds = await resolveDataSource(core.ctx.db, target, caller);
       if (ds.organizationId !== parent.organizationId) throw new HttpError(404, 'DATA_SOURCE_NOT_FOUND', `Data source ${ds.id} not found`);
       const grant = authorize(ds, 'select', caller);
-      // A joined data source larger than the entry cache: read in pages, only its matches kept (scan-select.ts).
+      // A joined data source larger than the entry cache: read in pages, only its matches kept (scan-joined.ts).
       const picked = where && (await joinedEntries(core, ds.id, grant, where, candidatesCond(where.source, grant), budget));
       return picked ?? withGrant(await outsideBudget(budget, () => core.cache.entries(core.ctx.db, ds.id)), grant);
     },

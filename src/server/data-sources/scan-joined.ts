@@ -21,8 +21,9 @@ type Reader = <T>(read: (q: Queryable) => Promise<T>) => Promise<T | null>;
  * has none), as of one state of the data set, read in pages under the query's budget: the part of the `where` the
  * database can test (`cond`) picks the candidates, the JS evaluator matches each page as it is read, and only the
  * matches are kept. A join that appends its best `limit` (no `on`, `where.best`, a limit up to half the cap)
- * keeps only about those, as a scanned select keeps its page's reach; any other keeps at most `limits.joinEntries`: past that 422 JOIN_TOO_LARGE, so
- * the memory of a join is bounded by configuration, not by the joined data source.
+ * keeps only about those, as a scanned select keeps its page's reach; any other keeps at most
+ * `limits.joinEntries`: past that 422 JOIN_TOO_LARGE, so the memory of a join is bounded by configuration, not by
+ * the joined data source.
  *
  * Each pass checks `data_version` before and after and starts over when a write came between; after ATTEMPTS, one
  * last pass reads plain pages inside a transaction (one state: SQLite's write lock, PostgreSQL's SERIALIZABLE
