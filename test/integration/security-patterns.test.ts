@@ -291,6 +291,42 @@ describe('bounded filters (size and time)', () => {
     }
   });
 
+  it('a joined data source read in pages shows the join only the columns its access rule leaves visible', async () => {
+    const small = await startTestBackend({ limits: { entryCacheEntries: 0 } });
+    try {
+      const x = small.server.bootstrap;
+      const { parent, joined } = await parentAndJoined(small);
+      await small.api('PUT', `/v1/data-sources/${parent}/data`, { json: { k: 1 } });
+      await small.api('POST', `/v1/data-sources/${joined}/data`, {
+        json: { entries: Array.from({ length: 3_000 }, (_, i) => ({ k: i % 3, name: `n${i}`, salary: 1_000 + i })) },
+      });
+      const tokens = (await small.api('GET', `/v1/apps/${x.appId}/tokens`, { token: x.studioToken })).body.tokens as { id: number; kind: string }[];
+      const api = tokens.find((t) => t.kind === 'api')!;
+      const rule = await small.api('PUT', `/v1/data-sources/${joined}`, {
+        token: x.studioToken,
+        json: { accessRules: [{ type: ['select'], allow: { tokens: [api.id] }, exclude: ['salary'] }] },
+      });
+      expect(rule.status).toBe(200);
+      const join = (where: unknown) => ({ join: { J: { dataSourceId: joined, on: { 'data.k': 'data.k' }, where, order: [['name', 'ASC']] } } });
+      // A where on the hidden column sees it missing, in SQL (candidates) and in JS alike: nothing matches.
+      for (const where of [{ salary: { $gt: 0 } }, { salary: { $gt: 0 }, name: { $regex: '^n1' } }]) {
+        const r = await small.api('POST', `/v1/data-sources/${parent}/data/query`, { json: join(where) });
+        expect(r.status).toBe(200);
+        expect(r.body.entries[0].joins.J).toEqual([]);
+      }
+      const visible = await small.api('POST', `/v1/data-sources/${parent}/data/query`, { json: join({ name: { $regex: '^n1\\d$' } }) });
+      expect(visible.status).toBe(200);
+      expect(visible.body.entries[0].joins.J.map((e: { data: unknown }) => e.data)).toEqual([
+        { k: 1, name: 'n10' },
+        { k: 1, name: 'n13' },
+        { k: 1, name: 'n16' },
+        { k: 1, name: 'n19' },
+      ]);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('a distinct select scanning a data source larger than the entry cache holds at most limits.distinctRows rows (422 past it)', async () => {
     const small = await startTestBackend({ limits: { entryCacheEntries: 0, distinctRows: 1_000 } });
     try {
