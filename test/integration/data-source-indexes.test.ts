@@ -57,6 +57,15 @@ describe(`data path indexes (${testEngine})`, () => {
       ? (await db.all<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE tablename = 'data_source_entries'`)).map((r) => r.name)
       : (await db.all<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'data_source_entries'`)).map((r) => r.name);
 
+  /** An automatic index is built, then listed: wait for both (a bounded wait that holds on a loaded machine). */
+  async function waitForAutoIndex(id: number, path: string): Promise<void> {
+    const listed = async () =>
+      (await indexNames()).includes(indexName(id, path)) &&
+      (await db.all<{ path: string }>('SELECT path FROM data_source_indexes WHERE data_source_id = ? AND path = ?', [id, path])).length > 0;
+    const deadline = Date.now() + 30_000;
+    while (!(await listed()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  }
+
   async function createWithRows(name: string, definition?: object): Promise<number> {
     const created = await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name, ...(definition ? { definition } : {}) } });
     expect(created.status).toBe(201);
@@ -189,8 +198,7 @@ describe(`data path indexes (${testEngine})`, () => {
     const auto = await createWithRows('AutoDesc');
     const before = await query(auto, { where: { 'address.city': 'Lima' }, order: [['age', 'DESC']], limit: 6 });
     for (let i = 0; i < 5; i++) await query(auto, { order: [['age', 'DESC']], limit: 3 });
-    const deadline = Date.now() + 10_000;
-    while (!(await indexNames()).includes(indexName(auto, descKey('age'))) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await waitForAutoIndex(auto, descKey('age'));
     expect(await db.all('SELECT path, origin FROM data_source_indexes WHERE data_source_id = ?', [auto])).toEqual([{ path: descKey('age'), origin: 'auto' }]);
     expect(await query(auto, { where: { 'address.city': 'Lima' }, order: [['age', 'DESC']], limit: 6 })).toEqual(before);
     // Dropped when the definition leaves it out; the ascending one stays.
@@ -224,8 +232,7 @@ describe(`data path indexes (${testEngine})`, () => {
     const id = await createWithRows('Auto');
     const before = await query(id, { where: { 'address.city': 'Kyiv' }, order: [['age', 'DESC']], limit: 8 });
     for (let i = 0; i < 6; i++) await query(id, { where: { 'address.city': 'Kyiv' }, limit: 3 });
-    const deadline = Date.now() + 10_000;
-    while (!(await indexNames()).includes(indexName(id, 'address.city')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await waitForAutoIndex(id, 'address.city');
     expect(await indexNames()).toContain(indexName(id, 'address.city'));
     expect(await db.all('SELECT path, origin FROM data_source_indexes WHERE data_source_id = ?', [id])).toEqual([{ path: 'address.city', origin: 'auto' }]);
     // Same answer with the index; the bound (1 automatic index) keeps `name` and `age` unindexed.
