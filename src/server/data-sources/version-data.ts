@@ -5,7 +5,7 @@ import { authorize, filterColumns, hasColumnFilter, type Caller } from './access
 import { resolveDataSource, type Core, type DataSourceRef } from './core.js';
 import { compileWhere } from './engine.js';
 import { withoutDataPrefix } from './query/data-prefix.js';
-import { entryPages, filteredEntryPages, type EntryPages } from './entry-pages.js';
+import { ENTRY_PAGE_ROWS, entryPages, filteredEntryPages, type EntryPages } from './entry-pages.js';
 import { isDataError } from './sql-delete.js';
 import { visible } from './sql-query.js';
 import { columnsOf, type Cond } from './sql/conditions.js';
@@ -13,7 +13,7 @@ import { renderCond } from './sql/dialect.js';
 import { raw, sql } from './sql/fragment.js';
 import { dialectOf } from './sql/select.js';
 import { translateWhere } from './sql/where.js';
-import type { EntryTuple } from './store/entries.js';
+import { entryJsonSql, type EntryTuple } from './store/entries.js';
 import { versionEntriesSource } from './store/version-rows.js';
 import { findVersion, readSnapshot } from './store/versions.js';
 import type { EntryView } from './types.js';
@@ -52,11 +52,17 @@ export async function versionEntries(
     ctx.db.transaction(async (tx) => {
       const version = await findVersion(tx, ds.id, versionId);
       if (!version) throw new HttpError(404, 'VERSION_NOT_FOUND', `Version ${versionId} not found in data source ${ds.id}`);
-      if (version.dataVersion !== null)
-        return { snapshot: undefined, kept: await keepVersionRows(tx, ctx.db.dialect, ds.id, version.dataVersion, sqlWhere, test && !sqlWhere ? 0 : limit) };
+      if (version.dataVersion !== null) {
+        const inJs = test !== undefined && !sqlWhere;
+        // Without a column filter or a JS `where`, the database writes the entries' JSON and builds the pages, as
+        // for `GET …/data`: no row becomes a JS value.
+        if (!inJs && !hasColumnFilter(grant))
+          return { snapshot: undefined, kept: undefined, text: await keepVersionText(tx, ctx.db.dialect, ds.id, version.dataVersion, sqlWhere, limit) };
+        return { snapshot: undefined, kept: await keepVersionRows(tx, ctx.db.dialect, ds.id, version.dataVersion, sqlWhere, inJs ? 0 : limit), text: undefined };
+      }
       const text = await readSnapshot(tx, version.data.entries.key);
       if (text === undefined) throw new HttpError(404, 'VERSION_NOT_FOUND', `The snapshot of version ${versionId} is gone`);
-      return { snapshot: JSON.parse(text) as EntryView[], kept: undefined };
+      return { snapshot: JSON.parse(text) as EntryView[], kept: undefined, text: undefined };
     });
   let state: Awaited<ReturnType<typeof run>>;
   let filteredBySql = bySql && cond !== undefined;
@@ -75,14 +81,30 @@ export async function versionEntries(
     if (limit) out = out.slice(0, limit);
     return { entries: out };
   }
-  if (test && !filteredBySql) return { pages: filteredEntryPages(state.kept, ds.id, grant, test, limit) };
-  return { pages: entryPages(state.kept, ds.id, grant, { shape: 'commit' }) };
+  if (state.text) {
+    const text = state.text;
+    return { pages: { next: () => text.next(ENTRY_PAGE_ROWS), close: () => text.close() } };
+  }
+  const kept = state.kept!;
+  if (test && !filteredBySql) return { pages: filteredEntryPages(kept, ds.id, grant, test, limit) };
+  return { pages: entryPages(kept, ds.id, grant, { shape: 'commit' }) };
 }
 
-/** The version's entries (matching `where`, at most `limit`, 0: all), oldest id first, kept by the database. */
-function keepVersionRows(tx: Transaction, engine: 'sqlite' | 'postgres', dataSourceId: number, dataVersion: number, where: Cond | undefined, limit: number) {
+/** `FROM …` of the version's entries (matching `where`, at most `limit`, 0: all), oldest id first. */
+function versionFrom(engine: 'sqlite' | 'postgres', dataSourceId: number, dataVersion: number, where: Cond | undefined, limit: number) {
   const source = versionEntriesSource(dataSourceId, dataVersion, { withDoc: where !== undefined && engine === 'postgres' });
   const filter = where === undefined ? raw('') : sql` WHERE ${renderCond(dialectOf(engine), where)}`;
-  const statement = sql`SELECT e.id, e.data, e.sort_order, e.created_at, e.updated_at FROM ${source}${filter} ORDER BY e.id${raw(limit > 0 ? ` LIMIT ${Math.min(limit, Number.MAX_SAFE_INTEGER)}` : '')}`;
-  return tx.keep<EntryTuple>(statement.text, statement.params);
+  return sql`FROM ${source}${filter} ORDER BY e.id${raw(limit > 0 ? ` LIMIT ${Math.min(limit, Number.MAX_SAFE_INTEGER)}` : '')}`;
+}
+
+/** The version's entries, kept by the database as rows (for a column filter or a `where` left to JS). */
+function keepVersionRows(tx: Transaction, engine: 'sqlite' | 'postgres', dataSourceId: number, dataVersion: number, where: Cond | undefined, limit: number) {
+  const from = versionFrom(engine, dataSourceId, dataVersion, where, limit);
+  return tx.keep<EntryTuple>(`SELECT e.id, e.data, e.sort_order, e.created_at, e.updated_at ${from.text}`, from.params);
+}
+
+/** The version's entries, kept by the database as their answer JSON (a commit's shape, store/entries.ts). */
+function keepVersionText(tx: Transaction, engine: 'sqlite' | 'postgres', dataSourceId: number, dataVersion: number, where: Cond | undefined, limit: number) {
+  const from = versionFrom(engine, dataSourceId, dataVersion, where, limit);
+  return tx.keepText({ columns: 'e.id, e.data, e.sort_order, e.created_at, e.updated_at', from: from.text, text: entryJsonSql(engine, dataSourceId, true), params: from.params });
 }

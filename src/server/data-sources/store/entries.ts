@@ -65,17 +65,25 @@ export function keepEntryRows(tx: Transaction, dataSourceId: number): Promise<Ke
  * quote a text as `JSON.stringify` does; ids and orders are integers, written the same by SQL and JS.
  */
 export function keepEntryText(tx: Transaction, dialect: 'sqlite' | 'postgres', dataSourceId: number, deletedAt: boolean): Promise<KeptText> {
-  if (!Number.isSafeInteger(dataSourceId) || dataSourceId <= 0) throw new Error(`Invalid data source id ${dataSourceId}`);
-  const quote = (column: string) => (dialect === 'sqlite' ? `json_quote(${column})` : `to_json(${column})::text`);
-  const json =
-    `'{"id":' || id || ',"dataSourceId":${dataSourceId},"data":' || data || ',"order":' || sort_order || ',"createdAt":' || ${quote('created_at')}` +
-    ` || ',"updatedAt":' || ${quote('updated_at')} || '${deletedAt ? ',"deletedAt":null}' : '}'}'`;
   return tx.keepText({
     columns: 'id, data, sort_order, created_at, updated_at',
     from: 'FROM data_source_entries WHERE data_source_id = ? ORDER BY sort_order, id DESC',
-    text: json,
+    text: entryJsonSql(dialect, dataSourceId, deletedAt),
     params: [dataSourceId],
   });
+}
+
+/**
+ * The SQL expression of an entry's answer JSON (see keepEntryText) over the columns `id`, `data`, `sort_order`,
+ * `created_at`, `updated_at`.
+ */
+export function entryJsonSql(dialect: 'sqlite' | 'postgres', dataSourceId: number, deletedAt: boolean): string {
+  if (!Number.isSafeInteger(dataSourceId) || dataSourceId <= 0) throw new Error(`Invalid data source id ${dataSourceId}`);
+  const quote = (column: string) => (dialect === 'sqlite' ? `json_quote(${column})` : `to_json(${column})::text`);
+  return (
+    `'{"id":' || id || ',"dataSourceId":${dataSourceId},"data":' || data || ',"order":' || sort_order || ',"createdAt":' || ${quote('created_at')}` +
+    ` || ',"updatedAt":' || ${quote('updated_at')} || '${deletedAt ? ',"deletedAt":null}' : '}'}'`
+  );
 }
 
 /** Count and highest `sort_order` of a data source's entries (one indexed read). */
