@@ -58,7 +58,11 @@ export async function versionEntries(
         // for `GET …/data`: no row becomes a JS value.
         if (!inJs && !hasColumnFilter(grant))
           return { snapshot: undefined, kept: undefined, text: await keepVersionText(tx, ctx.db.dialect, ds.id, version.dataVersion, sqlWhere, limit) };
-        return { snapshot: undefined, kept: await keepVersionRows(tx, ctx.db.dialect, ds.id, version.dataVersion, sqlWhere, inJs ? 0 : limit), text: undefined };
+        return {
+          snapshot: undefined,
+          kept: await keepVersionRows(tx, ctx.db.dialect, ds.id, version.dataVersion, sqlWhere, inJs ? 0 : limit),
+          text: undefined,
+        };
       }
       const text = await readSnapshot(tx, version.data.entries.key);
       if (text === undefined) throw new HttpError(404, 'VERSION_NOT_FOUND', `The snapshot of version ${versionId} is gone`);
@@ -106,5 +110,10 @@ function keepVersionRows(tx: Transaction, engine: 'sqlite' | 'postgres', dataSou
 /** The version's entries, kept by the database as their answer JSON (a commit's shape, store/entries.ts). */
 function keepVersionText(tx: Transaction, engine: 'sqlite' | 'postgres', dataSourceId: number, dataVersion: number, where: Cond | undefined, limit: number) {
   const from = versionFrom(engine, dataSourceId, dataVersion, where, limit);
-  return tx.keepText({ columns: 'e.id, e.data, e.sort_order, e.created_at, e.updated_at', from: from.text, text: entryJsonSql(engine, dataSourceId, true), params: from.params });
+  return tx.keepText({
+    columns: 'e.id, e.data, e.sort_order, e.created_at, e.updated_at',
+    from: from.text,
+    text: entryJsonSql(engine, dataSourceId, true),
+    params: from.params,
+  });
 }
