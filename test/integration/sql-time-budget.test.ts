@@ -8,12 +8,14 @@ import { startTestBackend, testEngine, type TestBackend } from '../helpers/serve
  * The time budget of the selects and aggregations the database runs (src/server/data-sources/sql/time-budget.ts,
  * docs/data-sources.md "Time budgets"), over HTTP on the real server. A `where` of 200 tests on an array path
  * over 2,000 entries of 100-element arrays walks every array 200 times per entry: seconds to minutes of SQL on
- * either engine (SQLite: ~3 ms per entry, PostgreSQL: more), against a budget of 500 ms, so no timing is raced.
+ * either engine (SQLite: ~3 ms per entry, PostgreSQL: more), against a budget of 1,500 ms, so no timing is raced: the
+ * plain requests beside them get the same budget, which holds for them on a machine loaded far past its cores (500 ms
+ * did not, at a load average of 10 on 2 cores).
  * Without the budget these requests run to their end and answer 200: the tests then fail (or time out).
  * SQLite runs them twice: on a database file, where the reads run on reader threads (db/sqlite-readers/), and in
  * memory, where they run on the main thread.
  */
-const BUDGET_MS = 500;
+const BUDGET_MS = 1_500;
 const SLOW_ENTRIES = 2000;
 const slowWhere = { $or: Array.from({ length: 200 }, (_, i) => ({ tags: `x${i}` })) };
 const slowBodies = {
@@ -37,7 +39,7 @@ describe.each(STORAGES)('time budget of SQL selects and aggregations (%s)', (sto
     expect(r.status).toBe(422);
     expect(r.body.error.code).toBe('QUERY_TIMEOUT');
     // The SQL path's refusal (the JS evaluator's says "where: matching took longer").
-    expect(r.body.error.message).toMatch(/database took longer than 500 ms \(limits\.aggregateTimeoutMs\)/);
+    expect(r.body.error.message).toMatch(new RegExp(`database took longer than ${BUDGET_MS} ms \\(limits\\.aggregateTimeoutMs\\)`));
   };
   const expectPlainAnswers = async () => {
     const select = await query(plain, { where: { city: 'Oslo' }, order: [['order', 'ASC']], includePagination: true });
@@ -100,7 +102,7 @@ describe.each(STORAGES)('time budget of SQL selects and aggregations (%s)', (sto
     const r = await query(costly, { where: { tags: { $elemMatch: { $in: Array.from({ length: 10_000 }, (_, i) => `v${i}`) } } }, limit: 5 });
     expect(r.status).toBe(422);
     expect(r.body.error.code).toBe('QUERY_TIMEOUT');
-    expect(r.body.error.message).toMatch(/^where: matching took longer than 500 ms/);
+    expect(r.body.error.message).toMatch(new RegExp(`^where: matching took longer than ${BUDGET_MS} ms`));
     await expectPlainAnswers();
   }, 120_000);
 
