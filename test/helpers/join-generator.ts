@@ -66,6 +66,21 @@ export function keyedEntry(rng: Rng, names: readonly string[], ids: readonly num
   return data;
 }
 
+/**
+ * An amount to sum: integers and integer strings, text, booleans, null or missing; when not `plain`, sometimes a
+ * value SQL does not sum exactly (a fraction, a string that may be numeric, an array).
+ */
+export function amountValue(rng: Rng, plain: boolean): unknown {
+  const r = rng();
+  if (!plain && r < 0.4) return pick(rng, [2.5, 0.1, ' 4', '1e3', '3.0', [1, 2], { x: 1 }, 2 ** 53, 1e21]);
+  if (r < 0.6) return int(rng, -50, 50);
+  if (r < 0.72) return String(int(rng, -50, 50));
+  if (r < 0.8) return pick(rng, ['a', '', 'x y', 'true']);
+  if (r < 0.86) return rng() < 0.5;
+  if (r < 0.93) return null;
+  return undefined;
+}
+
 /** `on` pairs: translated ones (one pair of `id` or a one-segment data column), and some that are not. */
 const ONS: readonly Record<string, string>[] = [
   { pk: 'ck' },
@@ -89,9 +104,9 @@ function joinSpec(rng: Rng, joined: { id: number; name: string }, bounds: { maxI
   const spec: Record<string, unknown> = rng() < 0.7 ? { dataSourceId: joined.id } : { dataSourceName: joined.name };
   spec.on = pick(rng, ONS);
   const r = rng();
-  if (r < 0.47) spec.has = true;
-  else if (r < 0.94) spec.count = true;
-  else if (r < 0.97) spec.sum = 'n';
+  if (r < 0.35) spec.has = true;
+  else if (r < 0.65) spec.count = true;
+  else if (r < 0.97) spec.sum = pick(rng, ['amount', 'amount', 'data.amount', 'ck', 'id', 'obj.x']);
   if (rng() < 0.4) spec.required = true;
   if (rng() < 0.92) {
     // Entry fields (`$id`…) are top-level keys only: `plain` joins them there.

@@ -4,7 +4,7 @@ import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { runQuery } from '../../src/server/data-sources/query/run.js';
 import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
 import { planSqlSelect, runSqlSelect, type SqlSelectPlan } from '../../src/server/data-sources/sql/select.js';
-import { joinQueryBody, keyedEntry, keyValue } from '../helpers/join-generator.js';
+import { amountValue, joinQueryBody, keyedEntry, keyValue } from '../helpers/join-generator.js';
 import { seededRandom } from '../helpers/query-generator.js';
 import { testEngine, type TestBackend } from '../helpers/server.js';
 import { startSqlBackend } from '../helpers/sql-backend.js';
@@ -19,7 +19,7 @@ import { startSqlBackend } from '../helpers/sql-backend.js';
  */
 const SEED = 20261127;
 const QUERIES = testEngine === 'postgres' ? 300 : 600;
-const HTTP_QUERIES = 100;
+const HTTP_QUERIES = testEngine === 'postgres' ? 60 : 100;
 const JOIN_ENTRIES = 40;
 
 describe(`SQL translation of joins, differential against the JS evaluator (${testEngine})`, () => {
@@ -59,6 +59,8 @@ describe(`SQL translation of joins, differential against the JS evaluator (${tes
         const pid = keyValue(rng, parentIds);
         if (pid.value !== undefined) data.pid = pid.value;
         data.plain = data.plain === true && pid.plain;
+        const amount = amountValue(rng, data.plain === true);
+        if (amount !== undefined) data.amount = amount;
         return data;
       }),
     );
@@ -93,7 +95,7 @@ describe(`SQL translation of joins, differential against the JS evaluator (${tes
 
   it(`answers ${QUERIES} generated joined selects exactly as runQuery does`, async () => {
     const rng = seededRandom(SEED + 1);
-    const seen = { planned: 0, answered: 0, flagged: 0, required: 0, nonEmpty: 0, matched: 0, has: 0, count: 0, byId: 0 };
+    const seen = { planned: 0, answered: 0, flagged: 0, required: 0, nonEmpty: 0, matched: 0, has: 0, count: 0, sum: 0, nonZeroSums: 0, byId: 0 };
     for (let i = 0; i < QUERIES; i++) {
       const body = joinQueryBody(rng, child, bounds);
       const compiled = compileQuery(body);
@@ -117,6 +119,8 @@ describe(`SQL translation of joins, differential against the JS evaluator (${tes
       if (plan.joins.some((join) => join.required)) seen.required++;
       if (plan.joins.some((join) => join.parent.kind === 'id' || join.joined.kind === 'id')) seen.byId++;
       for (const join of plan.joins) seen[join.mode]++;
+      const sums = plan.joins.filter((join) => join.mode === 'sum').map((join) => join.name);
+      if (got.entries.some((e) => sums.some((name) => e.joins![name] !== 0))) seen.nonZeroSums++;
       if (got.entries.some((e) => Object.values(e.joins!).some((v) => v === true || (typeof v === 'number' && v > 0)))) seen.matched++;
     }
     console.log(`sql-join-differential (${testEngine}):`, seen);
@@ -124,7 +128,8 @@ describe(`SQL translation of joins, differential against the JS evaluator (${tes
     expect(seen.planned).toBeGreaterThan(QUERIES * 0.4);
     expect(seen.answered).toBeGreaterThan(seen.planned * 0.4);
     expect(seen.flagged).toBeGreaterThanOrEqual(20);
-    for (const what of ['required', 'nonEmpty', 'matched', 'has', 'count', 'byId'] as const) expect(seen[what], what).toBeGreaterThanOrEqual(20);
+    for (const what of ['required', 'nonEmpty', 'matched', 'has', 'count', 'sum', 'byId'] as const) expect(seen[what], what).toBeGreaterThanOrEqual(20);
+    expect(seen.nonZeroSums).toBeGreaterThanOrEqual(5);
   }, 600_000);
 
   it(`answers ${HTTP_QUERIES} joined selects over HTTP as runQuery does, by SQL where they translate`, async () => {

@@ -35,7 +35,9 @@ export interface SqlJoinPlan {
   parent: KeyColumn;
   joined: KeyColumn;
   where: Cond;
-  mode: 'has' | 'count';
+  mode: 'has' | 'count' | 'sum';
+  /** With `sum`: the summed column. */
+  sum: KeyColumn | null;
   required: boolean;
 }
 
@@ -56,7 +58,10 @@ function keyColumn(column: string): KeyColumn | null {
 
 /** The plan of one compiled join, or null when it does not translate. */
 export function planJoin(join: CompiledJoin, spec: unknown): SqlJoinPlan | null {
-  if (join.mode !== 'has' && join.mode !== 'count') return null;
+  if (join.mode === 'entries') return null;
+  const sumColumn = (spec as { sum?: unknown }).sum;
+  const sum = join.mode === 'sum' && typeof sumColumn === 'string' ? keyColumn(sumColumn) : null;
+  if (join.mode === 'sum' && !sum) return null;
   const on = (spec as { on?: Record<string, unknown> }).on;
   if (!on || join.on?.length !== 1) return null;
   const [parentColumn] = Object.keys(on);
@@ -67,7 +72,7 @@ export function planJoin(join: CompiledJoin, spec: unknown): SqlJoinPlan | null 
   if (!parent || !joined) return null;
   const where = translateWhere(join.whereSource);
   if (!where) return null;
-  return { name: join.name, ref: join.ref, dataSourceId: join.ref.dataSourceId ?? null, parent, joined, where, mode: join.mode, required: join.required };
+  return { name: join.name, ref: join.ref, dataSourceId: join.ref.dataSourceId ?? null, parent, joined, where, mode: join.mode, sum, required: join.required };
 }
 
 /** Size of the joins' conditions (to keep the statement under where.ts's MAX_SIZE). */
@@ -77,6 +82,7 @@ export const joinsSize = (joins: readonly SqlJoinPlan[]) => joins.reduce((n, joi
 export function joinedColumns(join: SqlJoinPlan): Set<string> {
   const columns = columnsOf(join.where);
   if (join.joined.kind === 'data') columns.add(join.joined.name);
+  if (join.sum?.kind === 'data') columns.add(join.sum.name);
   return columns;
 }
 
@@ -119,11 +125,41 @@ export interface JoinParts {
   ambiguous: Sql;
 }
 
+/**
+ * `sum`: query/joins.ts adds numericValue of the column over the matches, in doubles, in the joined order. The
+ * database adds exactly (SQLite integers, PostgreSQL numeric), so the two agree when every value is an integer and
+ * the total of their absolute values is at most 2^52 (every partial sum is then exact, in any order). The column's
+ * key (above) tells the values apart: `n` + an integer of up to 16 digits is added; a number of another form, or an
+ * ambiguous key (a string that may be numeric, an array, an object), flags the statement (`bad`, or a total past
+ * 2^52); other strings, booleans, null and missing add nothing, as numericValue gives NaN for them.
+ */
+function summed(dialect: SqlDialect, column: KeyColumn): { value: Sql; bad: Sql } {
+  const key = keySql(dialect, column);
+  if (dialect.name === 'postgres') {
+    return {
+      value: sql`CASE WHEN ${key} ~ '^n-?[0-9]{1,16}$' THEN CAST(substr(${key}, 2) AS numeric) END`,
+      bad: sql`CASE WHEN ${key} = 'x' OR (${key} LIKE 'n%' AND ${key} !~ '^n-?[0-9]{1,16}$') THEN 1 ELSE 0 END`,
+    };
+  }
+  const integer = (k: Sql) =>
+    sql`(length(${k}) <= 18 AND (substr(${k}, 2) GLOB '[0-9]*' OR substr(${k}, 2) GLOB '-[0-9]*') AND NOT (substr(${k}, 3) GLOB '*[^0-9]*'))`;
+  return {
+    value: sql`CASE WHEN ${key} GLOB 'n*' AND ${integer(key)} THEN CAST(substr(${key}, 2) AS INTEGER) END`,
+    bad: sql`CASE WHEN ${key} = 'x' OR (${key} GLOB 'n*' AND NOT ${integer(key)}) THEN 1 ELSE 0 END`,
+  };
+}
+
+/** Past this total of absolute values, a sum of integers may be rounded in doubles. */
+const EXACT_SUM = 2 ** 52;
+
 export function joinParts(dialect: SqlDialect, joins: readonly SqlJoinPlan[]): JoinParts {
   const collate = dialect.name === 'postgres' ? ' COLLATE "C"' : '';
   const tables = joins.map((join, i) => {
     if (join.dataSourceId === null) throw new Error(`Join ${join.name}: data source not resolved`);
-    return sql`j${raw(String(i))} AS MATERIALIZED (SELECT t.k, COUNT(*) AS n FROM (SELECT ${keySql(dialect, join.joined)} AS k FROM ${dialect.entries(join.dataSourceId)} WHERE ${renderCond(dialect, join.where)}) t WHERE t.k IS NOT NULL GROUP BY t.k)`;
+    const sum = join.sum ? summed(dialect, join.sum) : null;
+    const inner = sum ? sql`, ${sum.value} AS v, ${sum.bad} AS bad` : raw('');
+    const outer = raw(sum ? ', SUM(t.v) AS s, MAX(t.bad) AS bad, SUM(ABS(t.v)) AS a' : '');
+    return sql`j${raw(String(i))} AS MATERIALIZED (SELECT t.k, COUNT(*) AS n${outer} FROM (SELECT ${keySql(dialect, join.joined)} AS k${inner} FROM ${dialect.entries(join.dataSourceId)} WHERE ${renderCond(dialect, join.where)}) t WHERE t.k IS NOT NULL GROUP BY t.k)`;
   });
   const left = (i: number) => sql` LEFT JOIN j${raw(String(i))} ON j${raw(String(i))}.k${raw(collate)} = ${keySql(dialect, joins[i]!.parent)}${raw(collate)}`;
   const required = joins.flatMap((join, i) => (join.required ? [`j${i}.k IS NOT NULL`] : []));
@@ -135,9 +171,11 @@ export function joinParts(dialect: SqlDialect, joins: readonly SqlJoinPlan[]): J
         '',
       ),
     required: raw(required.length > 0 ? `(${required.join(' AND ')})` : 'TRUE'),
-    values: joins.map((join, i) => (join.mode === 'has' ? `(j${i}.k IS NOT NULL) AS jv${i}` : `COALESCE(j${i}.n, 0) AS jv${i}`)),
+    values: joins.map((join, i) =>
+      join.mode === 'has' ? `(j${i}.k IS NOT NULL) AS jv${i}` : join.mode === 'count' ? `COALESCE(j${i}.n, 0) AS jv${i}` : `COALESCE(j${i}.s, 0) AS jv${i}`,
+    ),
     ambiguous: joinSql(
-      joins.map((_, i) => sql`EXISTS (SELECT 1 FROM j${raw(String(i))} WHERE k = 'x')`),
+      joins.map((join, i) => raw(`EXISTS (SELECT 1 FROM j${i} WHERE k = 'x'${join.sum ? ` OR bad = 1 OR a > ${EXACT_SUM}` : ''})`)),
       ' OR ',
     ),
   };
