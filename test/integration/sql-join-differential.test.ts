@@ -61,6 +61,8 @@ describe(`SQL translation of joins, differential against the JS evaluator (${tes
         data.plain = data.plain === true && pid.plain;
         const amount = amountValue(rng, data.plain === true);
         if (amount !== undefined) data.amount = amount;
+        const rough = amountValue(rng, data.plain === true, true);
+        if (rough !== undefined) data.rough = rough;
         return data;
       }),
     );
@@ -126,10 +128,11 @@ describe(`SQL translation of joins, differential against the JS evaluator (${tes
     console.log(`sql-join-differential (${testEngine}):`, seen);
     // Most planned queries are answered by SQL (the rest flagged by an ambiguous key), with matches, of every kind.
     expect(seen.planned).toBeGreaterThan(QUERIES * 0.4);
-    expect(seen.answered).toBeGreaterThan(seen.planned * 0.4);
+    expect(seen.answered).toBeGreaterThan(seen.planned * 0.35);
     expect(seen.flagged).toBeGreaterThanOrEqual(20);
-    for (const what of ['required', 'nonEmpty', 'matched', 'has', 'count', 'sum', 'byId'] as const) expect(seen[what], what).toBeGreaterThanOrEqual(20);
-    expect(seen.nonZeroSums).toBeGreaterThanOrEqual(5);
+    for (const what of ['required', 'nonEmpty', 'matched', 'has', 'count', 'sum', 'byId'] as const)
+      expect(seen[what], what).toBeGreaterThanOrEqual(QUERIES / 40);
+    expect(seen.nonZeroSums).toBeGreaterThanOrEqual(QUERIES / 200);
   }, 600_000);
 
   it(`answers ${HTTP_QUERIES} joined selects over HTTP as runQuery does, by SQL where they translate`, async () => {
@@ -153,7 +156,7 @@ describe(`SQL translation of joins, differential against the JS evaluator (${tes
       if (!translated && res.status === 422) expect((res.body as { error: { code: string } }).error.code).toBe('JOIN_TOO_LARGE');
       else expect({ i, body, status: res.status, answer: res.body }).toEqual({ i, body, ...(want as object) });
     }
-    expect(bySql).toBeGreaterThanOrEqual(HTTP_QUERIES * 0.2);
+    expect(bySql).toBeGreaterThanOrEqual(HTTP_QUERIES * 0.15);
   }, 300_000);
 
   it('runs a translated join by SQL: the JS path would refuse its joined matches', async () => {
