@@ -259,12 +259,16 @@ describe('bounded filters (size and time)', () => {
       await small.api('POST', `/v1/data-sources/${joined}/data`, {
         json: { entries: Array.from({ length: 3_000 }, (_, i) => ({ k: i % 10, tag: `t${i % 10}` })) },
       });
-      const query = (where?: unknown) =>
+      const query = (where?: unknown, count = true) =>
         small.api('POST', `/v1/data-sources/${parent}/data/query`, {
-          json: { join: { J: { dataSourceId: joined, on: { 'data.k': 'data.k' }, where, count: true } } },
+          json: { join: { J: { dataSourceId: joined, on: { 'data.k': 'data.k' }, where, ...(count ? { count } : {}) } } },
         });
-      // No where: all 3,000 entries would be held.
-      const all = await query();
+      // Counted by the database (sql/joins.ts): nothing is held, so no bound applies.
+      const counted = await query();
+      expect(counted.status).toBe(200);
+      expect(counted.body.entries[0].joins.J).toBe(300);
+      // The entries of the join, without a where: all 3,000 entries would be held.
+      const all = await query(undefined, false);
       expect(all.status).toBe(422);
       expect(all.body.error).toMatchObject({ code: 'JOIN_TOO_LARGE', limit: 1_000 });
       expect(all.body.error.message).toMatch(/^join\.J\.where: more than 1000 entries of the joined data source match/);
@@ -286,6 +290,45 @@ describe('bounded filters (size and time)', () => {
         [joined, 9],
         [joined, 9],
       ]);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('a counted join (run by SQL where it may) sees only the columns the joined rule shows, and only a readable data source', async () => {
+    const small = await startTestBackend();
+    try {
+      const x = small.server.bootstrap;
+      const { parent, joined } = await parentAndJoined(small);
+      await small.api('POST', `/v1/data-sources/${parent}/data`, { json: { entries: [{ k: 1 }, { k: 2 }] } });
+      await small.api('POST', `/v1/data-sources/${joined}/data`, {
+        json: {
+          entries: [
+            { k: 1, salary: 1 },
+            { k: '1', salary: 2 },
+            { k: 2, salary: 1 },
+          ],
+        },
+      });
+      const tokens = (await small.api('GET', `/v1/apps/${x.appId}/tokens`, { token: x.studioToken })).body.tokens as { id: number; kind: string }[];
+      const api = tokens.find((t) => t.kind === 'api')!;
+      const rule = (accessRules: unknown[]) => small.api('PUT', `/v1/data-sources/${joined}`, { token: x.studioToken, json: { accessRules } });
+      const counts = async (join: Record<string, unknown>) => {
+        const r = await small.api('POST', `/v1/data-sources/${parent}/data/query`, {
+          json: { join: { J: { dataSourceId: joined, count: true, ...join } }, order: [['id', 'ASC']] },
+        });
+        return r.status === 200 ? r.body.entries.map((e: { joins: { J: number } }) => e.joins.J) : { status: r.status, code: r.body.error.code };
+      };
+      expect((await rule([{ type: ['select'], allow: { tokens: [api.id] }, exclude: ['salary'] }])).status).toBe(200);
+      expect(await counts({ on: { k: 'k' } })).toEqual([2, 1]);
+      // A hidden column is missing for the join: as a key or in its where, nothing matches.
+      expect(await counts({ on: { k: 'salary' } })).toEqual([0, 0]);
+      expect(await counts({ on: { k: 'k' }, where: { salary: { $gte: 1 } } })).toEqual([0, 0]);
+      // A joined data source the caller may not read is not found, as the JS path answers.
+      expect((await rule([{ type: ['select'], allow: { tokens: [] } }])).status).toBe(200);
+      const refused = await counts({ on: { k: 'k' } });
+      expect(refused).toEqual(await counts({ on: { k: 'k' }, where: { k: { $regex: '.' } } }));
+      expect(refused).toMatchObject({ status: 404, code: 'DATA_SOURCE_NOT_FOUND' });
     } finally {
       await small.close();
     }

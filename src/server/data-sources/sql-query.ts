@@ -9,7 +9,8 @@ import type { EntryRecord, QueryResult } from './query/types.js';
 import { indexedPaths } from './indexes.js';
 import { runSqlAggregate } from './sql/aggregate.js';
 import { planSqlAggregate } from './sql/aggregate-plan.js';
-import { planSqlSelect, runSqlSelect } from './sql/select.js';
+import { joinedColumns, type SqlJoinPlan } from './sql/joins.js';
+import { planSqlSelect, runSqlSelect, type SqlSelectResult } from './sql/select.js';
 import { withTimeBudget } from './sql/time-budget.js';
 
 /**
@@ -25,7 +26,7 @@ function mayTranslate(input: unknown): input is Record<string, unknown> {
   if (!isPlainObject(input)) return false;
   const absent = (key: string) => input[key] === undefined || input[key] === null;
   if (!absent('aggregate')) return (absent('type') || input.type === 'select') && absent('join') && Array.isArray(input.aggregate);
-  return (absent('type') || input.type === 'select') && absent('join') && input.distinct !== true;
+  return (absent('type') || input.type === 'select') && input.distinct !== true;
 }
 
 /** Whether the grant shows `column`. */
@@ -44,10 +45,13 @@ export async function querySelectWithSql(core: Core, caller: Caller, ref: DataSo
   const grant = authorize(ds, 'select', caller);
   // A column the rule hides is missing for the JS evaluator's `where`: only that path gives that answer.
   if (hasColumnFilter(grant) && ![...plan.columns].every((column) => visible(grant, column))) return null;
+  const joins = await resolveJoins(core, caller, ds, plan.joins);
+  if (!joins) return null;
+  const resolved = { ...plan, joins };
   const indexed = await indexedPaths(ctx.db, ds.id);
-  let result: { entries: EntryRecord[]; total?: number } | null;
+  let result: SqlSelectResult | null;
   try {
-    result = await withTimeBudget(ctx.db, ctx.limits.aggregateTimeoutMs, (q) => runSqlSelect(q, ctx.db.dialect, ds.id, plan, indexed));
+    result = await withTimeBudget(ctx.db, ctx.limits.aggregateTimeoutMs, (q) => runSqlSelect(q, ctx.db.dialect, ds.id, resolved, indexed));
   } catch (error) {
     // The time budget's refusal stands; data the SQL functions refuse (e.g. "\u0000" in a string is not valid
     // jsonb) goes to the JS evaluator.
@@ -59,9 +63,37 @@ export async function querySelectWithSql(core: Core, caller: Caller, ref: DataSo
   if (!result) return null;
   let entries: unknown[] = hasColumnFilter(grant) ? result.entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : result.entries;
   if (compiled.projection) entries = entries.map((e) => compiled.projection!(e as EntryRecord));
+  // As query/run.ts's joinedRow: the entry (or its attributes), then `joins`.
+  if (result.joins) entries = entries.map((e, i) => ({ ...(e as Record<string, unknown>), joins: result.joins![i] }));
   const body = compiled.body;
   if (!body.includePagination) return { entries };
   return { entries, pagination: { total: result.total ?? 0, limit: body.limit ?? 0, offset: body.offset ?? 0 } };
+}
+
+/**
+ * The joins' data sources, resolved as bulk-ops.ts's joinLoader resolves them (same organization, `select`
+ * allowed), or null when one is not readable (the JS evaluator then answers with its error) or its rule hides a
+ * column the join reads (the JS evaluator sees it missing).
+ */
+async function resolveJoins(core: Core, caller: Caller, parent: DataSourceRecord, joins: readonly SqlJoinPlan[]): Promise<SqlJoinPlan[] | null> {
+  const resolved: SqlJoinPlan[] = [];
+  for (const join of joins) {
+    const { ref } = join;
+    const target = ref.dataSourceId !== undefined ? { id: ref.dataSourceId } : { name: String(ref.dataSourceName), organizationId: parent.organizationId };
+    let ds: DataSourceRecord;
+    let grant: Grant;
+    try {
+      ds = await resolveDataSource(core.ctx.db, target, caller);
+      if (ds.organizationId !== parent.organizationId) return null;
+      grant = authorize(ds, 'select', caller);
+    } catch (error) {
+      if (error instanceof HttpError) return null;
+      throw error;
+    }
+    if (hasColumnFilter(grant) && ![...joinedColumns(join)].every((column) => visible(grant, column))) return null;
+    resolved.push({ ...join, dataSourceId: ds.id });
+  }
+  return resolved;
 }
 
 /**

@@ -4,12 +4,15 @@ import type { EntryRecord } from '../query/types.js';
 import { columnsOf, type Cond } from './conditions.js';
 import { renderCond, type SqlDialect } from './dialect.js';
 import { joinSql, raw, sql, type Sql } from './fragment.js';
+import { setOwn } from '../query/values.js';
 import { translateOrder, type SqlOrderTerm } from './order.js';
 import { postgresDialect } from './postgres.js';
 import { descKey, indexablePaths, indexName, pathKey, pinsKey, prefilterIsExact, prefilterOf, seekPath } from './prefilter.js';
 import { sqliteDialect } from './sqlite.js';
 import { type Access, chooseAccess, CREATED_INDEX, SEEK } from './walk.js';
-import { translateWhere } from './where.js';
+import { joinParts, joinsSize, MAX_JOINS, planJoin, keySql, type SqlJoinPlan } from './joins.js';
+import { MAX_SIZE, translateWhere } from './where.js';
+import { sizeOf } from './conditions.js';
 
 /** A select the database can run with exactly the JS evaluator's answer. */
 export interface SqlSelectPlan {
@@ -22,26 +25,36 @@ export interface SqlSelectPlan {
   columns: Set<string>;
   /** Data paths an index could serve: tested by `where` (not `$exists`), or the first order key. */
   indexable: Set<string>;
+  /** Joins with `on` whose value is `has` or `count` (joins.ts); none else translate. */
+  joins: SqlJoinPlan[];
 }
 
 /**
- * The plan of a compiled select, or null when some part needs the JS evaluator: `join`, `aggregate`,
- * `distinct`, a `where` or `order` the translation refuses (where.ts, order.ts). `attributes` are applied
- * to the returned page by the caller.
+ * The plan of a compiled select, or null when some part needs the JS evaluator: `aggregate`, `distinct`, a
+ * join joins.ts does not take, a `where` or `order` the translation refuses (where.ts, order.ts).
+ * `attributes` are applied to the returned page by the caller.
  */
 export function planSqlSelect(compiled: CompiledQuery): SqlSelectPlan | null {
   const { body } = compiled;
-  if (body.type !== 'select' || body.aggregate || body.distinct || compiled.joins.length > 0) return null;
+  if (body.type !== 'select' || body.aggregate || body.distinct || compiled.joins.length > MAX_JOINS) return null;
   const where = translateWhere(body.where);
   if (!where) return null;
+  const joins: SqlJoinPlan[] = [];
+  for (const join of compiled.joins) {
+    const planned = planJoin(join, (body.join as Record<string, unknown>)[join.name]);
+    if (!planned) return null;
+    joins.push(planned);
+  }
+  if (sizeOf(where) + joinsSize(joins) > MAX_SIZE) return null;
   const order = translateOrder(compiled.order);
   if (!order) return null;
   const columns = columnsOf(where);
+  for (const join of joins) if (join.parent.kind === 'data') columns.add(join.parent.name);
   const indexable = indexablePaths(where, new Set());
   for (const term of order) if (term.kind === 'path') columns.add(term.segments[0]!);
   // An order DESC counts toward the path's descending index (its ascending one, walked backward, sorts ties).
   if (order[0]?.kind === 'path') indexable.add(order[0].desc ? descKey(pathKey(order[0].segments)) : pathKey(order[0].segments));
-  return { where, order, limit: body.limit ?? 0, offset: body.offset ?? 0, count: body.includePagination === true, columns, indexable };
+  return { where, order, limit: body.limit ?? 0, offset: body.offset ?? 0, count: body.includePagination === true, columns, indexable, joins };
 }
 
 export const dialectOf = (engine: 'sqlite' | 'postgres'): SqlDialect => (engine === 'postgres' ? postgresDialect : sqliteDialect);
@@ -49,12 +62,14 @@ export const dialectOf = (engine: 'sqlite' | 'postgres'): SqlDialect => (engine 
 interface Row {
   amb?: number | boolean;
   ambw?: number | boolean;
+  jamb?: number | boolean;
   id: number | null;
   data: string | null;
   sort_order: number;
   created_at: string;
   updated_at: string;
   total?: number;
+  [joinValue: `jv${number}`]: unknown;
 }
 
 /** ORDER BY terms of the plan, over `e` (the page) or `p` (the page's output, its key columns `k<i>`). */
@@ -89,7 +104,7 @@ export async function runSqlSelect(
   plan: SqlSelectPlan,
   indexed: ReadonlySet<string> = new Set(),
   forced?: Access,
-): Promise<{ entries: EntryRecord[]; total?: number } | null> {
+): Promise<SqlSelectResult | null> {
   const access = forced ?? (await chooseAccess(db, dialectOf(engine), dataSourceId, plan, indexed));
   const run = (how: Access) => {
     const statement = selectStatement(engine, dataSourceId, plan, indexed, how);
@@ -98,11 +113,19 @@ export async function runSqlSelect(
   let rows = await run(access);
   if (!forced && access.kind === 'walk' && access.bound !== null && rows.filter((row) => row.id !== null).length < plan.limit) rows = await run(SEEK);
   const yes = (flag: unknown) => flag === true || flag === 1;
+  // A matching parent or joined entry whose join key SQL does not read as JS does (joins.ts).
+  if (yes(rows[0]?.jamb)) return null;
   if (yes(rows[0]?.amb)) return null;
   if (yes(rows[0]?.ambw)) return runSqlSelect(db, engine, dataSourceId, plan, new Set(), forced);
   const entries: EntryRecord[] = [];
+  const joins: Record<string, unknown>[] = [];
   for (const row of rows) {
     if (row.id === null || row.data === null) continue;
+    if (plan.joins.length > 0) {
+      const values: Record<string, unknown> = {};
+      plan.joins.forEach((join, i) => setOwn(values, join.name, join.mode === 'has' ? yes(row[`jv${i}`]) : Number(row[`jv${i}`])));
+      joins.push(values);
+    }
     entries.push({
       id: row.id,
       dataSourceId,
@@ -112,7 +135,16 @@ export async function runSqlSelect(
       updatedAt: row.updated_at,
     });
   }
-  return plan.count ? { entries, total: Number(rows[0]?.total ?? 0) } : { entries };
+  const result: SqlSelectResult = plan.joins.length > 0 ? { entries, joins } : { entries };
+  if (plan.count) result.total = Number(rows[0]?.total ?? 0);
+  return result;
+}
+
+/** A page read by runSqlSelect: its entries, with joins each one's `joins.<Name>` values, and with `count` the total. */
+export interface SqlSelectResult {
+  entries: EntryRecord[];
+  joins?: Record<string, unknown>[];
+  total?: number;
 }
 
 /**
@@ -135,6 +167,10 @@ export function selectStatement(
     return indexed.has(key) ? indexName(dataSourceId, key) : indexed.has(descKey(key)) ? indexName(dataSourceId, descKey(key)) : null;
   };
   const exact = renderCond(dialect, plan.where);
+  const joins = plan.joins.length > 0 ? joinParts(dialect, plan.joins) : null;
+  /** Parent entries with their joined tables (`requiredOnly`: those of required joins, for the count). */
+  const joinedFrom = (from: Sql, requiredOnly: boolean) => (joins ? sql`${from}${joins.from(requiredOnly)}` : from);
+  const joinedWhere = (where: Sql) => (joins ? sql`${where} AND ${joins.required}` : where);
   // Paths whose index form is used: their rank 3 entries are probed (below).
   const prefiltered = new Map<string, string[]>();
   /**
@@ -172,8 +208,8 @@ export function selectStatement(
   }
   const terms = orderTerms(dialect, plan, 'e');
   const limit = plan.limit > 0 ? plan.limit : -1;
-  const columns = ['e.id', 'e.data', 'e.sort_order', 'e.created_at', 'e.updated_at', ...terms.select].join(', ');
-  const pageSql = sql`SELECT ${raw(columns)} FROM ${page.from} WHERE ${page.where} ORDER BY ${raw([...pinned, terms.orderBy].join(', '))} LIMIT ${raw(String(limit))} OFFSET ${plan.offset}`;
+  const columns = ['e.id', 'e.data', 'e.sort_order', 'e.created_at', 'e.updated_at', ...terms.select, ...(joins?.values ?? [])].join(', ');
+  const pageSql = sql`SELECT ${raw(columns)} FROM ${joinedFrom(page.from, false)} WHERE ${joinedWhere(page.where)} ORDER BY ${raw([...pinned, terms.orderBy].join(', '))} LIMIT ${raw(String(limit))} OFFSET ${plan.offset}`;
   const count = plan.count ? through(tested, true) : null;
   // Rank 3 rows matching the exact condition, one probe per path (each through its index when it has one).
   const anyRank3 = (paths: readonly (readonly string[])[]): Sql =>
@@ -192,11 +228,23 @@ export function selectStatement(
     heads.push(sql`(SELECT ${anyRank3(orderPaths)} AS amb, ${anyRank3([...prefiltered.values()])} AS ambw) g`);
     headColumns.push('g.amb', 'g.ambw');
   }
+  if (joins) {
+    // Ambiguous join keys: of a joined match (joins.ts), or of a parent matching the `where`.
+    const parentKeys = joinSql(
+      plan.joins.map((join) => sql`${keySql(dialect, join.parent)} = 'x'`),
+      ' OR ',
+    );
+    heads.push(sql`(SELECT (${joins.ambiguous} OR EXISTS (SELECT 1 FROM ${dialect.entries(dataSourceId)} WHERE ${exact} AND (${parentKeys}))) AS jamb) jg`);
+    headColumns.push('jg.jamb');
+  }
   if (count) {
-    heads.push(sql`(SELECT COUNT(*) AS total FROM ${count.from} WHERE ${count.where}) c`);
+    heads.push(sql`(SELECT COUNT(*) AS total FROM ${joinedFrom(count.from, true)} WHERE ${joinedWhere(count.where)}) c`);
     headColumns.push('c.total');
   }
-  return heads.length > 0
-    ? sql`SELECT ${raw([...headColumns, 'p.id', 'p.data', 'p.sort_order', 'p.created_at', 'p.updated_at'].join(', '))} FROM ${joinSql(heads, ' CROSS JOIN ')} LEFT JOIN (${pageSql}) p ON 1 = 1 ORDER BY ${raw(orderTerms(dialect, plan, 'p').orderBy)}`
-    : pageSql;
+  const values = plan.joins.map((_, i) => `p.jv${i}`);
+  const statement =
+    heads.length > 0
+      ? sql`SELECT ${raw([...headColumns, 'p.id', 'p.data', 'p.sort_order', 'p.created_at', 'p.updated_at', ...values].join(', '))} FROM ${joinSql(heads, ' CROSS JOIN ')} LEFT JOIN (${pageSql}) p ON 1 = 1 ORDER BY ${raw(orderTerms(dialect, plan, 'p').orderBy)}`
+      : pageSql;
+  return joins ? sql`WITH ${joins.tables} ${statement}` : statement;
 }
