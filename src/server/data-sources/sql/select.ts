@@ -4,8 +4,9 @@ import type { EntryRecord } from '../query/types.js';
 import { columnsOf, type Cond } from './conditions.js';
 import { renderCond, type SqlDialect } from './dialect.js';
 import { joinSql, raw, sql, type Sql } from './fragment.js';
-import { translateOrder, type SqlOrderTerm } from './order.js';
+import { orderTerms, translateOrder, type SqlOrderTerm } from './order.js';
 import { postgresDialect } from './postgres.js';
+import { distinctColumns, distinctKeys, distinctStatement, type DistinctKey } from './distinct.js';
 import { descKey, indexablePaths, indexName, pathKey, pinsKey, prefilterIsExact, prefilterOf, seekPath } from './prefilter.js';
 import { sqliteDialect } from './sqlite.js';
 import { type Access, chooseAccess, CREATED_INDEX, SEEK } from './walk.js';
@@ -22,16 +23,20 @@ export interface SqlSelectPlan {
   columns: Set<string>;
   /** Data paths an index could serve: tested by `where` (not `$exists`), or the first order key. */
   indexable: Set<string>;
+  /** With `distinct` (and attributes that can make rows equal): what tells the rows apart (distinct.ts). */
+  distinct?: DistinctKey[];
 }
 
 /**
  * The plan of a compiled select, or null when some part needs the JS evaluator: `join`, `aggregate`,
- * `distinct`, a `where` or `order` the translation refuses (where.ts, order.ts). `attributes` are applied
- * to the returned page by the caller.
+ * `distinct` with attributes distinct.ts refuses, a `where` or `order` the translation refuses (where.ts,
+ * order.ts). `attributes` are applied to the returned page by the caller.
  */
 export function planSqlSelect(compiled: CompiledQuery): SqlSelectPlan | null {
   const { body } = compiled;
-  if (body.type !== 'select' || body.aggregate || body.distinct || compiled.joins.length > 0) return null;
+  if (body.type !== 'select' || body.aggregate || compiled.joins.length > 0) return null;
+  const distinct = body.distinct ? distinctKeys(body.attributes) : 'unique';
+  if (distinct === null) return null;
   const where = translateWhere(body.where);
   if (!where) return null;
   const order = translateOrder(compiled.order);
@@ -41,13 +46,19 @@ export function planSqlSelect(compiled: CompiledQuery): SqlSelectPlan | null {
   for (const term of order) if (term.kind === 'path') columns.add(term.segments[0]!);
   // An order DESC counts toward the path's descending index (its ascending one, walked backward, sorts ties).
   if (order[0]?.kind === 'path') indexable.add(order[0].desc ? descKey(pathKey(order[0].segments)) : pathKey(order[0].segments));
-  return { where, order, limit: body.limit ?? 0, offset: body.offset ?? 0, count: body.includePagination === true, columns, indexable };
+  const plan: SqlSelectPlan = { where, order, limit: body.limit ?? 0, offset: body.offset ?? 0, count: body.includePagination === true, columns, indexable };
+  // Every row differs when `distinct` keeps them all (no attributes, or `id` among them): the plain plan.
+  if (distinct === 'unique') return plan;
+  // The keys read their columns: one an access rule hides is missing for the JS evaluator.
+  for (const column of distinctColumns(distinct)) columns.add(column);
+  return { ...plan, distinct };
 }
 
 export const dialectOf = (engine: 'sqlite' | 'postgres'): SqlDialect => (engine === 'postgres' ? postgresDialect : sqliteDialect);
 
 interface Row {
   amb?: number | boolean;
+  odd?: number | boolean;
   ambw?: number | boolean;
   id: number | null;
   data: string | null;
@@ -55,21 +66,6 @@ interface Row {
   created_at: string;
   updated_at: string;
   total?: number;
-}
-
-/** ORDER BY terms of the plan, over `e` (the page) or `p` (the page's output, its key columns `k<i>`). */
-function orderTerms(dialect: SqlDialect, plan: SqlSelectPlan, alias: 'e' | 'p'): { select: string[]; orderBy: string } {
-  const select: string[] = [];
-  const terms = plan.order.map((term, i) => {
-    if (term.kind === 'column') return dialect.orderTerm(alias, term.column, term.desc);
-    const dir = term.desc ? 'DESC' : 'ASC';
-    const key = dialect.sortKey(term.segments, 'e.data');
-    const names = [`k${i}r`, `k${i}n`, `k${i}t`];
-    if (alias === 'e') select.push(`${key.rank} AS ${names[0]}`, `${key.num} AS ${names[1]}`, `${key.txt} AS ${names[2]}`);
-    const parts = alias === 'e' ? [key.rank, key.num, key.txt] : names.map((name) => `p.${name}`);
-    return parts.map((part) => `${part} ${dir}`).join(', ');
-  });
-  return { select, orderBy: terms.join(', ') };
 }
 
 /**
@@ -90,15 +86,19 @@ export async function runSqlSelect(
   indexed: ReadonlySet<string> = new Set(),
   forced?: Access,
 ): Promise<{ entries: EntryRecord[]; total?: number } | null> {
-  const access = forced ?? (await chooseAccess(db, dialectOf(engine), dataSourceId, plan, indexed));
+  // A distinct select reads every match (the first of each row): no access path stops early.
+  const access = plan.distinct ? SEEK : (forced ?? (await chooseAccess(db, dialectOf(engine), dataSourceId, plan, indexed)));
   const run = (how: Access) => {
-    const statement = selectStatement(engine, dataSourceId, plan, indexed, how);
+    const statement = plan.distinct
+      ? distinctStatement(dialectOf(engine), () => dialectOf(engine).entries(dataSourceId), plan.where, plan.order, plan.distinct, plan)
+      : selectStatement(engine, dataSourceId, plan, indexed, how);
     return db.all<Row>(statement.text, statement.params);
   };
   let rows = await run(access);
   if (!forced && access.kind === 'walk' && access.bound !== null && rows.filter((row) => row.id !== null).length < plan.limit) rows = await run(SEEK);
   const yes = (flag: unknown) => flag === true || flag === 1;
-  if (yes(rows[0]?.amb)) return null;
+  // An ambiguous order value, or (distinct) a value the keys do not tell apart as canonicalKey does.
+  if (yes(rows[0]?.amb) || yes(rows[0]?.odd)) return null;
   if (yes(rows[0]?.ambw)) return runSqlSelect(db, engine, dataSourceId, plan, new Set(), forced);
   const entries: EntryRecord[] = [];
   for (const row of rows) {
@@ -170,7 +170,7 @@ export function selectStatement(
       pinned = [key.rank, key.num, key.txt];
     }
   }
-  const terms = orderTerms(dialect, plan, 'e');
+  const terms = orderTerms(dialect, plan.order, 'e');
   const limit = plan.limit > 0 ? plan.limit : -1;
   const columns = ['e.id', 'e.data', 'e.sort_order', 'e.created_at', 'e.updated_at', ...terms.select].join(', ');
   const pageSql = sql`SELECT ${raw(columns)} FROM ${page.from} WHERE ${page.where} ORDER BY ${raw([...pinned, terms.orderBy].join(', '))} LIMIT ${raw(String(limit))} OFFSET ${plan.offset}`;
@@ -197,6 +197,6 @@ export function selectStatement(
     headColumns.push('c.total');
   }
   return heads.length > 0
-    ? sql`SELECT ${raw([...headColumns, 'p.id', 'p.data', 'p.sort_order', 'p.created_at', 'p.updated_at'].join(', '))} FROM ${joinSql(heads, ' CROSS JOIN ')} LEFT JOIN (${pageSql}) p ON 1 = 1 ORDER BY ${raw(orderTerms(dialect, plan, 'p').orderBy)}`
+    ? sql`SELECT ${raw([...headColumns, 'p.id', 'p.data', 'p.sort_order', 'p.created_at', 'p.updated_at'].join(', '))} FROM ${joinSql(heads, ' CROSS JOIN ')} LEFT JOIN (${pageSql}) p ON 1 = 1 ORDER BY ${raw(orderTerms(dialect, plan.order, 'p').orderBy)}`
     : pageSql;
 }
