@@ -1,10 +1,9 @@
 import { isEntryField } from '../query/values.js';
 import { ENTRY_COLUMNS, type EntryColumn } from './conditions.js';
-import { renderCond, type SqlDialect } from './dialect.js';
+import type { SqlDialect } from './dialect.js';
 import { joinSql, raw, sql, type Sql } from './fragment.js';
 import { orderTerms, type SqlOrderTerm } from './order.js';
 import { pathSegments } from './paths.js';
-import type { Cond } from './conditions.js';
 
 /**
  * `distinct: true` run by the database (docs/sql.md, "Distinct rows"). query/run.ts's distinctSelect orders every
@@ -54,34 +53,29 @@ export function distinctKeys(attributes: readonly string[] | undefined): Distinc
 export const distinctColumns = (keys: readonly DistinctKey[]): string[] => keys.flatMap((key) => (key.kind === 'path' ? [key.segments[0]!] : []));
 
 /**
- * The statement of a distinct select over `entries` (the data source's rows as `e`) matching `where`: columns
- * `amb` (a match has an ambiguous value on an ordered data path, keys.ts's rank 3), `odd` (a match the keys do
- * not tell apart as canonicalKey does), `total` (with `count`: the kept rows) and the page's rows, in order
- * (one row of NULLs when the page is empty), as select.ts's statement returns them.
+ * The statement of a distinct select over `matches` (the entries as `e`, through an index or not, and the condition
+ * they meet): columns `amb` and `ambw` (select.ts's rank 3 probes, given), `odd` (a match the keys do not tell
+ * apart as canonicalKey does), `total` (with `count`: the kept rows) and the page's rows, in order (one row of
+ * NULLs when the page is empty), as select.ts's statement returns them.
  */
 export function distinctStatement(
   dialect: SqlDialect,
-  entries: () => Sql,
-  where: Cond,
+  matches: { from: Sql; where: Sql },
   order: readonly SqlOrderTerm[],
   keys: readonly DistinctKey[],
   page: { limit: number; offset: number; count: boolean },
+  probes: { amb: Sql; ambw: Sql },
 ): Sql {
-  const exact = renderCond(dialect, where);
   const terms = orderTerms(dialect, order, 'e');
   const parts = keys.map((key) => (key.kind === 'column' ? { key: `e.${key.column}`, odd: null } : dialect.distinctKey(key.segments)));
   const partition = parts.map((part) => part.key);
   const odds = parts.flatMap((part) => (part.odd === null ? [] : [part.odd]));
   const window = `ROW_NUMBER() OVER (${partition.length > 0 ? `PARTITION BY ${partition.join(', ')} ` : ''}ORDER BY ${terms.orderBy})`;
   const columns = ['e.id', 'e.data', 'e.sort_order', 'e.created_at', 'e.updated_at', ...terms.select, `${window} AS rn`].join(', ');
-  const firsts = sql`WITH f AS (SELECT ${raw(columns)} FROM ${entries()} WHERE ${exact})`;
-  const probe = (test: string): Sql => sql`EXISTS (SELECT 1 FROM ${entries()} WHERE ${raw(test)} AND ${exact})`;
-  const orderPaths = order.flatMap((term) => (term.kind === 'path' ? [term.segments] : []));
-  const amb =
-    orderPaths.length === 0 ? raw('FALSE') : probe(`(${orderPaths.map((segments) => `${dialect.sortKey(segments, 'e.data').rank} = 3`).join(' OR ')})`);
-  const odd = odds.length === 0 ? raw('FALSE') : probe(`(${odds.join(' OR ')})`);
-  const heads: Sql[] = [sql`(SELECT ${amb} AS amb, ${odd} AS odd) g`];
-  const headColumns = ['g.amb', 'g.odd'];
+  const firsts = sql`WITH f AS (SELECT ${raw(columns)} FROM ${matches.from} WHERE ${matches.where})`;
+  const odd = odds.length === 0 ? raw('FALSE') : sql`EXISTS (SELECT 1 FROM ${matches.from} WHERE ${raw(`(${odds.join(' OR ')})`)} AND ${matches.where})`;
+  const heads: Sql[] = [sql`(SELECT ${probes.amb} AS amb, ${probes.ambw} AS ambw, ${odd} AS odd) g`];
+  const headColumns = ['g.amb', 'g.ambw', 'g.odd'];
   if (page.count) {
     heads.push(raw('(SELECT COUNT(*) AS total FROM f WHERE f.rn = 1) c'));
     headColumns.push('c.total');

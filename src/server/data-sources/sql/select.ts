@@ -70,10 +70,12 @@ interface Row {
 
 /**
  * Runs a plan over one data source: the page of entries (parsed) and, with `count`, the number of matches
- * before offset/limit, both read by one statement (one snapshot). `indexed`: data paths with an expression
+ * before offset/limit (with `distinct`: the first match of each row, and the number of rows; distinct.ts), both
+ * read by one statement (one snapshot). `indexed`: data paths with an expression
  * index on this data source (indexes.ts); their tests then also get keys.ts's index form. null when the
  * order is on a data column and some matching row has a value SQL does not order as JS does (keys.ts's
- * rank 3): the caller then runs the JS evaluator. When a matching row has rank 3 on an indexed path the
+ * rank 3), or, with `distinct`, some matching row has a value its keys do not compare as canonicalKey does:
+ * the caller then runs the JS evaluator. When a matching row has rank 3 on an indexed path the
  * index form left out, the plan runs again without it. A page in `createdAt` order may walk that order
  * (walk.ts); a bounded walk that found fewer than the page's rows gives way to the seek. `forced` (tests):
  * that access instead of walk.ts's choice, its page returned as it comes (a bounded walk's may be short).
@@ -89,9 +91,7 @@ export async function runSqlSelect(
   // A distinct select reads every match (the first of each row): no access path stops early.
   const access = plan.distinct ? SEEK : (forced ?? (await chooseAccess(db, dialectOf(engine), dataSourceId, plan, indexed)));
   const run = (how: Access) => {
-    const statement = plan.distinct
-      ? distinctStatement(dialectOf(engine), () => dialectOf(engine).entries(dataSourceId), plan.where, plan.order, plan.distinct, plan)
-      : selectStatement(engine, dataSourceId, plan, indexed, how);
+    const statement = selectStatement(engine, dataSourceId, plan, indexed, how);
     return db.all<Row>(statement.text, statement.params);
   };
   let rows = await run(access);
@@ -118,7 +118,8 @@ export async function runSqlSelect(
 /**
  * runSqlSelect's one statement (exported for EXPLAIN in tests and benchmarks). `access`: `seek` (default)
  * goes through the expression index of the first order key, else of a tested path; `walk` goes through the
- * `createdAt` index in the page's order (walk.ts), over entries up to `bound` when it has one.
+ * `createdAt` index in the page's order (walk.ts), over entries up to `bound` when it has one. A distinct plan
+ * reads every match, through a tested path's index when it has one (distinct.ts), whatever `access` says.
  */
 export function selectStatement(
   engine: 'sqlite' | 'postgres',
@@ -148,7 +149,23 @@ export function selectStatement(
     if (prefilter && counting && prefilterIsExact(plan.where, pathKey(segments!))) return { from, where: prefilter };
     return { from, where: prefilter ? sql`${prefilter} AND ${exact}` : exact };
   };
+  // Rank 3 rows matching the exact condition, one probe per path (each through its index when it has one).
+  const anyRank3 = (paths: readonly (readonly string[])[]): Sql =>
+    paths.length === 0
+      ? raw('FALSE')
+      : sql`(${joinSql(
+          paths.map(
+            (segments) => sql`EXISTS (SELECT 1 FROM ${dialect.entries(dataSourceId, indexOf(segments))} WHERE ${raw(keyOf(segments).rank)} = 3 AND ${exact})`,
+          ),
+          ' OR ',
+        )})`;
   const tested = seekPath(plan.where, indexed, keyOf);
+  if (plan.distinct) {
+    // Every match is read (the first of each row may be anywhere): through a tested path's index, if any.
+    const matches = through(tested, false);
+    const ordered = plan.order.flatMap((term) => (term.kind === 'path' ? [term.segments] : []));
+    return distinctStatement(dialect, matches, plan.order, plan.distinct, plan, { amb: anyRank3(ordered), ambw: anyRank3([...prefiltered.values()]) });
+  }
   let page: { from: Sql; where: Sql };
   let pinned: string[] = [];
   if (access.kind === 'walk') {
@@ -175,16 +192,6 @@ export function selectStatement(
   const columns = ['e.id', 'e.data', 'e.sort_order', 'e.created_at', 'e.updated_at', ...terms.select].join(', ');
   const pageSql = sql`SELECT ${raw(columns)} FROM ${page.from} WHERE ${page.where} ORDER BY ${raw([...pinned, terms.orderBy].join(', '))} LIMIT ${raw(String(limit))} OFFSET ${plan.offset}`;
   const count = plan.count ? through(tested, true) : null;
-  // Rank 3 rows matching the exact condition, one probe per path (each through its index when it has one).
-  const anyRank3 = (paths: readonly (readonly string[])[]): Sql =>
-    paths.length === 0
-      ? raw('FALSE')
-      : sql`(${joinSql(
-          paths.map(
-            (segments) => sql`EXISTS (SELECT 1 FROM ${dialect.entries(dataSourceId, indexOf(segments))} WHERE ${raw(keyOf(segments).rank)} = 3 AND ${exact})`,
-          ),
-          ' OR ',
-        )})`;
   const orderPaths = plan.order.flatMap((term) => (term.kind === 'path' ? [term.segments] : []));
   const heads: Sql[] = [];
   const headColumns: string[] = [];
