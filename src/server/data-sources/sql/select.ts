@@ -51,7 +51,8 @@ export function planSqlSelect(compiled: CompiledQuery): SqlSelectPlan | null {
   if (distinct === 'unique') return plan;
   // The keys read their columns: one an access rule hides is missing for the JS evaluator.
   for (const column of distinctColumns(distinct)) columns.add(column);
-  return { ...plan, distinct };
+  // Every match is read and ordered by the window: an index of the order's path would not serve it.
+  return { ...plan, indexable: indexablePaths(where, new Set()), distinct };
 }
 
 export const dialectOf = (engine: 'sqlite' | 'postgres'): SqlDialect => (engine === 'postgres' ? postgresDialect : sqliteDialect);
