@@ -36,7 +36,7 @@ const CASES = [
 for (const n of SIZES) {
   it(`distinct selects at ${n.toLocaleString('en')} entries (SQLite)`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iar-distinctbench-'));
-    const options = { port: 0, dataDir: dir, log: false, limits: { autoIndexAfter: 0, entryCacheEntries: 100_000, aggregateTimeoutMs: 60_000 } };
+    const options = { port: 0, dataDir: dir, log: false, limits: { autoIndexAfter: 0, entryCacheEntries: 1_000, aggregateTimeoutMs: 60_000 } };
     try {
       const { ds, file, server, api } = await loadedBenchServer(options, n, benchRow);
       const bare = new BetterSqlite3(file, { readonly: true });
