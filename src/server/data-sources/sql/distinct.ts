@@ -54,9 +54,10 @@ export const distinctColumns = (keys: readonly DistinctKey[]): string[] => keys.
 
 /**
  * The statement of a distinct select over `matches` (the entries as `e`, through an index or not, and the condition
- * they meet): columns `amb` and `ambw` (select.ts's rank 3 probes, given), `odd` (a match the keys do not tell
- * apart as canonicalKey does), `total` (with `count`: the kept rows) and the page's rows, in order (one row of
- * NULLs when the page is empty), as select.ts's statement returns them.
+ * they meet): columns `amb` (a match has rank 3 on an ordered path), `ambw` (select.ts's probe of the index
+ * form's rank 3 entries, given), `odd` (a match the keys do not tell apart as canonicalKey does), `total` (with
+ * `count`: the kept rows) and the page's rows, in order (one row of NULLs when the page is empty), as select.ts's
+ * statement returns them.
  */
 export function distinctStatement(
   dialect: SqlDialect,
@@ -64,17 +65,22 @@ export function distinctStatement(
   order: readonly SqlOrderTerm[],
   keys: readonly DistinctKey[],
   page: { limit: number; offset: number; count: boolean },
-  probes: { amb: Sql; ambw: Sql },
+  probes: { ambw: Sql },
 ): Sql {
   const terms = orderTerms(dialect, order, 'e');
   const parts = keys.map((key) => (key.kind === 'column' ? { key: `e.${key.column}`, odd: null } : dialect.distinctKey(key.segments)));
   const partition = parts.map((part) => part.key);
   const odds = parts.flatMap((part) => (part.odd === null ? [] : [part.odd]));
   const window = `ROW_NUMBER() OVER (${partition.length > 0 ? `PARTITION BY ${partition.join(', ')} ` : ''}ORDER BY ${terms.orderBy})`;
-  const columns = ['e.id', 'e.data', 'e.sort_order', 'e.created_at', 'e.updated_at', ...terms.select, `${window} AS rn`].join(', ');
+  // The flags are computed in the same pass over the matches as the keys (each document parsed once), then read
+  // from f: `odd` per match, and the rank of each ordered path (its `k<i>r` column).
+  const flag = odds.length === 0 ? [] : [`(${odds.join(' OR ')}) AS odd`];
+  const columns = ['e.id', 'e.data', 'e.sort_order', 'e.created_at', 'e.updated_at', ...terms.select, ...flag, `${window} AS rn`].join(', ');
   const firsts = sql`WITH f AS (SELECT ${raw(columns)} FROM ${matches.from} WHERE ${matches.where})`;
-  const odd = odds.length === 0 ? raw('FALSE') : sql`EXISTS (SELECT 1 FROM ${matches.from} WHERE ${raw(`(${odds.join(' OR ')})`)} AND ${matches.where})`;
-  const heads: Sql[] = [sql`(SELECT ${probes.amb} AS amb, ${probes.ambw} AS ambw, ${odd} AS odd) g`];
+  const ranks = order.flatMap((term, i) => (term.kind === 'path' ? [`f.k${i}r = 3`] : []));
+  const amb = ranks.length === 0 ? 'FALSE' : `EXISTS (SELECT 1 FROM f WHERE ${ranks.join(' OR ')})`;
+  const odd = odds.length === 0 ? 'FALSE' : 'EXISTS (SELECT 1 FROM f WHERE f.odd)';
+  const heads: Sql[] = [sql`(SELECT ${raw(amb)} AS amb, ${probes.ambw} AS ambw, ${raw(odd)} AS odd) g`];
   const headColumns = ['g.amb', 'g.ambw', 'g.odd'];
   if (page.count) {
     heads.push(raw('(SELECT COUNT(*) AS total FROM f WHERE f.rn = 1) c'));

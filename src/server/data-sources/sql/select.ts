@@ -164,8 +164,7 @@ export function selectStatement(
   if (plan.distinct) {
     // Every match is read (the first of each row may be anywhere): through a tested path's index, if any.
     const matches = through(tested, false);
-    const ordered = plan.order.flatMap((term) => (term.kind === 'path' ? [term.segments] : []));
-    return distinctStatement(dialect, matches, plan.order, plan.distinct, plan, { amb: anyRank3(ordered), ambw: anyRank3([...prefiltered.values()]) });
+    return distinctStatement(dialect, matches, plan.order, plan.distinct, plan, { ambw: anyRank3([...prefiltered.values()]) });
   }
   let page: { from: Sql; where: Sql };
   let pinned: string[] = [];
