@@ -303,3 +303,64 @@ export function indexedQueryBody(rng: Rng, bounds: { maxId: number; times: strin
   if (rng() < 0.6) body.includePagination = true;
   return body;
 }
+
+/**
+ * Attributes of generated distinct selects: mostly data paths of few values (rows repeat) with mixed types
+ * (`b`: booleans, 0, 1, 'true', null, missing), entry fields, paths through objects and arrays; now and then what
+ * the translation refuses or flags (`data` whole, `id`, objects and arrays, `tags.0`, literal dotted keys).
+ */
+const DISTINCT_ATTRIBUTES = [
+  'b',
+  'order',
+  'nope',
+  'data.b',
+  'createdAt',
+  'deep.a.b',
+  'updatedAt',
+  'k',
+  'dataSourceId',
+  'b',
+  'd',
+  'nope.x',
+  'obj.x',
+  'mixed.x',
+  'deletedAt',
+  'n',
+  'data.d',
+  'obj.y.z',
+  's',
+  'obj',
+  'tags',
+  'id',
+  'data',
+  'tags.0',
+] as const;
+
+/** A distinct select (queryBody's where, order, limit/offset, pagination) with 0-3 attributes, rarely none. */
+export function distinctQueryBody(rng: Rng, bounds: { maxId: number; times: string[] }): Record<string, unknown> {
+  const body = queryBody(rng, bounds);
+  // Often no where: more matches, so more rows repeat.
+  if (rng() < 0.4) delete body.where;
+  body.distinct = true;
+  // Few distinct rows: a short offset, or the page is mostly empty.
+  if (body.offset !== undefined) body.offset = int(rng, 0, 6);
+  if (rng() < 0.04) return body;
+  const count = rng() < 0.05 ? 0 : int(rng, 1, 3);
+  // The common attributes first: the refused or flagged ones at the end of the list come up less often.
+  body.attributes = Array.from({ length: count }, () => DISTINCT_ATTRIBUTES[Math.floor(rng() ** 2 * DISTINCT_ATTRIBUTES.length)]!);
+  return body;
+}
+
+/**
+ * Entries that attributes read differently from paths: literal dotted keys (read instead of the nested path),
+ * and equal objects whose keys come in another order (equal rows for distinct).
+ */
+export const DISTINCT_EXTRA_ENTRIES: readonly Record<string, unknown>[] = [
+  { 'obj.x': 1, obj: { x: 2 }, b: true },
+  { 'deep.a.b': 'z', deep: { a: { b: 'z' } }, b: false },
+  { obj: { x: { a: 1, b: 2 } }, b: 1 },
+  { obj: { x: { b: 2, a: 1 } }, b: 1 },
+  { obj: { x: [1, 2] }, mixed: { x: 1 } },
+  { obj: { x: 1.0 }, mixed: { x: '1' }, b: 'true' },
+  { obj: { x: 1e21 }, mixed: { x: null }, b: null },
+];

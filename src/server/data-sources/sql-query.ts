@@ -26,7 +26,7 @@ function mayTranslate(input: unknown): input is Record<string, unknown> {
   if (!isPlainObject(input)) return false;
   const absent = (key: string) => input[key] === undefined || input[key] === null;
   if (!absent('aggregate')) return (absent('type') || input.type === 'select') && absent('join') && Array.isArray(input.aggregate);
-  return (absent('type') || input.type === 'select') && input.distinct !== true;
+  return absent('type') || input.type === 'select';
 }
 
 /** Whether the grant shows `column`. */

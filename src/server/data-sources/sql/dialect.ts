@@ -28,6 +28,12 @@ export interface SqlDialect {
   column(column: EntryColumn, test: Extract<ValueTest, { kind: 'in' } | { kind: 'cmp' }>): Sql;
   /** One ORDER BY term on `alias.column` with JS's order (order.ts) for that column. */
   orderTerm(alias: string, column: EntryColumn, desc: boolean): string;
+  /**
+   * What `attributes` return for a data path of `e` (distinct.ts): `key`, equal for two rows exactly when their
+   * values are equal for canonicalKey (SQL NULL when missing), provided `odd` (over `e`) is false: the value is an
+   * object or an array, or the data holds the literal dotted key (which the attribute would read instead).
+   */
+  distinctKey(segments: readonly string[]): { key: string; odd: string };
 }
 
 /** Renders a Cond; the result is TRUE or FALSE, never NULL (so NOT is exact). */

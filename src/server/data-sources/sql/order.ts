@@ -1,5 +1,6 @@
 import type { OrderKey } from '../query/order.js';
 import { ENTRY_COLUMNS, type EntryColumn } from './conditions.js';
+import type { SqlDialect } from './dialect.js';
 import { pathSegments } from './paths.js';
 
 /**
@@ -29,4 +30,22 @@ export function translateOrder(keys: readonly OrderKey[]): SqlOrderTerm[] | null
     terms.push({ kind: 'path', segments, desc: key.desc });
   }
   return terms;
+}
+
+/**
+ * ORDER BY terms of `order` (a plan's), over `e` (the entries) or `p` (a page's output, its key columns `k<i>`):
+ * `select` are those key columns, computed over `e`.
+ */
+export function orderTerms(dialect: SqlDialect, order: readonly SqlOrderTerm[], alias: 'e' | 'p'): { select: string[]; orderBy: string } {
+  const select: string[] = [];
+  const terms = order.map((term, i) => {
+    if (term.kind === 'column') return dialect.orderTerm(alias, term.column, term.desc);
+    const dir = term.desc ? 'DESC' : 'ASC';
+    const key = dialect.sortKey(term.segments, 'e.data');
+    const names = [`k${i}r`, `k${i}n`, `k${i}t`];
+    if (alias === 'e') select.push(`${key.rank} AS ${names[0]}`, `${key.num} AS ${names[1]}`, `${key.txt} AS ${names[2]}`);
+    const parts = alias === 'e' ? [key.rank, key.num, key.txt] : names.map((name) => `p.${name}`);
+    return parts.map((part) => `${part} ${dir}`).join(', ');
+  });
+  return { select, orderBy: terms.join(', ') };
 }

@@ -80,5 +80,11 @@ export const postgresDialect: SqlDialect = {
     const values = [...test.numbers, ...test.strings];
     return values.length === 0 ? raw('FALSE') : sql`(e.${raw(column)} IN (${joinSql(values.map(cast), ', ')}))`;
   },
+  // jsonb equality: type-strict, numbers as numerics (the decimal texts JS writes are one per double), strings
+  // by their characters.
+  distinctKey(segments) {
+    const dotted = segments.length > 1 ? ` OR ${at('e.doc', [segments.join('.')])} IS NOT NULL` : '';
+    return { key: at('e.doc', segments), odd: `(jsonb_typeof(${at('e.doc', segments)}) IN ('object', 'array')${dotted})` };
+  },
   orderTerm: (alias, column, desc) => `${alias}.${column}${column === 'created_at' || column === 'updated_at' ? ' COLLATE "C"' : ''} ${desc ? 'DESC' : 'ASC'}`,
 };

@@ -5,8 +5,9 @@ import { columnsOf, type Cond } from './conditions.js';
 import { renderCond, type SqlDialect } from './dialect.js';
 import { joinSql, raw, sql, type Sql } from './fragment.js';
 import { setOwn } from '../query/values.js';
-import { translateOrder, type SqlOrderTerm } from './order.js';
+import { orderTerms, translateOrder, type SqlOrderTerm } from './order.js';
 import { postgresDialect } from './postgres.js';
+import { distinctColumns, distinctKeys, distinctStatement, type DistinctKey } from './distinct.js';
 import { descKey, indexablePaths, indexName, pathKey, pinsKey, prefilterIsExact, prefilterOf, seekPath } from './prefilter.js';
 import { sqliteDialect } from './sqlite.js';
 import { type Access, chooseAccess, CREATED_INDEX, SEEK } from './walk.js';
@@ -25,18 +26,24 @@ export interface SqlSelectPlan {
   columns: Set<string>;
   /** Data paths an index could serve: tested by `where` (not `$exists`), or the first order key. */
   indexable: Set<string>;
-  /** Joins with `on` whose value is `has` or `count` (joins.ts); none else translate. */
+  /** Joins with `on` whose value is `has`, `count` or `sum` (joins.ts); none else translate. */
   joins: SqlJoinPlan[];
+  /** With `distinct` (and attributes that can make rows equal): what tells the rows apart (distinct.ts). */
+  distinct?: DistinctKey[];
 }
 
 /**
- * The plan of a compiled select, or null when some part needs the JS evaluator: `aggregate`, `distinct`, a
- * join joins.ts does not take, a `where` or `order` the translation refuses (where.ts, order.ts).
- * `attributes` are applied to the returned page by the caller.
+ * The plan of a compiled select, or null when some part needs the JS evaluator: `aggregate`, a join joins.ts
+ * does not take, `distinct` with attributes distinct.ts refuses or with joins, a `where` or `order` the
+ * translation refuses (where.ts, order.ts). `attributes` are applied to the returned page by the caller.
  */
 export function planSqlSelect(compiled: CompiledQuery): SqlSelectPlan | null {
   const { body } = compiled;
-  if (body.type !== 'select' || body.aggregate || body.distinct || compiled.joins.length > MAX_JOINS) return null;
+  if (body.type !== 'select' || body.aggregate || compiled.joins.length > MAX_JOINS) return null;
+  // Rows compared with their `joins.<Name>` values (query/distinct.ts): not translated.
+  if (body.distinct && compiled.joins.length > 0) return null;
+  const distinct = body.distinct ? distinctKeys(body.attributes) : 'unique';
+  if (distinct === null) return null;
   const where = translateWhere(body.where);
   if (!where) return null;
   const joins: SqlJoinPlan[] = [];
@@ -54,13 +61,20 @@ export function planSqlSelect(compiled: CompiledQuery): SqlSelectPlan | null {
   for (const term of order) if (term.kind === 'path') columns.add(term.segments[0]!);
   // An order DESC counts toward the path's descending index (its ascending one, walked backward, sorts ties).
   if (order[0]?.kind === 'path') indexable.add(order[0].desc ? descKey(pathKey(order[0].segments)) : pathKey(order[0].segments));
-  return { where, order, limit: body.limit ?? 0, offset: body.offset ?? 0, count: body.includePagination === true, columns, indexable, joins };
+  const plan: SqlSelectPlan = { where, order, limit: body.limit ?? 0, offset: body.offset ?? 0, count: body.includePagination === true, columns, indexable, joins };
+  // Every row differs when `distinct` keeps them all (no attributes, or `id` among them): the plain plan.
+  if (distinct === 'unique') return plan;
+  // The keys read their columns: one an access rule hides is missing for the JS evaluator.
+  for (const column of distinctColumns(distinct)) columns.add(column);
+  // Every match is read and ordered by the window: an index of the order's path would not serve it.
+  return { ...plan, indexable: indexablePaths(where, new Set()), distinct };
 }
 
 export const dialectOf = (engine: 'sqlite' | 'postgres'): SqlDialect => (engine === 'postgres' ? postgresDialect : sqliteDialect);
 
 interface Row {
   amb?: number | boolean;
+  odd?: number | boolean;
   ambw?: number | boolean;
   jamb?: number | boolean;
   id: number | null;
@@ -72,27 +86,14 @@ interface Row {
   [joinValue: `jv${number}`]: unknown;
 }
 
-/** ORDER BY terms of the plan, over `e` (the page) or `p` (the page's output, its key columns `k<i>`). */
-function orderTerms(dialect: SqlDialect, plan: SqlSelectPlan, alias: 'e' | 'p'): { select: string[]; orderBy: string } {
-  const select: string[] = [];
-  const terms = plan.order.map((term, i) => {
-    if (term.kind === 'column') return dialect.orderTerm(alias, term.column, term.desc);
-    const dir = term.desc ? 'DESC' : 'ASC';
-    const key = dialect.sortKey(term.segments, 'e.data');
-    const names = [`k${i}r`, `k${i}n`, `k${i}t`];
-    if (alias === 'e') select.push(`${key.rank} AS ${names[0]}`, `${key.num} AS ${names[1]}`, `${key.txt} AS ${names[2]}`);
-    const parts = alias === 'e' ? [key.rank, key.num, key.txt] : names.map((name) => `p.${name}`);
-    return parts.map((part) => `${part} ${dir}`).join(', ');
-  });
-  return { select, orderBy: terms.join(', ') };
-}
-
 /**
  * Runs a plan over one data source: the page of entries (parsed) and, with `count`, the number of matches
- * before offset/limit, both read by one statement (one snapshot). `indexed`: data paths with an expression
+ * before offset/limit (with `distinct`: the first match of each row, and the number of rows; distinct.ts), both
+ * read by one statement (one snapshot). `indexed`: data paths with an expression
  * index on this data source (indexes.ts); their tests then also get keys.ts's index form. null when the
  * order is on a data column and some matching row has a value SQL does not order as JS does (keys.ts's
- * rank 3): the caller then runs the JS evaluator. When a matching row has rank 3 on an indexed path the
+ * rank 3), or, with `distinct`, some matching row has a value its keys do not compare as canonicalKey does:
+ * the caller then runs the JS evaluator. When a matching row has rank 3 on an indexed path the
  * index form left out, the plan runs again without it. A page in `createdAt` order may walk that order
  * (walk.ts); a bounded walk that found fewer than the page's rows gives way to the seek. `forced` (tests):
  * that access instead of walk.ts's choice, its page returned as it comes (a bounded walk's may be short).
@@ -105,7 +106,8 @@ export async function runSqlSelect(
   indexed: ReadonlySet<string> = new Set(),
   forced?: Access,
 ): Promise<SqlSelectResult | null> {
-  const access = forced ?? (await chooseAccess(db, dialectOf(engine), dataSourceId, plan, indexed));
+  // A distinct select reads every match (the first of each row): no access path stops early.
+  const access = plan.distinct ? SEEK : (forced ?? (await chooseAccess(db, dialectOf(engine), dataSourceId, plan, indexed)));
   const run = (how: Access) => {
     const statement = selectStatement(engine, dataSourceId, plan, indexed, how);
     return db.all<Row>(statement.text, statement.params);
@@ -115,7 +117,8 @@ export async function runSqlSelect(
   const yes = (flag: unknown) => flag === true || flag === 1;
   // A matching parent or joined entry whose join key SQL does not read as JS does (joins.ts).
   if (yes(rows[0]?.jamb)) return null;
-  if (yes(rows[0]?.amb)) return null;
+  // An ambiguous order value, or (distinct) a value the keys do not tell apart as canonicalKey does.
+  if (yes(rows[0]?.amb) || yes(rows[0]?.odd)) return null;
   if (yes(rows[0]?.ambw)) return runSqlSelect(db, engine, dataSourceId, plan, new Set(), forced);
   const entries: EntryRecord[] = [];
   const joins: Record<string, unknown>[] = [];
@@ -150,7 +153,8 @@ export interface SqlSelectResult {
 /**
  * runSqlSelect's one statement (exported for EXPLAIN in tests and benchmarks). `access`: `seek` (default)
  * goes through the expression index of the first order key, else of a tested path; `walk` goes through the
- * `createdAt` index in the page's order (walk.ts), over entries up to `bound` when it has one.
+ * `createdAt` index in the page's order (walk.ts), over entries up to `bound` when it has one. A distinct plan
+ * reads every match, through a tested path's index when it has one (distinct.ts), whatever `access` says.
  */
 export function selectStatement(
   engine: 'sqlite' | 'postgres',
@@ -184,7 +188,22 @@ export function selectStatement(
     if (prefilter && counting && prefilterIsExact(plan.where, pathKey(segments!))) return { from, where: prefilter };
     return { from, where: prefilter ? sql`${prefilter} AND ${exact}` : exact };
   };
+  // Rank 3 rows matching the exact condition, one probe per path (each through its index when it has one).
+  const anyRank3 = (paths: readonly (readonly string[])[]): Sql =>
+    paths.length === 0
+      ? raw('FALSE')
+      : sql`(${joinSql(
+          paths.map(
+            (segments) => sql`EXISTS (SELECT 1 FROM ${dialect.entries(dataSourceId, indexOf(segments))} WHERE ${raw(keyOf(segments).rank)} = 3 AND ${exact})`,
+          ),
+          ' OR ',
+        )})`;
   const tested = seekPath(plan.where, indexed, keyOf);
+  if (plan.distinct) {
+    // Every match is read (the first of each row may be anywhere): through a tested path's index, if any.
+    const matches = through(tested, false);
+    return distinctStatement(dialect, matches, plan.order, plan.distinct, plan, { ambw: anyRank3([...prefiltered.values()]) });
+  }
   let page: { from: Sql; where: Sql };
   let pinned: string[] = [];
   if (access.kind === 'walk') {
@@ -206,21 +225,11 @@ export function selectStatement(
       pinned = [key.rank, key.num, key.txt];
     }
   }
-  const terms = orderTerms(dialect, plan, 'e');
+  const terms = orderTerms(dialect, plan.order, 'e');
   const limit = plan.limit > 0 ? plan.limit : -1;
   const columns = ['e.id', 'e.data', 'e.sort_order', 'e.created_at', 'e.updated_at', ...terms.select, ...(joins?.values ?? [])].join(', ');
   const pageSql = sql`SELECT ${raw(columns)} FROM ${joinedFrom(page.from, false)} WHERE ${joinedWhere(page.where)} ORDER BY ${raw([...pinned, terms.orderBy].join(', '))} LIMIT ${raw(String(limit))} OFFSET ${plan.offset}`;
   const count = plan.count ? through(tested, true) : null;
-  // Rank 3 rows matching the exact condition, one probe per path (each through its index when it has one).
-  const anyRank3 = (paths: readonly (readonly string[])[]): Sql =>
-    paths.length === 0
-      ? raw('FALSE')
-      : sql`(${joinSql(
-          paths.map(
-            (segments) => sql`EXISTS (SELECT 1 FROM ${dialect.entries(dataSourceId, indexOf(segments))} WHERE ${raw(keyOf(segments).rank)} = 3 AND ${exact})`,
-          ),
-          ' OR ',
-        )})`;
   const orderPaths = plan.order.flatMap((term) => (term.kind === 'path' ? [term.segments] : []));
   const heads: Sql[] = [];
   const headColumns: string[] = [];
@@ -244,7 +253,7 @@ export function selectStatement(
   const values = plan.joins.map((_, i) => `p.jv${i}`);
   const statement =
     heads.length > 0
-      ? sql`SELECT ${raw([...headColumns, 'p.id', 'p.data', 'p.sort_order', 'p.created_at', 'p.updated_at', ...values].join(', '))} FROM ${joinSql(heads, ' CROSS JOIN ')} LEFT JOIN (${pageSql}) p ON 1 = 1 ORDER BY ${raw(orderTerms(dialect, plan, 'p').orderBy)}`
+      ? sql`SELECT ${raw([...headColumns, 'p.id', 'p.data', 'p.sort_order', 'p.created_at', 'p.updated_at', ...values].join(', '))} FROM ${joinSql(heads, ' CROSS JOIN ')} LEFT JOIN (${pageSql}) p ON 1 = 1 ORDER BY ${raw(orderTerms(dialect, plan.order, 'p').orderBy)}`
       : pageSql;
   return joins ? sql`WITH ${joins.tables} ${statement}` : statement;
 }

@@ -102,5 +102,14 @@ export const sqliteDialect: SqlDialect = {
     const values = [...test.numbers, ...test.strings];
     return values.length === 0 ? raw('FALSE') : sql`(e.${raw(column)} IN (${placeholders(values)}))`;
   },
+  // The value's JSON text as the document holds it (`->` keeps it, numbers included): JS wrote it, one text per
+  // value (JSON.stringify: `1`, never `1.0`; one escaping per string), so equal texts are equal values and
+  // type-strict (`1`, `"1"`, `true`). Decoding strings instead would merge lone surrogates (json_extract gives
+  // U+FFFD-like bytes for them).
+  distinctKey(segments) {
+    const path = jsonPath(segments).text;
+    const dotted = segments.length > 1 ? ` OR json_type(e.data, ${jsonPath([segments.join('.')]).text}) IS NOT NULL` : '';
+    return { key: `(e.data -> ${path})`, odd: `(json_type(e.data, ${path}) IN ('object', 'array')${dotted})` };
+  },
   orderTerm: (alias, column, desc) => `${alias}.${column} ${desc ? 'DESC' : 'ASC'}`,
 };
