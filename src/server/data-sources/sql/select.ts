@@ -61,7 +61,16 @@ export function planSqlSelect(compiled: CompiledQuery): SqlSelectPlan | null {
   for (const term of order) if (term.kind === 'path') columns.add(term.segments[0]!);
   // An order DESC counts toward the path's descending index (its ascending one, walked backward, sorts ties).
   if (order[0]?.kind === 'path') indexable.add(order[0].desc ? descKey(pathKey(order[0].segments)) : pathKey(order[0].segments));
-  const plan: SqlSelectPlan = { where, order, limit: body.limit ?? 0, offset: body.offset ?? 0, count: body.includePagination === true, columns, indexable, joins };
+  const plan: SqlSelectPlan = {
+    where,
+    order,
+    limit: body.limit ?? 0,
+    offset: body.offset ?? 0,
+    count: body.includePagination === true,
+    columns,
+    indexable,
+    joins,
+  };
   // Every row differs when `distinct` keeps them all (no attributes, or `id` among them): the plain plan.
   if (distinct === 'unique') return plan;
   // The keys read their columns: one an access rule hides is missing for the JS evaluator.
