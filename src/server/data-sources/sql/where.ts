@@ -1,5 +1,6 @@
 import { isPlainObject } from '../query/errors.js';
 import { ENTRY_COLUMNS, FALSE, TRUE, and, not, or, sizeOf, type Cond, type EntryColumn, type ValueTest } from './conditions.js';
+import { translateFilters } from './filters.js';
 import { pathSegments } from './paths.js';
 
 /**
@@ -171,8 +172,9 @@ function query(where: Record<string, unknown>, top: boolean, lax = false): Cond 
       if (!whole && !(lax && key === '$and')) item = null;
       else if (parts.length === 0) item = null;
       else item = key === '$and' ? and(parts) : key === '$or' ? or(parts) : not(or(parts));
-    } else if (top && key === '$filters' && (value === null || value === undefined || (Array.isArray(value) && value.length === 0))) {
-      continue;
+    } else if (top && key === '$filters') {
+      if (value === null || value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+      item = translateFilters(value, lax);
     } else if (top && (key === '$id' || key === '$order' || key === '$createdAt' || key === '$updatedAt')) {
       const field = ENTRY_COLUMNS[key.slice(1) as keyof typeof ENTRY_COLUMNS];
       item = valueCondition({ kind: 'column', column: field.column, type: field.type }, value);
