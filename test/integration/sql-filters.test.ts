@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Database } from '../../src/server/db/database.js';
+import { compileQuery } from '../../src/server/data-sources/query/compile.js';
+import { runQuery } from '../../src/server/data-sources/query/run.js';
+import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
+import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
+import { testEngine, type TestBackend } from '../helpers/server.js';
+import { startSqlBackend } from '../helpers/sql-backend.js';
+
+/**
+ * `where.$filters` translated to SQL (sql/filters.ts, docs/sql.md "`$filters`") on edge cases: letters JS lowercases
+ * oddly (K, İ, ß, ẞ, ſ, Σ, ǅ), NUL, lone surrogates and U+FFFF (SQLite; PostgreSQL refuses them in jsonb), JSON-looking
+ * text, objects whose JSON text holds quotes and escapes, numbers written with exponents, empty values, a top-level
+ * key with a dot beside the nested one, arrays on the way. Every operand that translates, on every column, must give
+ * filters.ts's answer (runQuery); operands whose case folding or numeric reading SQL cannot reproduce must not
+ * translate.
+ */
+let b: TestBackend;
+let db: Database;
+let dsId: number;
+let entries: EntryRecord[];
+const cleanup: (() => unknown)[] = [];
+
+const ODD = ['\u212a', 'K', 'k', '\u0130', 'i\u0307', 'I', 'i', 'ı', 'ß', 'ẞ', 'SS', 'ſ', 'S', 'Σ', 'σ', 'ς', 'ǅ', 'ǆ', 'Ǆ', 'é', 'É', 'ﬀ', 'FF'];
+const VALUES: unknown[] = [
+  ...ODD,
+  ...ODD.map((c) => `x${c}y`),
+  'ab\u0000cd',
+  'a\ud800b',
+  'x\uFFFF',
+  'x\uFFFD',
+  '{"a":1}',
+  '[1]',
+  '{',
+  'null',
+  'true',
+  'TRUE',
+  'False',
+  '',
+  ' ',
+  'a"b',
+  'a\\b',
+  'a\nb',
+  '😀',
+  'x😀y',
+  '名前',
+  '05',
+  ' 7 ',
+  '1e3',
+  '1E3',
+  '-0',
+  '2024-01-05',
+  '2024-01-05 09:30',
+  0,
+  5,
+  -1.5,
+  1e21,
+  1.5e-7,
+  5e-324,
+  true,
+  false,
+  null,
+  [],
+  [null],
+  [[]],
+  [['k']],
+  { 'a"b': 'x\ny', K: 'K' },
+  { x: { y: [1e21, 'İ'] } },
+  {},
+];
+const OPERANDS: unknown[] = [
+  'k',
+  'K',
+  '\u212a',
+  'i',
+  'I',
+  '\u0130',
+  'i\u0307',
+  'ss',
+  'ß',
+  's',
+  'σ',
+  'é',
+  'x',
+  'xky',
+  'xiy',
+  'true',
+  'rue',
+  'TRUE',
+  'false',
+  'null',
+  '',
+  ' ',
+  '{',
+  '[',
+  '"',
+  'a"b',
+  '\\',
+  '\\n',
+  ':',
+  'e+',
+  '😀',
+  '名',
+  '2024-01-05',
+  '05',
+  '5',
+  '1e3',
+  'ab',
+  'cd',
+  true,
+  false,
+  null,
+  5,
+];
+const CONDITIONS = ['==', '!=', 'contains', 'notcontains', '>', '>=', '<', '<='];
+
+beforeAll(async () => {
+  ({ b, db } = await startSqlBackend('iar_filter_edges', cleanup));
+  const ds = await b.client.DataSources.create({ name: 'Filters' });
+  dsId = ds.id;
+  const conn = await b.client.DataSources.connect(ds.id);
+  // jsonb refuses `\u0000` and lone surrogates (JSON.stringify writes both as escapes).
+  const unsafe = (v: unknown) => /\\u0000|\\ud[89a-f]/.test(JSON.stringify(v));
+  const values = testEngine === 'postgres' ? VALUES.filter((v) => !unsafe(v)) : VALUES;
+  // The value alone, in an array, nested (a.b), behind an array (filters.ts reads nothing there), and as the
+  // top-level key `a.b` (which wins over the nested one).
+  await conn.import(values.flatMap((v) => [{ v }, { v: [v, 5] }, { a: { b: v } }, { a: [{ b: v }] }, { 'a.b': v, a: { b: 'zzz' } }]));
+  const rows = await db.all<{ id: number; data: string; sort_order: number; created_at: string; updated_at: string }>(
+    'SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ? ORDER BY id',
+    [dsId],
+  );
+  entries = rows.map((r) => ({
+    id: r.id,
+    dataSourceId: dsId,
+    data: JSON.parse(r.data),
+    order: r.sort_order,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  }));
+}, 60000);
+
+afterAll(async () => {
+  await db?.close();
+  await b?.close();
+  for (const f of cleanup.reverse()) await f();
+});
+
+async function differences(filters: Record<string, unknown>[]): Promise<{ translated: number; diffs: unknown[] }> {
+  const diffs: unknown[] = [];
+  let translated = 0;
+  for (const filter of filters) {
+    const body = { where: { $filters: [filter] }, limit: 10_000 };
+    const compiled = compileQuery(body);
+    const plan = planSqlSelect(compiled);
+    if (!plan) continue;
+    translated++;
+    const got = (await runSqlSelect(db, testEngine, dsId, plan))?.entries.map((e) => e.id);
+    const want = ((await runQuery(entries, compiled.body, { load: async () => [] })).entries as EntryRecord[]).map((e) => e.id);
+    if (JSON.stringify(got) !== JSON.stringify(want)) {
+      const data = (ids: number[] | undefined, other: number[] | undefined) =>
+        entries.filter((e) => ids?.includes(e.id) && !other?.includes(e.id)).map((e) => e.data);
+      diffs.push({ filter, sqlOnly: data(got, want), jsOnly: data(want, got) });
+    }
+  }
+  return { translated, diffs };
+}
+
+it('translated filters answer as filters.ts does on edge-case values', async () => {
+  const filters: Record<string, unknown>[] = [];
+  for (const column of ['v', 'a.b', 'data.v', 'a'])
+    for (const condition of CONDITIONS)
+      for (const value of OPERANDS) if (value !== null || !condition.includes('contains')) filters.push({ column, condition, value });
+  for (const column of ['v', 'a.b']) {
+    filters.push({ column, condition: 'empty' }, { column, condition: 'notempty' });
+    filters.push({ column, condition: 'oneof', value: ['k', null, true] }, { column, condition: 'oneof', value: 'xky, ss ,TRUE' });
+    filters.push({ column, condition: 'between', value: { from: 'a', to: 'x' } }, { column, condition: 'between', value: { from: '', to: '{' } });
+    filters.push({ column, condition: 'between', value: { from: true, to: null } }, { column, condition: 'between', value: { to: '2024-01-06' } });
+  }
+  const { translated, diffs } = await differences(filters);
+  expect(diffs).toEqual([]);
+  // Most of them translate: the test does not pass by declining.
+  expect(translated).toBeGreaterThan(filters.length * 0.5);
+}, 120_000);
+
+it('leaves to the JS evaluator the operands SQL would fold or read as numbers differently', () => {
+  const planned = (condition: string, value: unknown) => planSqlSelect(compileQuery({ where: { $filters: [{ column: 'v', condition, value }] } })) !== null;
+  for (const value of ['é', 'ß', '\u0130', 'σ', 'i\u0307', 'ǅ', 5, '05', ' 7 ', '1e3', '-0', '{"a":1}', '[1]']) {
+    expect({ value, planned: planned('==', value) }).toEqual({ value, planned: false });
+    expect({ value, planned: planned('oneof', ['x', value]) }).toEqual({ value, planned: false });
+  }
+  // A needle made of a number's characters could be in a number's text.
+  for (const value of ['5', '1e', '.', '-', 'E', 5]) expect({ value, planned: planned('contains', value) }).toEqual({ value, planned: false });
+  for (const value of [5, '05', '\uFFFF', '😀']) expect({ value, planned: planned('>', value) }).toEqual({ value, planned: false });
+  for (const condition of ['dateis', 'datebefore', 'dateafter']) expect(planned(condition, '2024-01-05')).toBe(false);
+  // Caseless non-ASCII text translates, and so does U+212A, whose lowercase is k (as JS compares it).
+  expect(planned('==', '\u212a')).toBe(true);
+  expect(planned('==', '名前')).toBe(true);
+  expect(planned('contains', '😀')).toBe(true);
+});
+
+it('the case folding the translation relies on holds for every code point', () => {
+  // filters.ts lets into a case-insensitive operand only ASCII and caseless characters (toLowerCase and toUpperCase
+  // keep them, not U+0307). That is exact when no other character lowercases to one of them except U+212A (k) and
+  // U+0130 (i + U+0307), which the dialects replace before their ASCII lower().
+  const caseless = (c: string) => c.toLowerCase() === c && c.toUpperCase() === c && c !== '\u0307';
+  const odd: string[] = [];
+  for (let cp = 0x80; cp <= 0x10ffff; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue;
+    const c = String.fromCodePoint(cp);
+    const lower = c.toLowerCase();
+    if (lower === c) continue;
+    for (const out of lower) if (out.charCodeAt(0) < 0x80 || caseless(out)) odd.push(`${cp.toString(16)}:${out}`);
+  }
+  expect(odd).toEqual(['130:i', '212a:k']);
+});
