@@ -118,6 +118,7 @@ const COLUMNS = [
 ];
 const SCALAR_OPERANDS = FILTER_VALUES;
 const TEXT_OPERANDS = FILTER_VALUES.filter((v) => v !== null);
+const TEXT_BOUNDS = ['a', 'abc', 'b', 'x', 'true', 'TRUE', '2024-01-05', '2023-12-31', '{', 'É', '😀', 'null', true, false];
 const DATES = ['2024-01-05', '2023-12-31', '2024-01-05 09:30', '09:30'];
 
 function filterOperand(rng: Rng, condition: string): unknown {
@@ -132,7 +133,8 @@ function filterOperand(rng: Rng, condition: string): unknown {
       if (rng() < 0.3) return pick(rng, ['abc, X ,TRUE', ' 5 ,x', 'null,é', 'É,ß,k', ',']);
       return Array.from({ length: int(rng, 0, 4) }, () => pick(rng, SCALAR_OPERANDS));
     case 'between': {
-      const bound = () => (rng() < 0.2 ? pick(rng, [null, '', undefined]) : pick(rng, SCALAR_OPERANDS));
+      // Text bounds most of the time (numeric ones are left to the JS evaluator).
+      const bound = () => (rng() < 0.2 ? pick(rng, [null, '', undefined]) : rng() < 0.6 ? pick(rng, TEXT_BOUNDS) : pick(rng, SCALAR_OPERANDS));
       let from = bound();
       const to = bound();
       if ((from === undefined || from === null || from === '') && (to === undefined || to === null || to === '')) from = 'a';
@@ -151,7 +153,9 @@ function filterOperand(rng: Rng, condition: string): unknown {
 
 /** One filter; the common conditions are drawn more often. */
 export function filterItem(rng: Rng): Record<string, unknown> {
-  const condition = rng() < 0.5 ? pick(rng, ['contains', 'notcontains', 'oneof', '==', '!=', 'empty', 'notempty']) : pick(rng, FILTER_CONDITIONS);
+  const r = rng();
+  const condition =
+    r < 0.5 ? pick(rng, ['contains', 'notcontains', 'oneof', '==', '!=', 'empty', 'notempty']) : r < 0.6 ? 'between' : pick(rng, FILTER_CONDITIONS);
   const item: Record<string, unknown> = { column: pick(rng, COLUMNS), condition };
   const value = filterOperand(rng, condition);
   if (value !== undefined) item.value = value;

@@ -180,7 +180,7 @@ describe(`SQL translation of selects, differential against the JS evaluator (${t
     expect(translated).toBeGreaterThan(FILTER_QUERIES * 0.15);
     for (const condition of TRANSLATED_CONDITIONS) {
       const stats = seen.get(condition);
-      expect(stats?.translated ?? 0, condition).toBeGreaterThanOrEqual(10);
+      expect(stats?.translated ?? 0, condition).toBeGreaterThanOrEqual(Math.max(5, FILTER_QUERIES / 60));
       // Not passing by matching nothing, nor by translating nothing.
       expect(stats?.nonEmpty ?? 0, condition).toBeGreaterThanOrEqual(3);
     }

@@ -3,7 +3,12 @@ import type { Database } from '../../src/server/db/database.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { runQuery } from '../../src/server/data-sources/query/run.js';
 import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
+import { compileWhere } from '../../src/server/data-sources/engine.js';
+import { DEFAULT_AGGREGATE_LIMITS } from '../../src/server/data-sources/query/aggregate.js';
+import { runSqlAggregate } from '../../src/server/data-sources/sql/aggregate.js';
+import { planSqlAggregate } from '../../src/server/data-sources/sql/aggregate-plan.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
+import { deleteTranslates } from '../../src/server/data-sources/sql-delete.js';
 import { testEngine, type TestBackend } from '../helpers/server.js';
 import { startSqlBackend } from '../helpers/sql-backend.js';
 
@@ -115,7 +120,8 @@ const OPERANDS: unknown[] = [
 const CONDITIONS = ['==', '!=', 'contains', 'notcontains', '>', '>=', '<', '<='];
 
 beforeAll(async () => {
-  ({ b, db } = await startSqlBackend('iar_filter_edges', cleanup));
+  // The entry cache off: query deletes whose `where` translates run in SQL (sql-delete.ts).
+  ({ b, db } = await startSqlBackend('iar_filter_edges', cleanup, { limits: { entryCacheEntries: 0 } }));
   const ds = await b.client.DataSources.create({ name: 'Filters' });
   dsId = ds.id;
   const conn = await b.client.DataSources.connect(ds.id);
@@ -180,6 +186,60 @@ it('translated filters answer as filters.ts does on edge-case values', async () 
   expect(diffs).toEqual([]);
   // Most of them translate: the test does not pass by declining.
   expect(translated).toBeGreaterThan(filters.length * 0.5);
+}, 120_000);
+
+/** Filters of every translated condition, for the other statements that take a `where`. */
+const SAMPLE = [
+  { column: 'v', condition: 'contains', value: 'k' },
+  { column: 'a.b', condition: 'notcontains', value: 'x' },
+  { column: 'v', condition: '==', value: 'ss' },
+  { column: 'a.b', condition: '!=', value: true },
+  { column: 'v', condition: 'oneof', value: ['名前', null, 'true', 'ss'] },
+  { column: 'v', condition: 'empty' },
+  { column: 'a', condition: 'notempty' },
+  { column: 'v', condition: '>', value: 'x' },
+  { column: 'a.b', condition: '<=', value: '2024-01-05' },
+  { column: 'v', condition: 'between', value: { from: '{', to: 'zz' } },
+];
+
+it('aggregations with translated filters answer as mingo does', async () => {
+  for (const filter of SAMPLE) {
+    const body = { where: { $filters: [filter] }, aggregate: [{ $group: { _id: null, n: { $sum: 1 } } }] };
+    const compiled = compileQuery(body);
+    const plan = planSqlAggregate(compiled);
+    expect({ filter, planned: plan !== null }).toEqual({ filter, planned: true });
+    const got = await runSqlAggregate(db, testEngine, dsId, plan!, DEFAULT_AGGREGATE_LIMITS);
+    const want = await runQuery(entries, compiled.body, { load: async () => [] });
+    expect({ filter, got }).toEqual({ filter, got: want.entries });
+  }
+});
+
+it('query deletes with translated filters run in SQL and delete what the JS matcher matches', async () => {
+  const list = async (ds: number): Promise<EntryRecord[]> => {
+    const res = await b.api('GET', `/v1/data-sources/${ds}/data`);
+    expect(res.status).toBe(200);
+    return res.body.entries as EntryRecord[];
+  };
+  const ds = (await b.client.DataSources.create({ name: 'FilterDeletes' })).id;
+  const conn = await b.client.DataSources.connect(ds);
+  const data = entries.map((e) => e.data);
+  let deleted = 0;
+  for (const filter of SAMPLE) {
+    await conn.import(data);
+    const before = await list(ds);
+    const where = { $filters: [filter] };
+    expect({ filter, sql: deleteTranslates(where) }).toEqual({ filter, sql: true });
+    const test = compileWhere(where);
+    const left = before.filter((e) => !test(e)).map((e) => e.id);
+    const res = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: { type: 'delete', where } });
+    expect({ filter, answer: res.body, left: (await list(ds)).map((e) => e.id) }).toEqual({
+      filter,
+      answer: { deletedCount: before.length - left.length },
+      left,
+    });
+    deleted += before.length - left.length;
+  }
+  expect(deleted).toBeGreaterThan(SAMPLE.length * 10);
 }, 120_000);
 
 it('leaves to the JS evaluator the operands SQL would fold or read as numbers differently', () => {
