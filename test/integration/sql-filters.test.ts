@@ -202,6 +202,16 @@ const SAMPLE = [
   { column: 'v', condition: 'between', value: { from: '{', to: 'zz' } },
 ];
 
+it('selects with translated filters over HTTP answer as runQuery does', async () => {
+  for (const filter of SAMPLE) {
+    const body = { where: { $filters: [filter] }, order: [['id', 'DESC']], limit: 50, includePagination: true };
+    expect({ filter, sql: planSqlSelect(compileQuery(body)) !== null }).toEqual({ filter, sql: true });
+    const res = await b.api('POST', `/v1/data-sources/${dsId}/data/query`, { json: body });
+    const want = await runQuery(entries, compileQuery(body).body, { load: async () => [] });
+    expect({ filter, status: res.status, answer: res.body }).toEqual({ filter, status: 200, answer: JSON.parse(JSON.stringify(want)) });
+  }
+});
+
 it('aggregations with translated filters answer as mingo does', async () => {
   for (const filter of SAMPLE) {
     const body = { where: { $filters: [filter] }, aggregate: [{ $group: { _id: null, n: { $sum: 1 } } }] };
