@@ -82,6 +82,15 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     for (let i = 0; i < QUERIES; i++) {
       const body = queryBody(rng, bounds);
       if (i % 4 === 1) body.where = { ...(body.where as object), s: { $regex: 'a|é', $options: 'i' } };
+      // Filters that translate (sql/filters.ts) beside a `$regex`: the candidates are picked with them.
+      if (i % 8 === 1)
+        body.where = {
+          ...(body.where as object),
+          $filters: [
+            { column: 's', condition: 'notcontains', value: 'zz' },
+            { column: 'tags', condition: 'notempty' },
+          ],
+        };
       if (i % 4 === 2) body.where = { ...(body.where as object), $filters: [{ column: 'n', condition: '>', value: '2' }] };
       if (i % 5 === 0) body.attributes = ['id', 'data.n', 'tags'];
       // Rows that repeat: distinct keeps the first of each in the query's order.
@@ -143,6 +152,14 @@ describe(`selects scanned in pages (${testEngine})`, () => {
       { 'data.b': true, $filters: [{ column: 'n', condition: '>', value: '1' }] },
       { $or: [{ n: 1 }, { k: { $lt: 3 } }], tags: { $size: 1 } },
       { s: { $regex: '^[a-c]' } },
+      // Translated filters (sql/filters.ts) pick the candidates; the `$regex` beside them is the JS evaluator's.
+      {
+        $filters: [
+          { column: 's', condition: 'contains', value: 'a' },
+          { column: 'tags', condition: 'empty' },
+        ],
+        n: { $regex: '.' },
+      },
     ];
     let picked = 0;
     for (const where of wheres)
@@ -171,8 +188,8 @@ describe(`selects scanned in pages (${testEngine})`, () => {
         expect(read).toEqual(joinedAll.filter(compiled!.where));
         if (cond) picked++;
       }
-    // Three of the four wheres have a part the database tests.
-    expect(picked).toBe(9);
+    // Four of the five wheres have a part the database tests.
+    expect(picked).toBe(12);
     // A join without a where reads the data source in pages too, and keeps every entry.
     const [all] = compileJoins({ J: { dataSourceId: other.id } });
     const every = { source: undefined, test: all!.where, field: 'join.J.where' };

@@ -20,6 +20,26 @@ export type ValueTest =
    */
   | { kind: 'like'; pattern: string; wildcard: boolean; caseInsensitive: boolean };
 
+/**
+ * A `$filters` condition (query/filters.ts) on the value compileDataPath reads (sql/filters.ts makes them only for
+ * operands whose answer SQL gives exactly). Except `empty`, an array value matches when one of its elements does.
+ * `booleans`: the booleans that match (decided from the operand alone).
+ */
+export type FilterTest =
+  /** null, missing, '' or [] (the value itself, not its elements). */
+  | { kind: 'empty' }
+  /** Case-insensitive equality of the element's text with one of `texts` (lowercased, non-numeric); `nulls`: null matches. */
+  | { kind: 'equals'; texts: string[]; nulls: boolean; booleans: boolean[] }
+  /** The element's text (objects and arrays: their JSON), lowercased, holds `needle` (lowercased; no number's text can). */
+  | { kind: 'contains'; needle: string; booleans: boolean[] }
+  /** The element's text (numbers: their JSON text; objects, arrays: their JSON) between the bounds, by UTF-16 code units. */
+  | {
+      kind: 'range';
+      from: { text: string; strict: boolean } | undefined;
+      to: { text: string; strict: boolean } | undefined;
+      booleans: boolean[];
+    };
+
 /** Entry fields a `where` (`$id`, `$order`, `$createdAt`, `$updatedAt`) or `order` can name, by column. */
 export type EntryColumn = 'id' | 'sort_order' | 'created_at' | 'updated_at';
 export const ENTRY_COLUMNS = {
@@ -35,6 +55,8 @@ export type Cond =
   | { kind: 'not'; item: Cond }
   /** Some value sift reaches on the data path matches `test` (for `exists`: the path's last key is present). */
   | { kind: 'path'; segments: string[]; test: ValueTest }
+  /** A `$filters` test of the value at `segments` as filters.ts reads it (a top-level key `a.b` first, then objects only). */
+  | { kind: 'filter'; segments: string[]; test: FilterTest }
   /** The entry column's value matches `test` (`in` with numbers or strings of the column's type, or `cmp`). */
   | { kind: 'column'; column: EntryColumn; test: Extract<ValueTest, { kind: 'in' } | { kind: 'cmp' }> };
 
@@ -48,7 +70,11 @@ export const not = (item: Cond): Cond => ({ kind: 'not', item });
 /** The first segments of every data path in `cond` (the top-level columns it reads). */
 export function columnsOf(cond: Cond, into = new Set<string>()): Set<string> {
   if (cond.kind === 'path') into.add(cond.segments[0]!);
-  else if (cond.kind === 'and' || cond.kind === 'or') for (const item of cond.items) columnsOf(item, into);
+  else if (cond.kind === 'filter') {
+    // A filter on `a.b` reads the top-level key `a.b` first.
+    into.add(cond.segments[0]!);
+    into.add(cond.segments.join('.'));
+  } else if (cond.kind === 'and' || cond.kind === 'or') for (const item of cond.items) columnsOf(item, into);
   else if (cond.kind === 'not') columnsOf(cond.item, into);
   return into;
 }
@@ -63,6 +89,8 @@ export function sizeOf(cond: Cond): number {
       return cond.items.reduce((n, item) => n + sizeOf(item), 1);
     case 'not':
       return 1 + sizeOf(cond.item);
+    case 'filter':
+      return cond.test.kind === 'equals' ? 1 + cond.test.texts.length : 1;
     default:
       return cond.test.kind === 'in' ? 1 + cond.test.strings.length + cond.test.numbers.length + cond.test.booleans.length : 1;
   }

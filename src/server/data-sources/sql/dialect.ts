@@ -1,4 +1,4 @@
-import type { Cond, EntryColumn, ValueTest } from './conditions.js';
+import type { Cond, EntryColumn, FilterTest, ValueTest } from './conditions.js';
 import { joinSql, raw, sql, type Sql } from './fragment.js';
 import type { SortKey } from './keys.js';
 
@@ -24,6 +24,8 @@ export interface SqlDialect {
   sortKey(segments: readonly string[], data: string): SortKey;
   /** Some value sift reaches on `segments` of `e`'s data matches `test`; never NULL. */
   path(segments: readonly string[], test: ValueTest): Sql;
+  /** The `$filters` test on the value filters.ts reads at `segments` (compileDataPath); never NULL. */
+  filter(segments: readonly string[], test: FilterTest): Sql;
   /** The entry column matches `test`; never NULL. */
   column(column: EntryColumn, test: Extract<ValueTest, { kind: 'in' } | { kind: 'cmp' }>): Sql;
   /** One ORDER BY term on `alias.column` with JS's order (order.ts) for that column. */
@@ -53,6 +55,8 @@ export function renderCond(dialect: SqlDialect, cond: Cond): Sql {
       return dialect.path(cond.segments, cond.test);
     case 'column':
       return dialect.column(cond.column, cond.test);
+    case 'filter':
+      return dialect.filter(cond.segments, cond.test);
   }
 }
 

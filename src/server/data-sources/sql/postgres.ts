@@ -1,4 +1,5 @@
 import type { EntryColumn, ValueTest } from './conditions.js';
+import { postgresFilter } from './postgres-filters.js';
 import { idText, type SqlDialect } from './dialect.js';
 import { postgresSortKey } from './postgres-keys.js';
 import { joinSql, literal, raw, sql, type Sql } from './fragment.js';
@@ -72,6 +73,7 @@ export const postgresDialect: SqlDialect = {
     const anyArray = segments.map((_, i) => `jsonb_typeof(${at('e.doc', segments.slice(0, i + 1))}) = 'array'`).join(' OR ');
     return sql`(CASE WHEN ${raw(anyArray)} THEN ${walk(segments, test)} ELSE ${single(segments, test)} END)`;
   },
+  filter: postgresFilter,
   column(column: EntryColumn, test) {
     const text = column === 'created_at' || column === 'updated_at';
     const cast = (value: string | number) => (text ? sql`CAST(${value} AS text)` : sql`CAST(${value} AS double precision)`);

@@ -1,4 +1,5 @@
 import type { EntryColumn, ValueTest } from './conditions.js';
+import { sqliteFilter } from './sqlite-filters.js';
 import { idText, placeholders, type SqlDialect } from './dialect.js';
 import { sqliteSortKey } from './sqlite-keys.js';
 import { joinSql, literal, raw, Sql, sql } from './fragment.js';
@@ -97,6 +98,7 @@ export const sqliteDialect: SqlDialect = {
     const anyArray = segments.map((_, i) => `json_type(e.data, ${jsonPath(segments.slice(0, i + 1)).text}) = 'array'`).join(' OR ');
     return sql`(CASE WHEN instr(e.data, '[') = 0 THEN ${arrayFree(segments, test)} WHEN ${raw(anyArray)} THEN ${walk(segments, test)} ELSE ${single(segments, test)} END)`;
   },
+  filter: sqliteFilter,
   column(column: EntryColumn, test) {
     if (test.kind === 'cmp') return sql`(e.${raw(column)} ${raw(test.op)} ${test.value})`;
     const values = [...test.numbers, ...test.strings];

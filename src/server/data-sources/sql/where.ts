@@ -1,5 +1,6 @@
 import { isPlainObject } from '../query/errors.js';
 import { ENTRY_COLUMNS, FALSE, TRUE, and, not, or, sizeOf, type Cond, type EntryColumn, type ValueTest } from './conditions.js';
+import { translateFilters } from './filters.js';
 import { pathSegments } from './paths.js';
 
 /**
@@ -17,9 +18,9 @@ import { pathSegments } from './paths.js';
  *   `$not: { ops }` is the negation of `ops` on that path; top-level `$and`/`$or`/`$nor` combine queries.
  * - `$id`, `$order`, `$createdAt`, `$updatedAt` (top level only) test entry columns.
  *
- * `$like`/`$iLike` translate under the conditions of `like` below.
+ * `$like`/`$iLike` translate under the conditions of `like` below, top-level `$filters` under those of filters.ts.
  *
- * Refused (null): `$regex`, `$like`/`$iLike` otherwise, `$mod`, `$all`, `$size`, `$type`, `$elemMatch`, `$filters`,
+ * Refused (null): `$regex`, `$like`/`$iLike` otherwise, `$mod`, `$all`, `$size`, `$type`, `$elemMatch`, other `$filters`,
  * object or array operands (whole-value equality), booleans or null as `$gt`… operands, strings holding
  * NUL or surrogates (and, for `$gt`…, characters from U+D800 up, where UTF-8 and UTF-16 orders differ),
  * paths with numeric, prototype-member or unusual segments (paths.ts), and statements past MAX_SIZE.
@@ -171,8 +172,9 @@ function query(where: Record<string, unknown>, top: boolean, lax = false): Cond 
       if (!whole && !(lax && key === '$and')) item = null;
       else if (parts.length === 0) item = null;
       else item = key === '$and' ? and(parts) : key === '$or' ? or(parts) : not(or(parts));
-    } else if (top && key === '$filters' && (value === null || value === undefined || (Array.isArray(value) && value.length === 0))) {
-      continue;
+    } else if (top && key === '$filters') {
+      if (value === null || value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+      item = translateFilters(value, lax);
     } else if (top && (key === '$id' || key === '$order' || key === '$createdAt' || key === '$updatedAt')) {
       const field = ENTRY_COLUMNS[key.slice(1) as keyof typeof ENTRY_COLUMNS];
       item = valueCondition({ kind: 'column', column: field.column, type: field.type }, value);
@@ -201,7 +203,7 @@ export function translateWhere(where: unknown): Cond | null {
 
 /**
  * A Cond that every entry matching the checked `where` meets: the parts of it that translate, the others left out
- * of their AND (`$filters`, `$regex`, `$elemMatch`…), or null when no part constrains the entries. Scans
+ * of their AND (`$filters` that do not translate, `$regex`, `$elemMatch`…), or null when no part constrains the entries. Scans
  * (scan-select.ts, scan-delete.ts) let the database pick the candidates with it, then run the whole `where` on them.
  */
 export function impliedWhere(where: unknown): Cond | null {

@@ -1,0 +1,170 @@
+import { isPlainObject } from '../query/errors.js';
+import { numericValue, textOf } from '../query/values.js';
+import { FALSE, and, not, type Cond, type FilterTest } from './conditions.js';
+import { pathSegments } from './paths.js';
+
+/**
+ * `where.$filters` (query/filters.ts) as Conds, for the conditions and operands whose SQL answer is exactly
+ * filters.ts's whatever the data (docs/sql.md, "`$filters`"); null for the others (the JS evaluator answers):
+ *
+ * - The column is read as compileDataPath reads it, not as sift walks a path: a top-level key holding the whole
+ *   dotted name wins, then the dots walk objects only (an array on the way gives undefined). An array at the end
+ *   is tested element by element (one level: a nested array is tested as its JSON text, as textOf does).
+ * - Numeric operands (numbers, numeric strings like "05", " 7 ", "1e3") are left out: filters.ts then compares
+ *   numeric strings of the data as numbers, and SQL has no exact `Number()` of a string. With a non-numeric
+ *   operand no number's text can equal it, and comparisons are of text only.
+ * - `==`, `!=`, `oneof`, `contains`, `notcontains` ignore case with JS's full `toLowerCase`; SQL's `lower()`
+ *   folds ASCII only. Their operands are taken when every non-ASCII character is caseless (`toLowerCase()` and
+ *   `toUpperCase()` leave it as it is, and it is not U+0307): then only ASCII letters of the operand can meet a
+ *   folded character, and the only non-ASCII characters JS lowercases to ASCII are U+212A (K → k) and U+0130
+ *   (İ → i + U+0307), which the dialects replace before `lower()` (test/integration/sql-filters.test.ts checks the
+ *   claim over every code point).
+ * - `contains` needs a character outside a number's text (`0-9 . + - e`), so that no number matches; booleans are
+ *   decided here (`'true'`, `'false'`); objects and arrays by their JSON text (the stored text is JSON.stringify's,
+ *   which SQLite's `->` and PostgreSQL's `json` give back as it is).
+ * - `>`, `>=`, `<`, `<=`, `between` with non-numeric strings (characters below U+D800, where UTF-8 and UTF-16
+ *   orders agree) or booleans (their text); `null` operands match nothing.
+ * - The date conditions are left out.
+ */
+
+/** What `Number()` reads as a number: then filters.ts compares as numbers. */
+const isNumeric = (value: unknown) => !Number.isNaN(numericValue(value));
+
+/** A text whose case folding SQL can reproduce (see above); no NUL (PostgreSQL text) and no surrogates. */
+function foldable(text: string): boolean {
+  for (const c of text) {
+    if (c.charCodeAt(0) < 0x80) {
+      if (c === '\u0000') return false;
+      continue;
+    }
+    if ((c.length === 1 && c >= '\uD800' && c <= '\uDFFF') || c === '\u0307' || c.toLowerCase() !== c || c.toUpperCase() !== c) return false;
+  }
+  return true;
+}
+
+/** Every character of a JS number's text (`String(n)`): `-1.5e-7`, `1e+21`. */
+const NUMBER_CHARS = new Set('0123456789.+-e');
+
+const BOOLEANS = [true, false] as const;
+
+/** Equality (case-insensitive) with any of `options`; null among them matches null and missing. */
+function equals(options: readonly unknown[]): FilterTest | null {
+  const texts: string[] = [];
+  let nulls = false;
+  for (const option of options) {
+    if (option === null) {
+      nulls = true;
+      continue;
+    }
+    if (typeof option !== 'string' && typeof option !== 'boolean') return null;
+    const text = String(option).toLowerCase();
+    // A text starting like an object's or array's JSON could equal one (textOf of an element is its JSON).
+    if (isNumeric(option) || !foldable(text) || text.startsWith('{') || text.startsWith('[')) return null;
+    texts.push(text);
+  }
+  return { kind: 'equals', texts, nulls, booleans: BOOLEANS.filter((b) => texts.includes(String(b))) };
+}
+
+/** filters.ts's option list of `oneof`: an array, or a comma-separated string. */
+function oneofOptions(value: unknown): unknown[] | null {
+  if (Array.isArray(value)) return value;
+  if (typeof value !== 'string') return null;
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+function contains(value: unknown): FilterTest | null {
+  if (typeof value !== 'string' && typeof value !== 'boolean' && typeof value !== 'number') return null;
+  const needle = textOf(value)!.toLowerCase();
+  if (!foldable(needle) || ![...needle].some((c) => !NUMBER_CHARS.has(c))) return null;
+  return { kind: 'contains', needle, booleans: BOOLEANS.filter((b) => String(b).includes(needle)) };
+}
+
+type Bound = { text: string; strict: boolean };
+
+/** A comparison bound's text, or null when it does not translate (numeric, or not orderable by UTF-8). */
+function boundText(value: unknown): string | null {
+  if (typeof value === 'boolean') return String(value);
+  if (typeof value !== 'string' || isNumeric(value) || /[\u0000\uD800-\uFFFF]/.test(value)) return null;
+  return value;
+}
+
+const meets = (text: string, from: Bound | undefined, to: Bound | undefined) =>
+  (!from || (from.strict ? text > from.text : text >= from.text)) && (!to || (to.strict ? text < to.text : text <= to.text));
+
+function range(from: Bound | undefined, to: Bound | undefined): FilterTest {
+  return { kind: 'range', from, to, booleans: BOOLEANS.filter((b) => meets(String(b), from, to)) };
+}
+
+/** A `between` bound is absent when undefined, null or ''. */
+const absent = (value: unknown) => value === undefined || value === null || value === '';
+
+/** The test of one condition, FALSE when it matches nothing, or null. */
+function test(condition: string, value: unknown): FilterTest | typeof FALSE | null {
+  switch (condition) {
+    case '==':
+    case '!=':
+      return equals([value]);
+    case 'oneof': {
+      const options = oneofOptions(value);
+      return options && equals(options);
+    }
+    case 'contains':
+    case 'notcontains':
+      return contains(value);
+    case 'empty':
+    case 'notempty':
+      return { kind: 'empty' };
+    case '>':
+    case '>=':
+    case '<':
+    case '<=': {
+      // compareTo(null) compares nothing: such a filter matches no entry.
+      if (value === null) return FALSE;
+      const text = boundText(value);
+      if (text === null) return null;
+      const bound = { text, strict: condition.length === 1 };
+      return condition[0] === '>' ? range(bound, undefined) : range(undefined, bound);
+    }
+    case 'between': {
+      if (!isPlainObject(value)) return null;
+      const from = absent(value.from) ? undefined : boundText(value.from);
+      const to = absent(value.to) ? undefined : boundText(value.to);
+      if (from === null || to === null || (from === undefined && to === undefined)) return null;
+      return range(from === undefined ? undefined : { text: from, strict: false }, to === undefined ? undefined : { text: to, strict: false });
+    }
+    default:
+      return null;
+  }
+}
+
+const NEGATED = new Set(['!=', 'notcontains', 'notempty']);
+
+/** One checked filter (`{ column, condition, value }`) as a Cond, or null. */
+function translateFilter(filter: unknown): Cond | null {
+  if (!isPlainObject(filter) || typeof filter.column !== 'string' || typeof filter.condition !== 'string') return null;
+  const column = filter.column.startsWith('data.') && filter.column.length > 5 ? filter.column.slice(5) : filter.column;
+  const segments = pathSegments(column);
+  if (!segments) return null;
+  const made = test(filter.condition, filter.value);
+  if (!made) return null;
+  const cond: Cond = made === FALSE ? FALSE : { kind: 'filter', segments, test: made as FilterTest };
+  return NEGATED.has(filter.condition) ? not(cond) : cond;
+}
+
+/**
+ * The Cond of a checked `$filters` list (compileFilters accepted it), or null when some filter does not translate.
+ * `lax` (impliedWhere): those are left out instead; null when none is left.
+ */
+export function translateFilters(filters: unknown, lax: boolean): Cond | null {
+  if (!Array.isArray(filters)) return null;
+  const items: Cond[] = [];
+  for (const filter of filters) {
+    const cond = translateFilter(filter);
+    if (cond) items.push(cond);
+    else if (!lax) return null;
+  }
+  return items.length === 0 ? null : and(items);
+}

@@ -1,0 +1,59 @@
+import type { FilterTest } from './conditions.js';
+import { placeholders } from './dialect.js';
+import { joinSql, literal, raw, sql, type Sql } from './fragment.js';
+
+/**
+ * SQLite's `$filters` tests (sql/filters.ts). The value is read as compileDataPath reads it: `e.data -> '$."a"."b"'`
+ * walks objects only (a key of an array or a scalar is missing), after the top-level key `"a.b"`; `->` gives the
+ * value's JSON text as stored (JSON.stringify's: numbers as `String(n)`, objects as their JSON), NULL when missing.
+ * Texts are compared with BINARY (UTF-8 bytes: UTF-16 order for the operands let through); `lower()` folds ASCII
+ * only, so the two non-ASCII characters JS lowercases to ASCII are replaced first (filters.ts).
+ */
+const jsonPath = (segments: readonly string[]) => literal('$' + segments.map((s) => `."${s}"`).join('')).text;
+
+/** U+212A (KELVIN SIGN) and U+0130 (İ), the non-ASCII characters JS lowercases to ASCII, and İ's lowercase. */
+const KELVIN = '\u212a';
+const DOTTED_I = '\u0130';
+const DOTTED_I_LOWER = 'i\u0307';
+
+/** JS's `toLowerCase()` for the operands filters.ts lets through. */
+const fold = (text: string) => `lower(replace(replace(${text}, '${KELVIN}', 'k'), '${DOTTED_I}', '${DOTTED_I_LOWER}'))`;
+
+const booleanTest = (t: string, booleans: readonly boolean[]) => (booleans.length === 0 ? 'FALSE' : booleans.map((b) => `${t} = '${b}'`).join(' OR '));
+
+function textTest(text: string, test: Exclude<FilterTest, { kind: 'empty' } | { kind: 'equals' }>): Sql {
+  if (test.kind === 'contains') return sql`instr(${raw(fold(text))}, ${test.needle}) > 0`;
+  const parts: Sql[] = [];
+  if (test.from) parts.push(sql`${raw(text)} ${raw(test.from.strict ? '>' : '>=')} ${test.from.text}`);
+  if (test.to) parts.push(sql`${raw(text)} ${raw(test.to.strict ? '<' : '<=')} ${test.to.text}`);
+  return sql`(${joinSql(parts, ' AND ')})`;
+}
+
+/**
+ * The test of one element (or of the value when it is not an array): `t` its JSON type (NULL when missing), `s` its
+ * SQL value (the string for a text), `j` its JSON text.
+ */
+function elementTest(t: string, s: string, j: string, test: Exclude<FilterTest, { kind: 'empty' }>): Sql {
+  const booleans = booleanTest(t, test.booleans);
+  if (test.kind === 'equals') {
+    const texts = test.texts.length === 0 ? raw('FALSE') : sql`${raw(fold(s))} IN (${placeholders(test.texts)})`;
+    return sql`(CASE WHEN ${raw(t)} IS NULL OR ${raw(t)} = 'null' THEN ${raw(test.nulls ? 'TRUE' : 'FALSE')} WHEN ${raw(t)} = 'text' THEN ${texts} ELSE ${raw(booleans)} END)`;
+  }
+  // Numbers: a `contains` needle is in no number's text; their JSON text is compared by `range`.
+  const others = test.kind === 'range' ? `'integer', 'real', 'object', 'array'` : `'object', 'array'`;
+  return sql`(CASE WHEN ${raw(t)} = 'text' THEN ${textTest(s, test)} WHEN ${raw(t)} IN (${raw(others)}) THEN ${textTest(j, test)} ELSE ${raw(booleans)} END)`;
+}
+
+export function sqliteFilter(segments: readonly string[], test: FilterTest): Sql {
+  const read = `e.data -> ${jsonPath(segments)}`;
+  const value = segments.length > 1 ? `COALESCE(e.data -> ${jsonPath([segments.join('.')])}, ${read})` : read;
+  const t = 'json_type(f.j)';
+  let body: Sql;
+  if (test.kind === 'empty') {
+    body = raw(`${t} IS NULL OR ${t} = 'null' OR (${t} = 'text' AND f.j ->> '$' = '') OR (${t} = 'array' AND json_array_length(f.j) = 0)`);
+  } else {
+    const elements = elementTest('a.type', 'a.atom', 'f.j -> a.fullkey', test);
+    body = sql`CASE WHEN ${raw(t)} = 'array' THEN EXISTS (SELECT 1 FROM json_each(f.j) a WHERE ${elements}) ELSE ${elementTest(t, "f.j ->> '$'", 'f.j', test)} END`;
+  }
+  return sql`COALESCE((SELECT ${body} FROM (SELECT ${raw(value)} AS j) f), FALSE)`;
+}
