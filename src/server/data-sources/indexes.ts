@@ -31,6 +31,13 @@ export function indexDdl(engine: 'sqlite' | 'postgres', dataSourceId: number, pa
   return `${how} ${indexName(dataSourceId, path)} ON data_source_entries (${keys}, sort_order, id DESC) WHERE data_source_id = ${dataSourceId}`;
 }
 
+/**
+ * The DROP INDEX statement of an index. On PostgreSQL CONCURRENTLY: data_source_entries is shared by every data
+ * source of every tenant, and a plain DROP INDEX takes an ACCESS EXCLUSIVE lock on it, which waits behind any read
+ * in progress while every later read and write of every tenant queues behind the DROP.
+ */
+const dropDdl = (db: Database, name: string) => `DROP INDEX ${db.dialect === 'postgres' ? 'CONCURRENTLY ' : ''}IF EXISTS ${name}`;
+
 /** Runs DDL outside any transaction (PostgreSQL: untranslated, on the pool, as CONCURRENTLY needs). */
 async function ddl(db: Database, text: string): Promise<void> {
   if (db.dialect === 'postgres') await (db as PostgresDatabase).query(text);
@@ -56,7 +63,7 @@ export async function createPathIndex(ctx: ServerContext, dataSourceId: number, 
   try {
     await ddl(db, indexDdl(db.dialect, dataSourceId, path));
   } catch (error) {
-    await ddl(db, `DROP INDEX IF EXISTS ${indexName(dataSourceId, path)}`).catch(() => undefined);
+    await ddl(db, dropDdl(db, indexName(dataSourceId, path))).catch(() => undefined);
     throw error;
   }
   const listed = await db.run(
@@ -64,12 +71,12 @@ export async function createPathIndex(ctx: ServerContext, dataSourceId: number, 
     [path, origin, indexName(dataSourceId, path), ctx.nowIso(), dataSourceId],
   );
   // The data source was deleted meanwhile: its index goes too.
-  if (listed.changes === 0 && !(await indexedPaths(db, dataSourceId)).has(path)) await ddl(db, `DROP INDEX IF EXISTS ${indexName(dataSourceId, path)}`);
+  if (listed.changes === 0 && !(await indexedPaths(db, dataSourceId)).has(path)) await ddl(db, dropDdl(db, indexName(dataSourceId, path)));
 }
 
 export async function dropPathIndex(db: Database, dataSourceId: number, path: string): Promise<void> {
   await db.run('DELETE FROM data_source_indexes WHERE data_source_id = ? AND path = ?', [dataSourceId, path]);
-  await ddl(db, `DROP INDEX IF EXISTS ${indexName(dataSourceId, path)}`);
+  await ddl(db, dropDdl(db, indexName(dataSourceId, path)));
 }
 
 /** Before a data source is deleted: its indexes go (and its entries are deleted faster without them). */
