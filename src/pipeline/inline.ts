@@ -25,11 +25,13 @@
  * inline loop (`_.K[id]`) are kept in the guest's private state, where the host reads
  * them (`Session.peek`) to trace a failure, even after an interrupt.
  */
+import { HOST_BUILTINS } from '../functions/builtins.js';
 import { builtinName } from '../functions/catalog.js';
 import { LIB, programExtension } from '../sandbox/guest.js';
 import { TRACE_VALUE_JS } from './trace-values.js';
 import { expressionOf, itemsExpression, settingsSpec, type Spec } from './templates.js';
-import type { FunctionNode, IfNode, LoopNode, PipelineNode } from '../contract/pipeline.js';
+import { ANSWER, EVENT, GUARD, REQUEST } from './protocol.js';
+import type { FunctionNode, LoopNode, PipelineNode } from '../contract/pipeline.js';
 
 /** Built-ins whose whole effect is computed from expressions inside the guest. */
 const INLINE_BUILTINS = new Set(['set', 'return', 'if', 'log']);
@@ -47,10 +49,15 @@ export interface InlineNode {
   conditions?: number;
   /** A node with `retry` or `continueOnError`: run under the host's guard (`W` → `GH`, see runner.ts `guardNode`). */
   guard?: { attempts: number; continueOnError: boolean };
+  /** A host built-in (`read-datasource`…): the program awaits it as a host request (`HB` → `HQ`, protocol.ts). */
+  builtin?: string;
 }
 
-/** One step of a node list: an inline segment (nodes `start`..`end - 1`) or a host-run node. */
-export type Step = { segment: number; start: number; end: number } | { host: number };
+/**
+ * One step of a node list: an inline segment (nodes `start`..`end - 1`; `async` when it awaits host built-ins)
+ * or a host-run node.
+ */
+export type Step = { segment: number; start: number; end: number; async?: true } | { host: number };
 
 export interface Plan {
   /**
@@ -67,8 +74,13 @@ export interface Plan {
 /** The program as an extension of an open session (a function of `(api, _)`). */
 export const asExtension = programExtension;
 
-/** Event codes recorded by the guest (see `decodeEvent` in runner.ts). */
-export const EVENT = { ok: 0, skipped: 1, matched: 2, else: 3, none: 4, iterations: 5, noItems: 6, log: 7 } as const;
+/**
+ * Where the program checks the host's deadline in an async segment (before every node and loop iteration, as the
+ * walker does; after an await, time has passed without any guest code running to be interrupted). Replaced by
+ * the check in async segments and by nothing in others; JSON literals never hold a raw U+0001.
+ */
+const CHECK = '\u0001';
+const CHECK_CODE = `if(NOW()>=HD-1)HQ(${REQUEST.time});`;
 
 /** Every expression source of the pipeline (settings templates, conditions, loop items and bounds), once each. */
 export function collectExpressions(functions: PipelineNode[]): string[] {
@@ -128,9 +140,11 @@ export function planPipeline(
 ): Plan {
   const nodes: InlineNode[] = [];
   const lists = new Map<string, Step[]>();
-  const segments: string[] = [];
+  const segments: { code: string; async: boolean }[] = [];
   const loopVars: string[] = [];
   let usesLoops = false;
+  /** Host built-in nodes generated so far (each an `await`): tells whether a node's code awaits. */
+  let awaits = 0;
 
   const used = new Set<string>();
   const call = (helper: string, args: string) => {
@@ -179,14 +193,21 @@ export function planPipeline(
    * inside may interrupt it: then W (the host runs each attempt, and sees the interrupt).
    */
   const guardCall = (node: PipelineNode, id: number, fn: string) => call(timedWithin(node) ? 'W' : 'WC', `${id},function(){${fn}}`);
-  /** An if or loop node's code (which starts with `N=<id>;`) under the host's guard, if it has one. */
-  const guarded = (node: PipelineNode, id: number, code: string) => (nodes[id]!.guard ? `N=${id};${guardCall(node, id, code)};` : code);
+  /**
+   * An if or loop node's code (which starts with `N=<id>;`) under the host's guard, if it has one. Its attempts are
+   * a plain function: a guarded if or loop that awaits a host built-in stays in the walker.
+   */
+  const guarded = (node: PipelineNode, id: number, code: string, awaited: boolean) => {
+    if (!nodes[id]!.guard) return code;
+    if (awaited) throw new NotInline();
+    return `N=${id};${guardCall(node, id, code)};`;
+  };
   const enter = (node: PipelineNode) => (node.timeout === undefined ? '' : `${call('DP', lit(Number(node.timeout)))};`);
   const leave = (node: PipelineNode) => (node.timeout === undefined ? '' : `${call('DQ', '')};`);
   /** `code` (which starts with `N=<id>;`) run under the node's own deadline, if it has a timeout. */
   const timed = (node: PipelineNode, id: number, code: string) => {
     if (node.timeout === undefined) return code;
-    const head = `N=${id};`;
+    const head = `N=${id};${CHECK}`;
     return `${head}${enter(node)}${code.slice(head.length)}${leave(node)}`;
   };
 
@@ -205,6 +226,7 @@ export function planPipeline(
   const gen = (node: PipelineNode, path: string, parent: number, loop: number): string => {
     if (!inlinePolicies(node)) throw new NotInline();
     const id = nodes.length;
+    const before = awaits;
     if (node.type === 'if') {
       nodes.push({ path, pkg: 'if', kind: 'if', parent, loop, conditions: node.conditions.length, guard: guardOf(node) });
       const tests = node.conditions.map((c) => expr(expressionOf(c.condition)));
@@ -214,13 +236,14 @@ export function planPipeline(
         const body = genList(node.conditions[i]!.functions, `${path}.conditions[${i}].functions`, id, loop);
         code = `C=${i};if(${tests[i]}){${body}${call('V', `${id},${EVENT.matched},${i},0,TS[${id}]`)}}else{${code}}`;
       }
-      return guarded(node, id, timed(node, id, `N=${id};if(EC<RM)TS[${id}]=NOW();${code};`));
+      return guarded(node, id, timed(node, id, `N=${id};${CHECK}if(EC<RM)TS[${id}]=NOW();${code};`), awaits > before);
     }
     if (node.type === 'loop') {
       const code = genLoop(node, path, parent, loop, id);
-      return guarded(node, id, timed(node, id, code));
+      return guarded(node, id, timed(node, id, code), awaits > before);
     }
     const name = builtinName(node.functionPackage);
+    if (name !== undefined && Object.hasOwn(HOST_BUILTINS, name)) return genBuiltin(node, name, path, parent, loop, id);
     if (!name || !INLINE_BUILTINS.has(name)) throw new NotInline();
     nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop, guard: guardOf(node) });
     const settings = specJs(settingsOf(node, index));
@@ -236,12 +259,34 @@ export function planPipeline(
     if (nodes[id]!.guard) {
       // The guard covers the node's own work; its nested functions run after it, when it ran (WR: not skipped).
       const own = gated
-        ? `${on}S=${settings};if(!S.condition){${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}WR=0}else{${action('S')};${off}}`
-        : `${on}${action(settings)};${off}`;
+        ? `${CHECK}${on}S=${settings};if(!S.condition){${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}WR=0}else{${action('S')};${off}}`
+        : `${CHECK}${on}${action(settings)};${off}`;
       return `N=${id};if(${guardCall({ ...node, functions: undefined }, id, own)}){${rest}}`;
     }
-    if (!gated) return `N=${id};${on}${action(settings)};${off}${rest}`;
-    return `N=${id};${on}S=${settings};if(!S.condition){${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}}else{${action('S')};${off}${rest}}`;
+    if (!gated) return `N=${id};${CHECK}${on}${action(settings)};${off}${rest}`;
+    return `N=${id};${CHECK}${on}S=${settings};if(!S.condition){${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}}else{${action('S')};${off}${rest}}`;
+  };
+
+  /**
+   * A host built-in node: the guest evaluates its settings and awaits the host (`HB`, one `HQ` request); its guard
+   * (`WA`) runs its attempts in the guest and asks the host (`GH`) after a failed one, as `WC` does. A timeout is
+   * `DP`/`DQ` around the node's own work; the host bounds its wait by the deadline in force.
+   */
+  const genBuiltin = (node: FunctionNode, name: string, path: string, parent: number, loop: number, id: number): string => {
+    nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop, guard: guardOf(node), builtin: name });
+    awaits++;
+    const settings = specJs(settingsOf(node, index));
+    const children = genList(node.functions, `${path}.functions`, id, loop);
+    const [on, off] = [enter(node), leave(node)];
+    const gated = node.settings !== undefined && 'condition' in node.settings;
+    const skip = `${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}`;
+    const await_ = (value: string) => `await ${call('HB', `${id},${value}`)};${off}`;
+    if (nodes[id]!.guard) {
+      const own = gated ? `${CHECK}${on}S=${settings};if(!S.condition){${skip}WR=0}else{${await_('S')}}` : `${CHECK}${on}${await_(settings)}`;
+      return `N=${id};if(await ${call('WA', `${id},async function(){${own}}`)}){${children}}`;
+    }
+    if (!gated) return `N=${id};${CHECK}${on}${await_(settings)}${children}`;
+    return `N=${id};${CHECK}${on}S=${settings};if(!S.condition){${skip}}else{${await_('S')}${children}}`;
   };
 
   const genLoop = (node: LoopNode, path: string, parent: number, loop: number, id: number): string => {
@@ -252,15 +297,15 @@ export function planPipeline(
     let head: string;
     if (node.items !== undefined) {
       const notArray = lit(`loop items ${JSON.stringify(node.items)} is not an array`);
-      head = `${a}=${expr(itemsExpression(node.items))};if(${a}==null)${call('V', `${id},${EVENT.noItems}`)};else{if(!isArr(${a}))X(${id},"EXPRESSION_FAILED","TypeError",${notArray});${n}=${a}.length;${f}=0;`;
+      head = `${CHECK}${a}=${expr(itemsExpression(node.items))};if(${a}==null)${call('V', `${id},${EVENT.noItems}`)};else{if(!isArr(${a}))X(${id},"EXPRESSION_FAILED","TypeError",${notArray});${n}=${a}.length;${f}=0;`;
     } else {
       const bound = (b: number | string, key: string) => call('B', `${typeof b === 'number' ? lit(b) : expr(expressionOf(b))},"${key}"`);
-      head = `${f}=${bound(node.range!.from, 'from')};${n}=${bound(node.range!.to, 'to')}-${f}+1;${a}=null;{`;
+      head = `${CHECK}${f}=${bound(node.range!.from, 'from')};${n}=${bound(node.range!.to, 'to')}-${f}+1;${a}=null;{`;
     }
     const body = genList(node.functions, `${path}.functions`, id, id);
     const input = node.items !== undefined ? `{items:${a}}` : `{from:${f},to:${f}+${n}-1}`;
     // P: limit check and saved scope; Y: next item; Z: scope restored and the loop recorded (with its input).
-    return `N=${id};${head}${o}=P(${id},${n});for(${k}=0;${k}<${n}&&!E;${k}++){Y(${id},${k},${a},${f});${body}}Z(${id},${o},${n},${input})}`;
+    return `N=${id};${head}${o}=P(${id},${n});for(${k}=0;${k}<${n}&&!E;${k}++){Y(${id},${k},${a},${f});${CHECK}${body}}Z(${id},${o},${n},${input})}`;
   };
 
   /** Whether a node may end the run (a `return` anywhere inside it). */
@@ -274,16 +319,16 @@ export function planPipeline(
   const planList = (list: PipelineNode[] | undefined, base: string) => {
     if (!list) return;
     const steps: Step[] = [];
-    let open: { start: number; code: string[]; guard: boolean } | undefined;
+    let open: { start: number; code: string[]; guard: boolean; async: boolean } | undefined;
     const close = (end: number) => {
       if (!open) return;
-      segments.push(open.code.join(''));
-      steps.push({ segment: segments.length - 1, start: open.start, end });
+      segments.push({ code: open.code.join(''), async: open.async });
+      steps.push({ segment: segments.length - 1, start: open.start, end, ...(open.async ? { async: true as const } : {}) });
       open = undefined;
     };
     list.forEach((node, i) => {
       const path = `${base}[${i}]`;
-      const mark = { nodes: nodes.length, vars: loopVars.length, loops: usesLoops, used: new Set(used) };
+      const mark = { nodes: nodes.length, vars: loopVars.length, loops: usesLoops, used: new Set(used), awaits };
       let code: string | undefined;
       try {
         code = gen(node, path, -1, -1);
@@ -292,11 +337,13 @@ export function planPipeline(
         nodes.length = mark.nodes;
         loopVars.length = mark.vars;
         usesLoops = mark.loops;
+        awaits = mark.awaits;
         used.clear();
         for (const h of mark.used) used.add(h);
       }
       if (code !== undefined) {
-        open ??= { start: i, code: [], guard: false };
+        open ??= { start: i, code: [], guard: false, async: false };
+        open.async ||= awaits > mark.awaits;
         open.code.push(open.guard ? `if(!E){${code}}` : code);
         open.guard ||= mayEnd(node);
         return;
@@ -318,7 +365,8 @@ export function planPipeline(
   const helpers: Record<string, string> = {
     x: 'function x(i){return fns[i](ctx,scope)}',
     T: LIB.text.replace('function text', 'function T'),
-    D: `${LIB.put}${LIB.merge}function D(id,S){merge(S);st.last=S;V(id,0,0,0,0,S,S)}`,
+    M: `${LIB.put}${LIB.merge}`,
+    D: 'function D(id,S){merge(S);st.last=S;V(id,0,0,0,0,S,S)}',
     Q: 'function Q(id,S){st.result=S.value;st.ended=true;E=1;V(id,0,0,0,0,S,S.value)}',
     L: `function L(id,S){MS.push(T(S.message));V(id,${EVENT.log},MS.length-1);V(id,0,0,0,0,S)}`,
     // DP(ms)/DQ(): a node timeout. The host's deadline (DLH, src/sandbox/session.ts) moves only when the node's
@@ -335,13 +383,22 @@ export function planPipeline(
     // one fails (2: try again; 0: give up, the run goes on; or GH throws) or, after retries, GH(id, 2, undefined, …)
     // once it succeeded. The mode is ours, never taken from the thrown value. RA[id]: the attempt running (a failure the guest cannot catch is traced with it).
     WC: `function WC(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,a=0,t,r,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it};for(;;){a++;RA[id]=a;b();WR=1;N=id;t=NOW();try{f()}catch(e){r=GH(id,1,e,NOW()-t,a);if(r===2)continue;b();WR=0;N=id;return 0}if(a>1)GH(id,2,undefined,NOW()-t,a);N=id;return WR}}`,
+    // HB(id, S): a host built-in with its evaluated settings S, awaited (HQ: the host checks the node and the JSON);
+    // its result is merged as the walker's absorb does, and the node recorded with its time. FV: the settings'
+    // trace value while the host works, for the failed entry if it fails.
+    HB: `async function HB(id,S){var t=NOW(),r;FV=EC<RM?[id,TV(S,MX)]:0;r=await HQ(${REQUEST.builtin},id,J.stringify(S));FV=0;r=r===undefined?undefined:J.parse(r);merge(r);if(r!==undefined)st.last=r;V(id,${EVENT.ok},0,NOW()-t,t,S,r)}`,
+    // WA(id, fn): WC for an async attempt (a host built-in's own work). An interrupt inside fn rejects its promise
+    // like any failure; the node timeouts it entered are left on the guest's side and, as many (c), on the host's
+    // (GH pops them, never below an attempt's floor), so the guard decides under the deadline the node began with.
+    WA: `async function WA(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DN,a=0,t,r,c,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it};for(;;){a++;RA[id]=a;b();WR=1;N=id;t=NOW();try{await f()}catch(e){for(c=0;DN>dl;)if(DS[--DN]>=0)c++;HD=hd;r=GH(id,${GUARD.failed},e,NOW()-t,a,c);if(r===${ANSWER.again})continue;b();WR=0;N=id;return ${ANSWER.gaveUp}}if(a>1)GH(id,${GUARD.succeeded},undefined,NOW()-t,a);N=id;return WR}}`,
     W: `function W(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DN,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it;HD=hd;DN=dl};var r=GH(id,0,function(){b();WR=1;N=id;f()});if(!r){b();WR=0}N=id;return r&&WR}`,
     B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v)){var s=J.stringify(v)||"null";X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(s.length>1000?"a value over 1000 characters of JSON":s))}return v}`,
   };
   if (used.has('L')) used.add('T');
+  if (used.has('D') || used.has('HB')) used.add('M');
   if (used.has('DP')) used.add('DQ');
   const source =
-    `var E=0,I=-1,N=-1,C=0,FL='',S,EV,MS,AG,EC,RM,RI,SC,VA,T0,HD,DN=0,DS=Object.create(null),NOW=_.now,WR=1,RA=Object.create(null),TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
+    `var E=0,I=-1,N=-1,C=0,FL='',FV=0,S,EV,MS,AG,EC,RM,RI,SC,VA,T0,HD,DN=0,DS=Object.create(null),NOW=_.now,WR=1,RA=Object.create(null),TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
     (usesLoops ? `,K=[],isArr=Array.isArray${loopVars.map((name) => `,${name}`).join('')}` : '') +
     ';' +
     Object.entries(helpers)
@@ -361,11 +418,13 @@ export function planPipeline(
         `function Z(id,o,n,x){R(o);I=o.o;V(id,${EVENT.iterations},n<0?0:n,NOW()-o.d,o.d,x)}` +
         `api.unwind=function(){R(SC)};`
       : '') +
-    `var G=[${segments.map((code) => `function(){${code}}`).join(',')}];` +
+    `var G=[${segments.map((g) => `${g.async ? 'async ' : ''}function(){${g.code.replaceAll(CHECK, g.async ? CHECK_CODE : '')}}`).join(',')}];` +
     // run(k, iteration, room, room for logs, ms left before the host's deadline) runs segment k; run(-1) only reports what was recorded since the last report (after a failure, or for a guard) and forgets it: [ended, events, log messages,
     // counts per node, failing node, failing condition, engine failure, active loop indexes (or 0), traced values, attempts].
-    `api.run=function(k,it,rm,ri,rem){if(k>=0){EV=[];MS=[];AG={};VA=[];T0=NOW();HD=T0+rem;DN=0;EC=0;RM=rm;RI=ri;FL='';N=-1;I=it;E=0;` +
+    // go(k, …) starts async segment k the same way and returns its promise; run(-1) then reports.
+    `function A(it,rm,ri,rem){EV=[];MS=[];AG={};VA=[];T0=NOW();HD=T0+rem;DN=0;EC=0;RM=rm;RI=ri;FL='';FV=0;N=-1;I=it;E=0;` +
     (usesLoops ? `SC={h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex};` : '') +
-    `G[k]()}var t=J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA,RA]);if(k<0){EV=[];MS=[];AG={};VA=[];FL=''}return t};`;
+    `}api.run=function(k,it,rm,ri,rem){if(k>=0){A(it,rm,ri,rem);G[k]()}var t=J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA,RA,FV]);if(k<0){EV=[];MS=[];AG={};VA=[];FL='';FV=0}return t};` +
+    `api.go=function(k,it,rm,ri,rem){A(it,rm,ri,rem);return G[k]()};`;
   return { source, nodes, lists };
 }

@@ -5,7 +5,8 @@ import type { SandboxModule } from '../sandbox/pool.js';
 import { closeWhenIdle, openSession, type Session } from '../sandbox/session.js';
 import { PipelineFailure, toFailure } from '../contract/pipeline-failure.js';
 import { exceedsBytes, resolveLimits, type ResolvedLimits } from './limits.js';
-import { asExtension, collectExpressions, EVENT, type InlineNode, planPipeline, type Plan } from './inline.js';
+import { asExtension, collectExpressions, type InlineNode, planPipeline, type Plan } from './inline.js';
+import { EVENT, REPORT } from './protocol.js';
 import { expressionOf, itemsExpression, settingsSpec } from './templates.js';
 import { createTrace, type EntryValues, ms, type TraceRecorder } from './trace.js';
 import { type EncodedValue, encodeValue, isEncoded } from './trace-values.js';
@@ -163,6 +164,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       program: run.plan.source,
       guard: (id, attempt) => guardNode(run, id, attempt),
       caught: (id, failure, took, attempt) => guardCaught(run, id, failure, took, attempt),
+      builtin: (id, settings, signal) => callBuiltin(run, id, settings, signal),
       onConsole: (level, message) =>
         run.trace.add({
           path: run.at.path,
@@ -257,7 +259,8 @@ async function runNodes(run: Run, nodes: PipelineNode[] | undefined, base: strin
   for (const step of steps) {
     if (run.ended) return;
     if ('segment' in step) {
-      runSegment(run, step.segment, deadline, iteration);
+      if (step.async) await runAsyncSegment(run, step.segment, deadline, iteration);
+      else runSegment(run, step.segment, deadline, iteration);
       continue;
     }
     const node = nodes[step.host]!;
@@ -293,6 +296,58 @@ function runSegment(run: Run, segment: number, deadline: number, iteration: numb
     throw segmentFailure(run, error, deadline);
   }
   if (recordEvents(run, text, start)) run.ended = true;
+}
+
+/**
+ * Runs an async segment (one that awaits host built-ins): the guest runs it to the end, awaiting the host where a
+ * node needs it (`callBuiltin`); then its events are recorded, or its failure traced, as for any segment.
+ */
+async function runAsyncSegment(run: Run, segment: number, deadline: number, iteration: number | undefined): Promise<void> {
+  const room = run.trace.room();
+  const start = sinceStart(run);
+  run.segment = { start, iteration };
+  run.passing = undefined;
+  const s = run.session;
+  let text: string;
+  try {
+    const left = Math.max(0, Math.min(deadline, run.runDeadline) - now());
+    await s.settleProgram('go', segment, iteration ?? -1, room.ordinary, room.important, left);
+    // The node deadlines the segment entered are all left; the report is collected under the one it began with.
+    s.setDeadline(deadline);
+    text = s.string('run', -1);
+  } catch (error) {
+    throw segmentFailure(run, error, deadline);
+  }
+  if (recordEvents(run, text, start)) run.ended = true;
+}
+
+/**
+ * The host side of an async segment's built-in request (`HQ(builtin, id, settings)`, protocol.ts): the node must
+ * be one the plan compiled as that built-in, and its settings are checked and parsed as the walker does. Resolves
+ * with the result's JSON text; rejects with the node's failure. The session bounds the wait and aborts `signal`.
+ */
+async function callBuiltin(run: Run, id: number, text: string, signal: AbortSignal): Promise<string> {
+  const node = Number.isInteger(id) ? run.plan.nodes[id] : undefined;
+  const name = node?.builtin;
+  const builtin = name !== undefined && Object.hasOwn(HOST_BUILTINS, name) ? HOST_BUILTINS[name] : undefined;
+  if (!node || !builtin) throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox asked for a built-in that is not in the program', true);
+  try {
+    const max = run.limits.resultBytes;
+    if (exceedsBytes(text, max)) throw new PipelineFailure('FUNCTION_FAILED', 'ValidationError', `The settings are larger than ${max} bytes`);
+    let settings: unknown;
+    try {
+      settings = text === '' ? {} : JSON.parse(text);
+    } catch {
+      throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox sent settings that are not JSON', true);
+    }
+    if (!isPlainObject(settings)) throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox sent settings that are not an object', true);
+    const value = await builtin({ settings, services: run.options.services, environment: run.options.environment, signal, maxBytes: max });
+    const json = value === undefined ? '' : JSON.stringify(value);
+    if (json.length > max) throw new PipelineFailure('FUNCTION_FAILED', 'ResultTooLargeError', `${node.pkg} returned more than ${max} bytes`);
+    return json ?? '';
+  } catch (error) {
+    throw toFailure(error, 'FUNCTION_FAILED');
+  }
 }
 
 /**
@@ -389,7 +444,7 @@ function segmentFailure(run: Run, error: unknown, deadline: number): PipelineFai
  * entry for the failing node and each inline ancestor below `stopAt` (-1: the segment's top), as the walker would.
  * A failure a guard passed up (`run.passing`) is traced on from where that guard stopped.
  */
-function traceFailure(run: Run, error: unknown, stopAt: number): { failure: PipelineFailure; inLoop: boolean; indexes: unknown } {
+function traceFailure(run: Run, error: unknown, stopAt: number): { failure: PipelineFailure; inLoop: boolean; indexes: unknown; input?: EncodedValue } {
   const s = run.session;
   // The guest's report, collected under a short deadline of its own (also after an interrupt).
   let report: unknown[] = [];
@@ -402,7 +457,11 @@ function traceFailure(run: Run, error: unknown, stopAt: number): { failure: Pipe
       /* a crashed, exhausted or cancelled sandbox: only the error is reported */
     }
   }
-  const [, , , , id, condition, engine, indexes, , attempts] = report;
+  const [id, condition, engine, indexes, attempts, awaited] = (['node', 'condition', 'engine', 'loopIndexes', 'attempts', 'awaited'] as const).map(
+    (key) => report[REPORT[key]],
+  );
+  // The settings of an awaiting node whose host call failed: the input of its failed (or retried) entry.
+  const input = Array.isArray(awaited) && awaited[0] === id && isEncoded(awaited[1]) ? (awaited[1] as EncodedValue) : undefined;
   const passing = run.passing;
   run.passing = undefined;
   let f: PipelineFailure;
@@ -433,18 +492,21 @@ function traceFailure(run: Run, error: unknown, stopAt: number): { failure: Pipe
     const k = n.loop >= 0 && Array.isArray(indexes) ? indexes[n.loop] : run.segment.iteration;
     // A guarded node the guest ran (WC) that failed past its catch (an interrupt): its attempts so far.
     const tries = n.guard && attempts !== null && typeof attempts === 'object' ? Number((attempts as Record<string, unknown>)[at]) : 0;
-    run.trace.add({
-      path: n.path,
-      package: n.pkg,
-      startMs: failedAt,
-      durationMs: 0,
-      outcome: 'failed',
-      message: `${f.errorType}: ${f.message}`,
-      ...iter(typeof k === 'number' ? k : undefined),
-      ...(tries > 1 ? { retries: tries - 1 } : {}),
-    });
+    run.trace.add(
+      {
+        path: n.path,
+        package: n.pkg,
+        startMs: failedAt,
+        durationMs: 0,
+        outcome: 'failed',
+        message: `${f.errorType}: ${f.message}`,
+        ...iter(typeof k === 'number' ? k : undefined),
+        ...(tries > 1 ? { retries: tries - 1 } : {}),
+      },
+      at === failing && input ? { input } : undefined,
+    );
   }
-  return { failure: f, inLoop, indexes };
+  return { failure: f, inLoop, indexes, ...(!passing && id === stopAt && input ? { input } : {}) };
 }
 
 /**
@@ -507,6 +569,8 @@ function attemptFailed(
 ): number {
   const traced = traceFailure(run, failed, id);
   let f = traced.failure;
+  // The settings the failed attempt sent to the host (the walker traces each attempt with its input).
+  let values: EntryValues | undefined = traced.input ? { input: traced.input } : undefined;
   const { indexes } = traced;
   const inLoop = traced.inLoop || node.kind === 'loop';
   const passUp = (failure: PipelineFailure) => {
@@ -524,14 +588,15 @@ function attemptFailed(
       message: `${f.errorType}: ${f.message}`,
     };
     if (!f.fatal && k < node.guard.attempts) {
-      run.trace.add({ ...entry, outcome: 'retried' });
+      run.trace.add({ ...entry, outcome: 'retried' }, values);
+      values = undefined;
       // As the walker checks the run's time before another attempt (a failure that escapes the node).
       if (run.options.signal?.aborted || now() > run.runDeadline) throw passUp(timeoutFailure(run));
       if (now() <= run.session.deadline) return 2;
       f = timeoutFailure(run);
       continue;
     }
-    run.trace.add({ ...entry, ...(k > 1 ? { retries: k - 1 } : {}), outcome: 'failed' });
+    run.trace.add({ ...entry, ...(k > 1 ? { retries: k - 1 } : {}), outcome: 'failed' }, values);
     if (f.fatal || !node.guard.continueOnError) throw passUp(f);
     try {
       run.session.void(
