@@ -47,8 +47,11 @@ export interface InlineNode {
   loop: number;
   /** Number of conditions of an `if` node. */
   conditions?: number;
-  /** A node with `retry` or `continueOnError`: run under the host's guard (`W` → `GH`, see runner.ts `guardNode`). */
-  guard?: { attempts: number; continueOnError: boolean };
+  /**
+   * A node with `retry` or `continueOnError`: run under the host's guard (`W` → `GH`, see runner.ts `guardNode`).
+   * `wait`: a retry that waits between attempts (`WA` awaits the host's sleep, `HQ(sleep)`).
+   */
+  guard?: { attempts: number; continueOnError: boolean; wait?: { delayMs: number; exponential: boolean } };
   /** A host built-in (`read-datasource`…): the program awaits it as a host request (`HB` → `HQ`, protocol.ts). */
   builtin?: string;
 }
@@ -174,13 +177,15 @@ export function planPipeline(
     }
   };
   // A `timeout` compiles to DP(ms) … DQ() around the node; `retry` and `continueOnError` to W(id, fn), which the
-  // host runs (GH) attempt by attempt. A retry that waits between attempts still needs the walker.
-  const inlinePolicies = (node: PipelineNode) => !('retry' in node) || node.retry === undefined || !(Number(node.retry.delayMs) > 0);
+  // host runs (GH) attempt by attempt, or WC/WA, which the guest runs; a retry that waits sleeps in WA (HQ(sleep)).
   const guardOf = (node: PipelineNode): InlineNode['guard'] => {
     // As in the walker, `retry` applies to function nodes only.
     const retry = node.type === undefined || node.type === 'function' ? node.retry : undefined;
     const attempts = retry ? Math.max(1, Math.floor(Number(retry.attempts) || 1)) : 1;
-    return attempts > 1 || node.continueOnError ? { attempts, continueOnError: node.continueOnError === true } : undefined;
+    if (!(attempts > 1 || node.continueOnError)) return undefined;
+    const guard: NonNullable<InlineNode['guard']> = { attempts, continueOnError: node.continueOnError === true };
+    if (attempts > 1 && Number(retry!.delayMs) > 0) guard.wait = { delayMs: Number(retry!.delayMs), exponential: retry!.backoff === 'exponential' };
+    return guard;
   };
   /** Whether a node or one inside it has a `timeout` (its interrupt cannot be caught inside the guest). */
   const timedWithin = (node: PipelineNode): boolean =>
@@ -192,7 +197,13 @@ export function planPipeline(
    * A guarded node's call: WC (the guest catches; the host is called only when an attempt fails) unless a timeout
    * inside may interrupt it: then W (the host runs each attempt, and sees the interrupt).
    */
-  const guardCall = (node: PipelineNode, id: number, fn: string) => call(timedWithin(node) ? 'W' : 'WC', `${id},function(){${fn}}`);
+  const guardCall = (node: PipelineNode, id: number, fn: string) => {
+    if (nodes[id]!.guard?.wait) {
+      awaits++;
+      return `await ${call('WA', `${id},async function(){${fn}},1`)}`;
+    }
+    return call(timedWithin(node) ? 'W' : 'WC', `${id},function(){${fn}}`);
+  };
   /**
    * An if or loop node's code (which starts with `N=<id>;`) under the host's guard, if it has one. Its attempts are
    * a plain function: a guarded if or loop that awaits a host built-in stays in the walker.
@@ -224,7 +235,6 @@ export function planPipeline(
   };
 
   const gen = (node: PipelineNode, path: string, parent: number, loop: number): string => {
-    if (!inlinePolicies(node)) throw new NotInline();
     const id = nodes.length;
     const before = awaits;
     if (node.type === 'if') {
@@ -283,7 +293,7 @@ export function planPipeline(
     const await_ = (value: string) => `await ${call('HB', `${id},${value}`)};${off}`;
     if (nodes[id]!.guard) {
       const own = gated ? `${CHECK}${on}S=${settings};if(!S.condition){${skip}WR=0}else{${await_('S')}}` : `${CHECK}${on}${await_(settings)}`;
-      return `N=${id};if(await ${call('WA', `${id},async function(){${own}}`)}){${children}}`;
+      return `N=${id};if(await ${call('WA', `${id},async function(){${own}},${nodes[id]!.guard!.wait ? 1 : 0}`)}){${children}}`;
     }
     if (!gated) return `N=${id};${CHECK}${on}${await_(settings)}${children}`;
     return `N=${id};${CHECK}${on}S=${settings};if(!S.condition){${skip}}else{${await_('S')}${children}}`;
@@ -387,10 +397,11 @@ export function planPipeline(
     // its result is merged as the walker's absorb does, and the node recorded with its time. FV: the settings'
     // trace value while the host works, for the failed entry if it fails.
     HB: `async function HB(id,S){var t=NOW(),r;FV=EC<RM?[id,TV(S,MX)]:0;r=await HQ(${REQUEST.builtin},id,J.stringify(S));FV=0;r=r===undefined?undefined:J.parse(r);merge(r);if(r!==undefined)st.last=r;V(id,${EVENT.ok},0,NOW()-t,t,S,r)}`,
-    // WA(id, fn): WC for an async attempt (a host built-in's own work). An interrupt inside fn rejects its promise
+    // WA(id, fn, w): WC for an async attempt (a host built-in's own work). An interrupt inside fn rejects its promise
     // like any failure; the node timeouts it entered are left on the guest's side and, as many (c), on the host's
-    // (GH pops them, never below an attempt's floor), so the guard decides under the deadline the node began with.
-    WA: `async function WA(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DN,a=0,t,r,c,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it};for(;;){a++;RA[id]=a;b();WR=1;N=id;t=NOW();try{await f()}catch(e){for(c=0;DN>dl;)if(DS[--DN]>=0)c++;HD=hd;r=GH(id,${GUARD.failed},e,NOW()-t,a,c);if(r===${ANSWER.again})continue;b();WR=0;N=id;return ${ANSWER.gaveUp}}if(a>1)GH(id,${GUARD.succeeded},undefined,NOW()-t,a);N=id;return WR}}`,
+    // (GH pops them, never below an attempt's floor), so the guard decides under the deadline the node began with. w: a retry that waits:
+    // the host sleeps (HQ(sleep)) before the next attempt, which then checks the deadline (CHECK) as the walker's does.
+    WA: `async function WA(id,f,w){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DN,a=0,t,r,c,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it};for(;;){a++;RA[id]=a;b();WR=1;N=id;t=NOW();try{await f()}catch(e){for(c=0;DN>dl;)if(DS[--DN]>=0)c++;HD=hd;r=GH(id,${GUARD.failed},e,NOW()-t,a,c);if(r===${ANSWER.again}){if(w)await HQ(${REQUEST.sleep},id,a);continue}b();WR=0;N=id;return ${ANSWER.gaveUp}}if(a>1)GH(id,${GUARD.succeeded},undefined,NOW()-t,a);N=id;return WR}}`,
     W: `function W(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DN,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it;HD=hd;DN=dl};var r=GH(id,0,function(){b();WR=1;N=id;f()});if(!r){b();WR=0}N=id;return r&&WR}`,
     B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v)){var s=J.stringify(v)||"null";X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(s.length>1000?"a value over 1000 characters of JSON":s))}return v}`,
   };

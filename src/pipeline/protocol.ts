@@ -25,8 +25,11 @@ export const ANSWER = { gaveUp: 0, ran: 1, again: 2 } as const;
  * settings the guest evaluated, and returns a guest promise of its result's JSON text ('' for none); the host
  * bounds the wait by its own deadline in force. `time`: `HQ(1)` throws the timeout failure when the host's
  * deadline in force has passed (the walker's check before every node and loop iteration), else returns.
+ * `sleep`: `HQ(2, id, attempt)` after attempt `attempt` of node `id` failed and its guard said "again": a guest
+ * promise resolved once the node's retry wait (from the host's plan, cut at the deadline around the node) is over;
+ * rejected when the run's time is up or the run was cancelled meanwhile.
  */
-export const REQUEST = { builtin: 0, time: 1 } as const;
+export const REQUEST = { builtin: 0, time: 1, sleep: 2 } as const;
 
 /** Indexes in the program's report (`run(-1)`, a JSON array). */
 export const REPORT = {

@@ -60,6 +60,8 @@ interface Run {
   segment: { start: number; iteration: number | undefined };
   /** A failure a guard (guardNode) passes up, traced from its failing node up to `traced` (a plan node id). */
   passing?: { failure: PipelineFailure; traced: number; inLoop: boolean };
+  /** The guarded node whose retry wait is running (`retrySleep`): a failure meanwhile escapes it, as in the walker. */
+  sleeping?: number;
 }
 
 const now = () => performance.now();
@@ -165,6 +167,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       guard: (id, attempt) => guardNode(run, id, attempt),
       caught: (id, failure, took, attempt) => guardCaught(run, id, failure, took, attempt),
       builtin: (id, settings, signal) => callBuiltin(run, id, settings, signal),
+      sleep: (id, attempt) => retrySleep(run, id, attempt),
       onConsole: (level, message) =>
         run.trace.add({
           path: run.at.path,
@@ -462,8 +465,10 @@ function traceFailure(run: Run, error: unknown, stopAt: number): { failure: Pipe
   );
   // The settings of an awaiting node whose host call failed: the input of its failed (or retried) entry.
   const input = Array.isArray(awaited) && awaited[0] === id && isEncoded(awaited[1]) ? (awaited[1] as EncodedValue) : undefined;
-  const passing = run.passing;
+  // A failure while a retry waited (the run's time, a cancel) escapes that node untraced, as in the walker.
+  const passing = run.passing ?? (run.sleeping === undefined ? undefined : { failure: toFailure(error), traced: run.sleeping, inLoop: false });
   run.passing = undefined;
+  run.sleeping = undefined;
   let f: PipelineFailure;
   let from: number;
   const failing = passing ? -2 : id;
@@ -590,6 +595,8 @@ function attemptFailed(
     if (!f.fatal && k < node.guard.attempts) {
       run.trace.add({ ...entry, outcome: 'retried' }, values);
       values = undefined;
+      // A retry that waits: the guest awaits the wait (retrySleep), then its next attempt checks the deadline.
+      if (node.guard.wait) return 2;
       // As the walker checks the run's time before another attempt (a failure that escapes the node).
       if (run.options.signal?.aborted || now() > run.runDeadline) throw passUp(timeoutFailure(run));
       if (now() <= run.session.deadline) return 2;
@@ -609,6 +616,29 @@ function attemptFailed(
       throw passUp(toFailure(error));
     }
     return 0;
+  }
+}
+
+/**
+ * The host side of `HQ(sleep, id, attempt)` (protocol.ts): the wait of a guarded node's retry after `attempt` failed,
+ * from the plan's policy (never the guest's word), cut at the deadline around the node, as withPolicies waits;
+ * then the run's time is checked. A failure escapes the node (run.passing), as it escapes withPolicies.
+ */
+async function retrySleep(run: Run, id: number, attempt: number): Promise<void> {
+  const node = guarded(run, id);
+  const wait = node.guard.wait;
+  if (!wait || !Number.isInteger(attempt) || attempt < 1 || attempt >= node.guard.attempts)
+    throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox asked for a retry wait that is not in the program', true);
+  const delay = wait.exponential ? wait.delayMs * 2 ** (attempt - 1) : wait.delayMs;
+  run.sleeping = id;
+  try {
+    await sleep(run, Math.min(delay, Math.max(0, run.session.deadline - now())));
+    checkTime(run, run.runDeadline);
+  } catch (error) {
+    if (run.sleeping === id) run.passing = { failure: toFailure(error), traced: id, inLoop: false };
+    throw error;
+  } finally {
+    if (run.sleeping === id) run.sleeping = undefined;
   }
 }
 

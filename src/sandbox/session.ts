@@ -46,6 +46,11 @@ export interface SessionOptions {
    * aborted and the guest's promise rejected with a timeout) and refuses the request outside `settleProgram`.
    */
   builtin?: (id: number, settings: string, signal: AbortSignal) => Promise<string>;
+  /**
+   * The program's `HQ(sleep, id, attempt)`: the wait of node `id`'s retry after `attempt` failed (the runner
+   * computes and bounds it); rejects with the failure that ends the node (the run's time, a cancel).
+   */
+  sleep?: (id: number, attempt: number) => Promise<void>;
 }
 
 type Arg = string | number;
@@ -454,11 +459,13 @@ export function openSession(options: SessionOptions): Session {
       if (closed) return { error: newGuestError(new Error('The run has ended: no more host calls are accepted')) };
       const request = ctx.typeof(requestH) === 'number' ? ctx.getNumber(requestH) : -1;
       if (request === REQUEST.time) return aborted() || now() > deadline ? { error: mark(timeoutError()) } : undefined;
-      const builtin = options.builtin;
-      if (request !== REQUEST.builtin || !programRunning || !builtin || ctx.typeof(idH) !== 'number' || ctx.typeof(textH) !== 'string')
+      // A built-in's wait is bounded here by the deadline in force; a retry's sleep by the runner (it is never a failure).
+      const bounded = request === REQUEST.builtin;
+      const serve = bounded ? options.builtin : request === REQUEST.sleep ? options.sleep : undefined;
+      if (!serve || !programRunning || ctx.typeof(idH) !== 'number' || ctx.typeof(textH) !== (bounded ? 'string' : 'number'))
         return { error: newGuestError(new TypeError('Invalid host request')) };
       const node = ctx.getNumber(idH);
-      const text = ctx.getString(textH);
+      const arg = bounded ? ctx.getString(textH) : ctx.getNumber(textH);
       const id = ++seq;
       const deferred = ctx.newPromise();
       pending.set(id, deferred);
@@ -493,14 +500,14 @@ export function openSession(options: SessionOptions): Session {
         controller.abort();
         answer(false, timeoutError());
       }
-      const timer = setTimeout(expire, Math.max(0, deadline - now()) + 1);
-      options.signal?.addEventListener('abort', expire);
+      const timer = bounded ? setTimeout(expire, Math.max(0, deadline - now()) + 1) : undefined;
+      if (bounded) options.signal?.addEventListener('abort', expire);
       cancels.set(id, () => {
         stop();
         controller.abort();
       });
       Promise.resolve()
-        .then(() => builtin(node, text, controller.signal))
+        .then(() => (serve as (node: number, arg: string | number, signal: AbortSignal) => Promise<string | undefined>)(node, arg, controller.signal))
         .then(
           (value) => answer(true, typeof value === 'string' ? value : ''),
           (error: unknown) => answer(false, error instanceof PipelineFailure ? error : new PipelineFailure('FUNCTION_FAILED', 'FunctionError', String(error))),

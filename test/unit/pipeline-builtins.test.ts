@@ -332,6 +332,92 @@ describe('host built-ins compiled as awaited host requests agree with the walker
   });
 });
 
+describe("a retry that waits: the guest awaits the host's sleep, as the walker waits", () => {
+  test('an expression-only node retried with a constant wait: retried entries, then the success with its count', async () => {
+    const started = Date.now();
+    const { outcome } = await compare({
+      payload: { n: 0 },
+      functions: [set({ x: '{{ (context.n = n + 1) < 3 ? nope : n }}' }, { retry: { attempts: 3, delayMs: 40 } }), ret('{{ [x, n] }}')],
+    });
+    expect(outcome.ok && outcome.result).toEqual([3, 3]);
+    expect(outcomes(outcome)).toEqual([
+      ['functions[0]', 'retried', undefined, undefined],
+      ['functions[0]', 'retried', undefined, undefined],
+      ['functions[0]', 'ok', undefined, 2],
+      ['functions[1]', 'ok', undefined, undefined],
+    ]);
+    // Both runs waited twice 40 ms.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(160);
+    expect((outcome.trace[2]!.startMs ?? 0) - (outcome.trace[0]!.startMs ?? 0)).toBeGreaterThanOrEqual(75);
+  });
+
+  test('a built-in retried with an exponential wait inside a loop, exhausted with continueOnError', async () => {
+    const { outcome } = await compare(
+      {
+        functions: [
+          {
+            type: 'loop',
+            range: { from: 0, to: 1 },
+            functions: [read({ dataSourceId: 7 }, { retry: { attempts: 3, delayMs: 5, backoff: 'exponential' }, continueOnError: true })],
+          },
+          ret('{{ [records.length, lastError.errorMessage] }}'),
+        ],
+      },
+      () => flaky(4),
+    );
+    expect(outcome.ok && outcome.result).toEqual([2, 'UNAVAILABLE: flaky 2']);
+    expect(outcomes(outcome).map((e) => e[1])).toEqual(['retried', 'retried', 'failed', 'retried', 'ok', 'ok', 'ok']);
+  });
+
+  test('a wait is cut at the deadline around the node; the next attempt then fails at once, as in the walker', async () => {
+    const { outcome } = await compare({
+      limits: { runTimeoutMs: 20_000 },
+      functions: [
+        {
+          type: 'loop',
+          range: { from: 0, to: 2 },
+          timeout: 150,
+          continueOnError: true,
+          functions: [set({ x: '{{ nope }}' }, { retry: { attempts: 3, delayMs: 5000 } })],
+        },
+        ret('{{ lastError.code }}'),
+      ],
+    });
+    expect(outcome.ok && outcome.result).toBe('TIMEOUT');
+    expect(outcomes(outcome)).toEqual([
+      ['functions[0].functions[0]', 'retried', 0, undefined],
+      ['functions[0].functions[0]', 'retried', 0, undefined],
+      ['functions[0].functions[0]', 'failed', 0, 2],
+      ['functions[0]', 'failed', undefined, undefined],
+      ['functions[1]', 'ok', undefined, undefined],
+    ]);
+    expect(outcome.durationMs).toBeLessThan(3000);
+  });
+
+  test('cancelling the run during a wait ends it with ABORTED, the waiting node not traced again', async () => {
+    const run = async (walkOnly: boolean) => {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 150);
+      const options: RunPipelineOptions = {
+        environment: 'client',
+        services: createFakeServices().services,
+        signal: controller.signal,
+        functions: [
+          { type: 'loop', range: { from: 0, to: 0 }, functions: [set({ x: '{{ nope }}' }, { retry: { attempts: 2, delayMs: 5000 }, continueOnError: true })] },
+        ],
+      };
+      return strip(walkOnly ? await runWith(options, { acquire: acquireModule, release: releaseModule, walkOnly }) : await runPipeline(options));
+    };
+    const compiled = await run(false);
+    expect(compiled).toEqual(await run(true));
+    expect(!compiled.ok && compiled.error.code).toBe('ABORTED');
+    expect(outcomes(compiled as RunOutcome)).toEqual([
+      ['functions[0].functions[0]', 'retried', 0, undefined],
+      ['functions[0]', 'failed', undefined, undefined],
+    ]);
+  });
+});
+
 describe('what the guest cannot bend, for built-in requests', () => {
   test('expressions cannot reach the host functions of the program', async () => {
     const { outcome } = await compare({ functions: [read({ dataSourceId: 1 }), ret('{{ [typeof HQ, typeof GH, typeof DLH, typeof HB] }}')] });
