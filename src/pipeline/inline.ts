@@ -396,7 +396,7 @@ export function planPipeline(
     // HB(id, S): a host built-in with its evaluated settings S, awaited (HQ: the host checks the node and the JSON);
     // its result is merged as the walker's absorb does, and the node recorded with its time. FV: the settings'
     // trace value while the host works, for the failed entry if it fails.
-    HB: `async function HB(id,S){var t=NOW(),r;FV=EC<RM?[id,TV(S,MX)]:0;r=await HQ(${REQUEST.builtin},id,J.stringify(S));FV=0;r=r===undefined?undefined:J.parse(r);merge(r);if(r!==undefined)st.last=r;V(id,${EVENT.ok},0,NOW()-t,t,S,r)}`,
+    HB: `async function HB(id,S){var t=NOW(),e=EC<RM?TV(S,MX):0,r;FV=e?[id,e]:0;r=await HQ(${REQUEST.builtin},id,J.stringify(S));FV=0;r=r===undefined?undefined:J.parse(r);merge(r);if(r!==undefined)st.last=r;V(id,${EVENT.ok},0,NOW()-t,t,S,r,e)}`,
     // WA(id, fn, w): WC for an async attempt (a host built-in's own work). An interrupt inside fn rejects its promise
     // like any failure; the node timeouts it entered are left on the guest's side and, as many (c), on the host's
     // (GH pops them, never below an attempt's floor), so the guard decides under the deadline the node began with. w: a retry that waits:
@@ -417,10 +417,10 @@ export function planPipeline(
       .map(([, code]) => code)
       .join('') +
     // V records an event while the trace has room (logs have more): node, iteration, event, its number, duration,
-    // start (ms since the segment began), index of its input and output in VA (encoded by TV; an output that is the
-    // input is 1) or -1; then counts per node.
+    // start (ms since the segment began), index of its input and output in VA (encoded by TV, or e: the input encoded
+    // already; an output that is the input is 1) or -1; then counts per node.
     TRACE_VALUE_JS +
-    `function V(id,k,q,d,s,i,o){if(EC<(k===7?RI:RM)){var t=NOW(),v=-1;if(i!==undefined||o!==undefined){v=VA.length;var a=TV(i,MX);VA.push(a,o===i?1:TV(o,MX))}EV.push(id,I,k,q|0,d|0,(s||t)-T0,v);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d|0}}` +
+    `function V(id,k,q,d,s,i,o,e){if(EC<(k===7?RI:RM)){var t=NOW(),v=-1;if(i!==undefined||o!==undefined){v=VA.length;var a=e||TV(i,MX);VA.push(a,o===i?1:TV(o,MX))}EV.push(id,I,k,q|0,d|0,(s||t)-T0,v);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d|0}}` +
     (usesLoops
       ? `function X(id,code,type,m){N=id;FL=J.stringify([code,type,m]);throw new Error(m)}` +
         `function P(id,n){if(n<0)n=0;if(n>${maxLoopIterations})X(id,"LOOP_LIMIT","LimitError","The loop has "+n+" iterations; the limit is ${maxLoopIterations}");return{d:NOW(),o:I,h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex}}` +

@@ -470,10 +470,7 @@ export function openSession(options: SessionOptions): Session {
       const deferred = ctx.newPromise();
       pending.set(id, deferred);
       const controller = new AbortController();
-      const stop = () => {
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', expire);
-      };
+      const stop = () => clearTimeout(timer);
       const answer = (ok: boolean, value: string | PipelineFailure) => {
         stop();
         cancels.delete(id);
@@ -500,8 +497,8 @@ export function openSession(options: SessionOptions): Session {
         controller.abort();
         answer(false, timeoutError());
       }
-      const timer = bounded ? setTimeout(expire, Math.max(0, deadline - now()) + 1) : undefined;
-      if (bounded) options.signal?.addEventListener('abort', expire);
+      // At the run's own deadline (or a cancel) the program's settle fails the run and drops this call (cancel).
+      const timer = bounded && deadline < options.runDeadline ? setTimeout(expire, Math.max(0, deadline - now()) + 1) : undefined;
       cancels.set(id, () => {
         stop();
         controller.abort();
@@ -688,8 +685,14 @@ export function openSession(options: SessionOptions): Session {
     const firstCall = seq + 1;
     const promise = invoke(name, args);
     const until = () => (program ? options.runDeadline : deadline);
+    // A program waits for many host answers under one fixed deadline (the run's): one timer and one abort listener
+    // for all of them, where a node's settle sets them per wait.
+    const ring = () => wake();
+    const timer = program ? setTimeout(ring, Math.max(0, options.runDeadline - now()) + 1) : undefined;
+    if (program) options.signal?.addEventListener('abort', ring);
     try {
       for (;;) {
+        if (program) check(until());
         drainJobs(until());
         const state = ctx.getPromiseState(promise);
         if (state.type === 'fulfilled') {
@@ -698,7 +701,8 @@ export function openSession(options: SessionOptions): Session {
         }
         if (state.type === 'rejected') throw guestError(state.error);
         if (pending.size === 0) throw new PipelineFailure('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
-        await waitForHost(until());
+        if (program) await new Promise<void>((resolve) => wakers.push(resolve));
+        else await waitForHost(until());
         if (closed) throw new PipelineFailure('ABORTED', 'AbortError', 'The run has ended', true);
       }
     } catch (error) {
@@ -718,6 +722,8 @@ export function openSession(options: SessionOptions): Session {
       if (error instanceof PipelineFailure) throw error;
       throw crash(error);
     } finally {
+      clearTimeout(timer);
+      if (program) options.signal?.removeEventListener('abort', ring);
       if (promise.alive && !disposed && !module.broken) promise.dispose();
     }
   }
