@@ -629,11 +629,9 @@ async function retrySleep(run: Run, id: number, attempt: number): Promise<void> 
   const wait = node.guard.wait;
   if (!wait || !Number.isInteger(attempt) || attempt < 1 || attempt >= node.guard.attempts)
     throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox asked for a retry wait that is not in the program', true);
-  const delay = wait.exponential ? wait.delayMs * 2 ** (attempt - 1) : wait.delayMs;
   run.sleeping = id;
   try {
-    await sleep(run, Math.min(delay, Math.max(0, run.session.deadline - now())));
-    checkTime(run, run.runDeadline);
+    await retryWait(run, wait.exponential ? wait.delayMs * 2 ** (attempt - 1) : wait.delayMs, run.session.deadline);
   } catch (error) {
     if (run.sleeping === id) run.passing = { failure: toFailure(error), traced: id, inLoop: false };
     throw error;
@@ -704,9 +702,7 @@ async function withPolicies(
       if (!f.fatal && attempt < attempts) {
         run.trace.add({ ...entry, outcome: 'retried' }, values);
         const base = retry?.delayMs ?? 0;
-        const wait = retry?.backoff === 'exponential' ? base * 2 ** (attempt - 1) : base;
-        await sleep(run, Math.min(wait, Math.max(0, parentDeadline - now())));
-        checkTime(run, run.runDeadline);
+        await retryWait(run, retry?.backoff === 'exponential' ? base * 2 ** (attempt - 1) : base, parentDeadline);
         continue;
       }
       run.trace.add({ ...entry, ...retries, outcome: 'failed' }, values);
@@ -720,6 +716,17 @@ async function withPolicies(
       run.session.setDeadline(parentDeadline);
     }
   }
+}
+
+/**
+ * The wait between two attempts of a retry (both paths): `delay`, cut at the deadline around the node, where it wakes
+ * just past it (a timer may fire up to a millisecond early), so that the next attempt fails at once; then the run's
+ * time is checked (a failure that escapes the node).
+ */
+async function retryWait(run: Run, delay: number, around: number): Promise<void> {
+  const left = Math.max(0, around - now());
+  await sleep(run, delay <= 0 ? 0 : delay < left ? delay : left + 1);
+  checkTime(run, run.runDeadline);
 }
 
 function sleep(run: Run, delay: number): Promise<void> {

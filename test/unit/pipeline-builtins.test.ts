@@ -332,6 +332,64 @@ describe('host built-ins compiled as awaited host requests agree with the walker
   });
 });
 
+describe('where awaiting nodes are planned', () => {
+  const plan = (functions: PipelineNode[]) => {
+    const indexes = new Map(collectExpressions(functions).map((e, i) => [e, i]));
+    return planPipeline(functions, (e) => indexes.get(e), 100);
+  };
+
+  test('a timed loop or if around a built-in is compiled; a guarded one stays in the walker, its list async inside', () => {
+    const timed = plan([
+      { type: 'loop', range: { from: 0, to: 1 }, timeout: 50, functions: [read({ dataSourceId: 1 })] },
+      { type: 'if', timeout: 50, conditions: [{ condition: 'true', functions: [read({ dataSourceId: 1 })] }] },
+    ]);
+    expect(timed.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 2, async: true }]);
+    const guarded = plan([
+      set({ a: 1 }),
+      { type: 'loop', range: { from: 0, to: 1 }, continueOnError: true, functions: [read({ dataSourceId: 1 }), set({ b: 1 })] },
+      { type: 'if', continueOnError: true, conditions: [{ condition: 'true', functions: [set({ c: 1 })] }] },
+    ]);
+    expect(guarded.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 1 }, { host: 1 }, { segment: 2, start: 2, end: 3 }]);
+    expect(guarded.lists.get('functions[1].functions')).toEqual([{ segment: 1, start: 0, end: 2, async: true }]);
+    // A function node's guard covers its own work: its nested built-ins are compiled under it.
+    const parent = plan([set({ a: 1 }, { continueOnError: true, functions: [read({ dataSourceId: 1 })] })]);
+    expect(parent.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 1, async: true }]);
+  });
+
+  test('a guarded loop and if in the walker around async segments: failures caught, traced and recovered as before', async () => {
+    const { outcome } = await compare({
+      functions: [
+        set({ n: 0 }),
+        {
+          type: 'loop',
+          range: { from: 1, to: 3 },
+          continueOnError: true,
+          functions: [set({ n: '{{ n + 1 }}' }), read({ dataSourceId: '{{ currentItem === 2 ? 404 : 1 }}' })],
+        },
+        {
+          type: 'if',
+          continueOnError: true,
+          conditions: [{ condition: 'n === 2', functions: [read({ dataSourceName: 'hang' }, { timeout: 80 }), set({ never: true })] }],
+        },
+        ret('{{ [n, typeof currentItem, lastError.path, lastError.code, typeof never] }}'),
+      ],
+    });
+    expect(outcome.ok && outcome.result).toEqual([2, 'undefined', 'functions[2]', 'TIMEOUT', 'undefined']);
+  });
+
+  test('a timed loop around a built-in that never answers fails with the loop, as in the walker', async () => {
+    const { outcome } = await compare({
+      limits: { runTimeoutMs: 20_000 },
+      functions: [{ type: 'loop', range: { from: 0, to: 3 }, timeout: 100, functions: [read({ dataSourceId: 1 }), read({ dataSourceName: 'hang' })] }],
+    });
+    expect(!outcome.ok && [outcome.error.code, outcome.error.errorMessage]).toEqual(['TIMEOUT', 'The function exceeded its timeout']);
+    expect(outcomes(outcome).slice(-2)).toEqual([
+      ['functions[0].functions[1]', 'failed', 0, undefined],
+      ['functions[0]', 'failed', undefined, undefined],
+    ]);
+  });
+});
+
 describe("a retry that waits: the guest awaits the host's sleep, as the walker waits", () => {
   test('an expression-only node retried with a constant wait: retried entries, then the success with its count', async () => {
     const started = Date.now();
