@@ -157,6 +157,8 @@ export interface Session {
 }
 
 const DEFAULT_STACK = 128 * 1024;
+/** Job batches an async segment's settle runs before it lets the host's own tasks in (see `settleWith`). */
+const PROGRAM_BATCHES = 16;
 const JOB_BATCH = 256;
 const MAX_ERROR_TEXT = 2000;
 
@@ -346,8 +348,10 @@ export function openSession(options: SessionOptions): Session {
     }
   };
 
-  const drainJobs = (until = deadline) => {
-    while (runtime!.hasPendingJob()) {
+  /** Runs pending guest jobs (at most `batches` batches); returns whether some are left. */
+  const drainJobs = (until = deadline, batches = Infinity): boolean => {
+    for (let b = 0; runtime!.hasPendingJob(); b++) {
+      if (b >= batches) return true;
       check(until);
       let r: ReturnType<NonNullable<typeof runtime>['executePendingJobs']>;
       try {
@@ -358,6 +362,7 @@ export function openSession(options: SessionOptions): Session {
       if (r.error) throw guestError(r.error);
       r.dispose();
     }
+    return false;
   };
 
   const waitForHost = async (until = deadline) => {
@@ -693,13 +698,19 @@ export function openSession(options: SessionOptions): Session {
     try {
       for (;;) {
         if (program) check(until());
-        drainJobs(until());
+        // A program drains in slices: promise jobs an expression started (even an endless chain of them) share the
+        // guest with it, and host answers get in between, as they would while the walker awaits the host.
+        const more = drainJobs(until(), program ? PROGRAM_BATCHES : Infinity);
         const state = ctx.getPromiseState(promise);
         if (state.type === 'fulfilled') {
           if (state.value !== promise && state.value.alive) state.value.dispose();
           return;
         }
         if (state.type === 'rejected') throw guestError(state.error);
+        if (more) {
+          await new Promise<void>((resolve) => setTimeout(resolve, 0));
+          continue;
+        }
         if (pending.size === 0) throw new PipelineFailure('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
         if (program) await new Promise<void>((resolve) => wakers.push(resolve));
         else await waitForHost(until());

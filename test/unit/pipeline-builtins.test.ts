@@ -482,6 +482,18 @@ describe('what the guest cannot bend, for built-in requests', () => {
     expect(outcome.ok && outcome.result).toEqual(['undefined', 'undefined', 'undefined', 'undefined']);
   });
 
+  test('an endless chain of promise jobs an expression starts does not stall the program (the walker never runs it)', async () => {
+    const { outcome } = await compare({
+      limits: { runTimeoutMs: 5000 },
+      functions: [
+        set({ x: '{{ (function spin() { Promise.resolve().then(spin) })(), 1 }}' }),
+        { type: 'loop', range: { from: 1, to: 3 }, functions: [read({ dataSourceId: 1, limit: '{{ currentItem }}' })] },
+        ret('{{ records.length }}'),
+      ],
+    });
+    expect(outcome.ok && outcome.result).toBe(2);
+  });
+
   test('patched Date.now, Array.prototype.pop and Promise.prototype.then move no deadline of an awaited node', async () => {
     const { outcome } = await compare({
       limits: { runTimeoutMs: 20_000 },
