@@ -462,15 +462,17 @@ export function openSession(options: SessionOptions): Session {
     // runs, and its wait is bounded by the host's deadline in force, whatever the guest's clock says.
     bound.hq = (requestH, idH, textH) => {
       if (closed) return { error: newGuestError(new Error('The run has ended: no more host calls are accepted')) };
-      const request = ctx.typeof(requestH) === 'number' ? ctx.getNumber(requestH) : -1;
+      // Arguments the guest left out arrive as no handle at all.
+      const typeOf = (h: QuickJSHandle | undefined) => (h ? ctx.typeof(h) : 'undefined');
+      const request = typeOf(requestH) === 'number' ? ctx.getNumber(requestH!) : -1;
       if (request === REQUEST.time) return aborted() || now() > deadline ? { error: mark(timeoutError()) } : undefined;
       // A built-in's wait is bounded here by the deadline in force; a retry's sleep by the runner (it is never a failure).
       const bounded = request === REQUEST.builtin;
       const serve = bounded ? options.builtin : request === REQUEST.sleep ? options.sleep : undefined;
-      if (!serve || !programRunning || ctx.typeof(idH) !== 'number' || ctx.typeof(textH) !== (bounded ? 'string' : 'number'))
+      if (!serve || !programRunning || typeOf(idH) !== 'number' || typeOf(textH) !== (bounded ? 'string' : 'number'))
         return { error: newGuestError(new TypeError('Invalid host request')) };
-      const node = ctx.getNumber(idH);
-      const arg = bounded ? ctx.getString(textH) : ctx.getNumber(textH);
+      const node = ctx.getNumber(idH!);
+      const arg = bounded ? ctx.getString(textH!) : ctx.getNumber(textH!);
       const id = ++seq;
       const deferred = ctx.newPromise();
       pending.set(id, deferred);

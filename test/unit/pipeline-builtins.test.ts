@@ -5,7 +5,7 @@ import { runPipeline } from '../../src/pipeline/index.js';
 import { runWith } from '../../src/pipeline/runner.js';
 import { collectExpressions, planPipeline } from '../../src/pipeline/inline.js';
 import { acquireModule, releaseModule, type SandboxModule } from '../../src/sandbox/pool.js';
-import { retireModule } from '../../src/sandbox/session.js';
+import { openSession, retireModule } from '../../src/sandbox/session.js';
 import type { HostServices, InPageCode, InPageFunction, PipelineNode, RunOutcome, RunPipelineOptions, TraceEntry } from '../../src/contract/pipeline.js';
 import { createFakeServices } from '../browser/pipeline-page/cases.mjs';
 
@@ -492,6 +492,41 @@ describe('what the guest cannot bend, for built-in requests', () => {
       ],
     });
     expect(outcome.ok && outcome.result).toBe(2);
+  });
+
+  test('the session refuses host requests outside an async segment, of unknown kinds or with arguments of the wrong types', async () => {
+    const module = await acquireModule(64 * 1024 * 1024);
+    const asked: unknown[][] = [];
+    const session = openSession({
+      module,
+      runDeadline: performance.now() + 5000,
+      memoryBytes: 48 * 1024 * 1024,
+      builtin: async (id, settings) => {
+        asked.push([id, settings]);
+        return '{"ok":true}';
+      },
+      // A program of the engine's shape, written here to call HQ the way a tampered one could.
+      program:
+        "api.run=function(){try{HQ(0,1,'{}');return'called'}catch(e){return e.message}};" +
+        "api.go=async function(){var r=[],t=[[0,'1','{}'],[0,1,5],[7,1,'{}'],[0,1],[2,1,'x'],[]];for(var i=0;i<t.length;i++){try{await HQ.apply(null,t[i]);r.push('called')}catch(e){r.push(e.message)}}r.push(J.parse(await HQ(0,2,'{\"a\":1}')));st.last=r};",
+    });
+    try {
+      expect(session.string('run')).toBe('Invalid host request');
+      await session.settleProgram('go');
+      expect(JSON.parse(session.string('finish', 10_000))).toEqual([
+        'Invalid host request',
+        'Invalid host request',
+        'Invalid host request',
+        'Invalid host request',
+        'Invalid host request',
+        'Invalid host request',
+        { ok: true },
+      ]);
+      expect(asked).toEqual([[2, '{"a":1}']]);
+    } finally {
+      session.close();
+      releaseModule(module);
+    }
   });
 
   test('patched Date.now, Array.prototype.pop and Promise.prototype.then move no deadline of an awaited node', async () => {
