@@ -1,19 +1,21 @@
 /**
- * Runs of expression-only nodes inside the guest in one call.
+ * The run's compiled program: runs of nodes inside the guest in one call.
  *
- * A node is *inline* when the guest can run it without host services and without
- * per-node policies: a function node whose package is the built-in `set`, `return`,
- * `if` or `log`, an `if` node or a `loop` node, without a `retry` that waits between
- * attempts, whose expressions all compiled and whose nested nodes are all inline.
- * `retry` and `continueOnError` compile to a guard (`W`, `WC`; the host side is
+ * A node is *inline* (compiled) when it is a function node whose package is the built-in
+ * `set`, `return`, `if` or `log` or a host built-in (`read-datasource`…), an `if` node
+ * or a `loop` node, whose expressions all compiled and whose nested nodes are all inline.
+ * `retry` and `continueOnError` compile to a guard (`W`, `WC`, `WA`; the host side is
  * runner.ts `guardNode`/`guardCaught`). A node `timeout`
  * is compiled: `DP(ms)` before the node and `DQ()` after it move the session's deadline
  * (`DLH`, src/sandbox/session.ts) when the node's ends first, so a timed loop is still one
  * guest call. Consecutive inline nodes of a node list form a
  * *segment*; the run's program (one guest source, installed once per run) holds one
  * guest function per segment, so a 10,000-item loop of `if`/`set` costs one
- * host↔guest call instead of several per iteration. Other nodes run in the host
- * walker (src/pipeline/runner.ts), which calls the segments of their nested lists.
+ * host↔guest call instead of several per iteration. A segment that awaits the host (a
+ * host built-in, `HB`; a retry that waits, `WA`) is an async function: its requests
+ * are `HQ` calls of src/pipeline/protocol.ts. Other nodes (user code; a guarded `if` or
+ * `loop` that awaits) run in the host walker (src/pipeline/runner.ts), which calls the
+ * segments of their nested lists.
  *
  * The generated code holds only numbers, fixed engine code and JSON string literals:
  * user expressions stay separate guest functions (compiled by the `fns` helper), so
@@ -25,11 +27,13 @@
  * inline loop (`_.K[id]`) are kept in the guest's private state, where the host reads
  * them (`Session.peek`) to trace a failure, even after an interrupt.
  */
+import { HOST_BUILTINS } from '../functions/builtins.js';
 import { builtinName } from '../functions/catalog.js';
 import { LIB, programExtension } from '../sandbox/guest.js';
 import { TRACE_VALUE_JS } from './trace-values.js';
 import { expressionOf, itemsExpression, settingsSpec, type Spec } from './templates.js';
-import type { FunctionNode, IfNode, LoopNode, PipelineNode } from '../contract/pipeline.js';
+import { ANSWER, EVENT, GUARD, REQUEST } from './protocol.js';
+import type { FunctionNode, LoopNode, PipelineNode } from '../contract/pipeline.js';
 
 /** Built-ins whose whole effect is computed from expressions inside the guest. */
 const INLINE_BUILTINS = new Set(['set', 'return', 'if', 'log']);
@@ -45,12 +49,20 @@ export interface InlineNode {
   loop: number;
   /** Number of conditions of an `if` node. */
   conditions?: number;
-  /** A node with `retry` or `continueOnError`: run under the host's guard (`W` → `GH`, see runner.ts `guardNode`). */
-  guard?: { attempts: number; continueOnError: boolean };
+  /**
+   * A node with `retry` or `continueOnError`: run under the host's guard (`W` → `GH`, see runner.ts `guardNode`).
+   * `wait`: a retry that waits between attempts (`WA` awaits the host's sleep, `HQ(sleep)`).
+   */
+  guard?: { attempts: number; continueOnError: boolean; wait?: { delayMs: number; exponential: boolean } };
+  /** A host built-in (`read-datasource`…): the program awaits it as a host request (`HB` → `HQ`, protocol.ts). */
+  builtin?: string;
 }
 
-/** One step of a node list: an inline segment (nodes `start`..`end - 1`) or a host-run node. */
-export type Step = { segment: number; start: number; end: number } | { host: number };
+/**
+ * One step of a node list: an inline segment (nodes `start`..`end - 1`; `async` when it awaits host built-ins)
+ * or a host-run node.
+ */
+export type Step = { segment: number; start: number; end: number; async?: true } | { host: number };
 
 export interface Plan {
   /**
@@ -67,8 +79,13 @@ export interface Plan {
 /** The program as an extension of an open session (a function of `(api, _)`). */
 export const asExtension = programExtension;
 
-/** Event codes recorded by the guest (see `decodeEvent` in runner.ts). */
-export const EVENT = { ok: 0, skipped: 1, matched: 2, else: 3, none: 4, iterations: 5, noItems: 6, log: 7 } as const;
+/**
+ * Where the program checks the host's deadline in an async segment (before every node and loop iteration, as the
+ * walker does; after an await, time has passed without any guest code running to be interrupted). Replaced by
+ * the check in async segments and by nothing in others; JSON literals never hold a raw U+0001.
+ */
+const CHECK = '\u0001';
+const CHECK_CODE = `if(NOW()>=HD-1)HQ(${REQUEST.time});`;
 
 /** Every expression source of the pipeline (settings templates, conditions, loop items and bounds), once each. */
 export function collectExpressions(functions: PipelineNode[]): string[] {
@@ -128,9 +145,11 @@ export function planPipeline(
 ): Plan {
   const nodes: InlineNode[] = [];
   const lists = new Map<string, Step[]>();
-  const segments: string[] = [];
+  const segments: { code: string; async: boolean }[] = [];
   const loopVars: string[] = [];
   let usesLoops = false;
+  /** Host built-in nodes generated so far (each an `await`): tells whether a node's code awaits. */
+  let awaits = 0;
 
   const used = new Set<string>();
   const call = (helper: string, args: string) => {
@@ -160,13 +179,15 @@ export function planPipeline(
     }
   };
   // A `timeout` compiles to DP(ms) … DQ() around the node; `retry` and `continueOnError` to W(id, fn), which the
-  // host runs (GH) attempt by attempt. A retry that waits between attempts still needs the walker.
-  const inlinePolicies = (node: PipelineNode) => !('retry' in node) || node.retry === undefined || !(Number(node.retry.delayMs) > 0);
+  // host runs (GH) attempt by attempt, or WC/WA, which the guest runs; a retry that waits sleeps in WA (HQ(sleep)).
   const guardOf = (node: PipelineNode): InlineNode['guard'] => {
     // As in the walker, `retry` applies to function nodes only.
     const retry = node.type === undefined || node.type === 'function' ? node.retry : undefined;
     const attempts = retry ? Math.max(1, Math.floor(Number(retry.attempts) || 1)) : 1;
-    return attempts > 1 || node.continueOnError ? { attempts, continueOnError: node.continueOnError === true } : undefined;
+    if (!(attempts > 1 || node.continueOnError)) return undefined;
+    const guard: NonNullable<InlineNode['guard']> = { attempts, continueOnError: node.continueOnError === true };
+    if (attempts > 1 && Number(retry!.delayMs) > 0) guard.wait = { delayMs: Number(retry!.delayMs), exponential: retry!.backoff === 'exponential' };
+    return guard;
   };
   /** Whether a node or one inside it has a `timeout` (its interrupt cannot be caught inside the guest). */
   const timedWithin = (node: PipelineNode): boolean =>
@@ -178,15 +199,28 @@ export function planPipeline(
    * A guarded node's call: WC (the guest catches; the host is called only when an attempt fails) unless a timeout
    * inside may interrupt it: then W (the host runs each attempt, and sees the interrupt).
    */
-  const guardCall = (node: PipelineNode, id: number, fn: string) => call(timedWithin(node) ? 'W' : 'WC', `${id},function(){${fn}}`);
-  /** An if or loop node's code (which starts with `N=<id>;`) under the host's guard, if it has one. */
-  const guarded = (node: PipelineNode, id: number, code: string) => (nodes[id]!.guard ? `N=${id};${guardCall(node, id, code)};` : code);
+  const guardCall = (node: PipelineNode, id: number, fn: string) => {
+    if (nodes[id]!.guard?.wait) {
+      awaits++;
+      return `await ${call('WA', `${id},async function(){${fn}},1`)}`;
+    }
+    return call(timedWithin(node) ? 'W' : 'WC', `${id},function(){${fn}}`);
+  };
+  /**
+   * An if or loop node's code (which starts with `N=<id>;`) under the host's guard, if it has one. Its attempts are
+   * a plain function: a guarded if or loop that awaits a host built-in stays in the walker.
+   */
+  const guarded = (node: PipelineNode, id: number, code: string, awaited: boolean) => {
+    if (!nodes[id]!.guard) return code;
+    if (awaited) throw new NotInline();
+    return `N=${id};${guardCall(node, id, code)};`;
+  };
   const enter = (node: PipelineNode) => (node.timeout === undefined ? '' : `${call('DP', lit(Number(node.timeout)))};`);
   const leave = (node: PipelineNode) => (node.timeout === undefined ? '' : `${call('DQ', '')};`);
   /** `code` (which starts with `N=<id>;`) run under the node's own deadline, if it has a timeout. */
   const timed = (node: PipelineNode, id: number, code: string) => {
     if (node.timeout === undefined) return code;
-    const head = `N=${id};`;
+    const head = `N=${id};${CHECK}`;
     return `${head}${enter(node)}${code.slice(head.length)}${leave(node)}`;
   };
 
@@ -203,8 +237,8 @@ export function planPipeline(
   };
 
   const gen = (node: PipelineNode, path: string, parent: number, loop: number): string => {
-    if (!inlinePolicies(node)) throw new NotInline();
     const id = nodes.length;
+    const before = awaits;
     if (node.type === 'if') {
       nodes.push({ path, pkg: 'if', kind: 'if', parent, loop, conditions: node.conditions.length, guard: guardOf(node) });
       const tests = node.conditions.map((c) => expr(expressionOf(c.condition)));
@@ -214,13 +248,14 @@ export function planPipeline(
         const body = genList(node.conditions[i]!.functions, `${path}.conditions[${i}].functions`, id, loop);
         code = `C=${i};if(${tests[i]}){${body}${call('V', `${id},${EVENT.matched},${i},0,TS[${id}]`)}}else{${code}}`;
       }
-      return guarded(node, id, timed(node, id, `N=${id};if(EC<RM)TS[${id}]=NOW();${code};`));
+      return guarded(node, id, timed(node, id, `N=${id};${CHECK}if(EC<RM)TS[${id}]=NOW();${code};`), awaits > before);
     }
     if (node.type === 'loop') {
       const code = genLoop(node, path, parent, loop, id);
-      return guarded(node, id, timed(node, id, code));
+      return guarded(node, id, timed(node, id, code), awaits > before);
     }
     const name = builtinName(node.functionPackage);
+    if (name !== undefined && Object.hasOwn(HOST_BUILTINS, name)) return genBuiltin(node, name, path, parent, loop, id);
     if (!name || !INLINE_BUILTINS.has(name)) throw new NotInline();
     nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop, guard: guardOf(node) });
     const settings = specJs(settingsOf(node, index));
@@ -236,12 +271,34 @@ export function planPipeline(
     if (nodes[id]!.guard) {
       // The guard covers the node's own work; its nested functions run after it, when it ran (WR: not skipped).
       const own = gated
-        ? `${on}S=${settings};if(!S.condition){${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}WR=0}else{${action('S')};${off}}`
-        : `${on}${action(settings)};${off}`;
+        ? `${CHECK}${on}S=${settings};if(!S.condition){${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}WR=0}else{${action('S')};${off}}`
+        : `${CHECK}${on}${action(settings)};${off}`;
       return `N=${id};if(${guardCall({ ...node, functions: undefined }, id, own)}){${rest}}`;
     }
-    if (!gated) return `N=${id};${on}${action(settings)};${off}${rest}`;
-    return `N=${id};${on}S=${settings};if(!S.condition){${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}}else{${action('S')};${off}${rest}}`;
+    if (!gated) return `N=${id};${CHECK}${on}${action(settings)};${off}${rest}`;
+    return `N=${id};${CHECK}${on}S=${settings};if(!S.condition){${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}}else{${action('S')};${off}${rest}}`;
+  };
+
+  /**
+   * A host built-in node: the guest evaluates its settings and awaits the host (`HB`, one `HQ` request); its guard
+   * (`WA`) runs its attempts in the guest and asks the host (`GH`) after a failed one, as `WC` does. A timeout is
+   * `DP`/`DQ` around the node's own work; the host bounds its wait by the deadline in force.
+   */
+  const genBuiltin = (node: FunctionNode, name: string, path: string, parent: number, loop: number, id: number): string => {
+    nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop, guard: guardOf(node), builtin: name });
+    awaits++;
+    const settings = specJs(settingsOf(node, index));
+    const children = genList(node.functions, `${path}.functions`, id, loop);
+    const [on, off] = [enter(node), leave(node)];
+    const gated = node.settings !== undefined && 'condition' in node.settings;
+    const skip = `${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}`;
+    const await_ = (value: string) => `await ${call('HB', `${id},${value}`)};${off}`;
+    if (nodes[id]!.guard) {
+      const own = gated ? `${CHECK}${on}S=${settings};if(!S.condition){${skip}WR=0}else{${await_('S')}}` : `${CHECK}${on}${await_(settings)}`;
+      return `N=${id};if(await ${call('WA', `${id},async function(){${own}},${nodes[id]!.guard!.wait ? 1 : 0}`)}){${children}}`;
+    }
+    if (!gated) return `N=${id};${CHECK}${on}${await_(settings)}${children}`;
+    return `N=${id};${CHECK}${on}S=${settings};if(!S.condition){${skip}}else{${await_('S')}${children}}`;
   };
 
   const genLoop = (node: LoopNode, path: string, parent: number, loop: number, id: number): string => {
@@ -252,15 +309,15 @@ export function planPipeline(
     let head: string;
     if (node.items !== undefined) {
       const notArray = lit(`loop items ${JSON.stringify(node.items)} is not an array`);
-      head = `${a}=${expr(itemsExpression(node.items))};if(${a}==null)${call('V', `${id},${EVENT.noItems}`)};else{if(!isArr(${a}))X(${id},"EXPRESSION_FAILED","TypeError",${notArray});${n}=${a}.length;${f}=0;`;
+      head = `${CHECK}${a}=${expr(itemsExpression(node.items))};if(${a}==null)${call('V', `${id},${EVENT.noItems}`)};else{if(!isArr(${a}))X(${id},"EXPRESSION_FAILED","TypeError",${notArray});${n}=${a}.length;${f}=0;`;
     } else {
       const bound = (b: number | string, key: string) => call('B', `${typeof b === 'number' ? lit(b) : expr(expressionOf(b))},"${key}"`);
-      head = `${f}=${bound(node.range!.from, 'from')};${n}=${bound(node.range!.to, 'to')}-${f}+1;${a}=null;{`;
+      head = `${CHECK}${f}=${bound(node.range!.from, 'from')};${n}=${bound(node.range!.to, 'to')}-${f}+1;${a}=null;{`;
     }
     const body = genList(node.functions, `${path}.functions`, id, id);
     const input = node.items !== undefined ? `{items:${a}}` : `{from:${f},to:${f}+${n}-1}`;
     // P: limit check and saved scope; Y: next item; Z: scope restored and the loop recorded (with its input).
-    return `N=${id};${head}${o}=P(${id},${n});for(${k}=0;${k}<${n}&&!E;${k}++){Y(${id},${k},${a},${f});${body}}Z(${id},${o},${n},${input})}`;
+    return `N=${id};${head}${o}=P(${id},${n});for(${k}=0;${k}<${n}&&!E;${k}++){Y(${id},${k},${a},${f});${CHECK}${body}}Z(${id},${o},${n},${input})}`;
   };
 
   /** Whether a node may end the run (a `return` anywhere inside it). */
@@ -274,16 +331,16 @@ export function planPipeline(
   const planList = (list: PipelineNode[] | undefined, base: string) => {
     if (!list) return;
     const steps: Step[] = [];
-    let open: { start: number; code: string[]; guard: boolean } | undefined;
+    let open: { start: number; code: string[]; guard: boolean; async: boolean } | undefined;
     const close = (end: number) => {
       if (!open) return;
-      segments.push(open.code.join(''));
-      steps.push({ segment: segments.length - 1, start: open.start, end });
+      segments.push({ code: open.code.join(''), async: open.async });
+      steps.push({ segment: segments.length - 1, start: open.start, end, ...(open.async ? { async: true as const } : {}) });
       open = undefined;
     };
     list.forEach((node, i) => {
       const path = `${base}[${i}]`;
-      const mark = { nodes: nodes.length, vars: loopVars.length, loops: usesLoops, used: new Set(used) };
+      const mark = { nodes: nodes.length, vars: loopVars.length, loops: usesLoops, used: new Set(used), awaits };
       let code: string | undefined;
       try {
         code = gen(node, path, -1, -1);
@@ -292,11 +349,13 @@ export function planPipeline(
         nodes.length = mark.nodes;
         loopVars.length = mark.vars;
         usesLoops = mark.loops;
+        awaits = mark.awaits;
         used.clear();
         for (const h of mark.used) used.add(h);
       }
       if (code !== undefined) {
-        open ??= { start: i, code: [], guard: false };
+        open ??= { start: i, code: [], guard: false, async: false };
+        open.async ||= awaits > mark.awaits;
         open.code.push(open.guard ? `if(!E){${code}}` : code);
         open.guard ||= mayEnd(node);
         return;
@@ -318,7 +377,8 @@ export function planPipeline(
   const helpers: Record<string, string> = {
     x: 'function x(i){return fns[i](ctx,scope)}',
     T: LIB.text.replace('function text', 'function T'),
-    D: `${LIB.put}${LIB.merge}function D(id,S){merge(S);st.last=S;V(id,0,0,0,0,S,S)}`,
+    M: `${LIB.put}${LIB.merge}`,
+    D: 'function D(id,S){merge(S);st.last=S;V(id,0,0,0,0,S,S)}',
     Q: 'function Q(id,S){st.result=S.value;st.ended=true;E=1;V(id,0,0,0,0,S,S.value)}',
     L: `function L(id,S){MS.push(T(S.message));V(id,${EVENT.log},MS.length-1);V(id,0,0,0,0,S)}`,
     // DP(ms)/DQ(): a node timeout. The host's deadline (DLH, src/sandbox/session.ts) moves only when the node's
@@ -335,13 +395,23 @@ export function planPipeline(
     // one fails (2: try again; 0: give up, the run goes on; or GH throws) or, after retries, GH(id, 2, undefined, …)
     // once it succeeded. The mode is ours, never taken from the thrown value. RA[id]: the attempt running (a failure the guest cannot catch is traced with it).
     WC: `function WC(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,a=0,t,r,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it};for(;;){a++;RA[id]=a;b();WR=1;N=id;t=NOW();try{f()}catch(e){r=GH(id,1,e,NOW()-t,a);if(r===2)continue;b();WR=0;N=id;return 0}if(a>1)GH(id,2,undefined,NOW()-t,a);N=id;return WR}}`,
+    // HB(id, S): a host built-in with its evaluated settings S, awaited (HQ: the host checks the node and the JSON);
+    // its result is merged as the walker's absorb does, and the node recorded with its time. FV: the settings'
+    // trace value while the host works, for the failed entry if it fails.
+    HB: `async function HB(id,S){var t=NOW(),e=EC<RM?TV(S,MX):0,r;FV=e?[id,e]:0;r=await HQ(${REQUEST.builtin},id,J.stringify(S));FV=0;r=r===undefined?undefined:J.parse(r);merge(r);if(r!==undefined)st.last=r;V(id,${EVENT.ok},0,NOW()-t,t,S,r,e)}`,
+    // WA(id, fn, w): WC for an async attempt (a host built-in's own work). An interrupt inside fn rejects its promise
+    // like any failure; the node timeouts it entered are left on the guest's side and, as many (c), on the host's
+    // (GH pops them, never below an attempt's floor), so the guard decides under the deadline the node began with. w: a retry that waits:
+    // the host sleeps (HQ(sleep)) before the next attempt, which then checks the deadline (CHECK) as the walker's does.
+    WA: `async function WA(id,f,w){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DN,a=0,t,r,c,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it};for(;;){a++;RA[id]=a;b();WR=1;N=id;t=NOW();try{await f()}catch(e){for(c=0;DN>dl;)if(DS[--DN]>=0)c++;HD=hd;r=GH(id,${GUARD.failed},e,NOW()-t,a,c);if(r===${ANSWER.again}){if(w)await HQ(${REQUEST.sleep},id,a);continue}b();WR=0;N=id;return ${ANSWER.gaveUp}}if(a>1)GH(id,${GUARD.succeeded},undefined,NOW()-t,a);N=id;return WR}}`,
     W: `function W(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DN,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it;HD=hd;DN=dl};var r=GH(id,0,function(){b();WR=1;N=id;f()});if(!r){b();WR=0}N=id;return r&&WR}`,
     B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v)){var s=J.stringify(v)||"null";X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(s.length>1000?"a value over 1000 characters of JSON":s))}return v}`,
   };
   if (used.has('L')) used.add('T');
+  if (used.has('D') || used.has('HB')) used.add('M');
   if (used.has('DP')) used.add('DQ');
   const source =
-    `var E=0,I=-1,N=-1,C=0,FL='',S,EV,MS,AG,EC,RM,RI,SC,VA,T0,HD,DN=0,DS=Object.create(null),NOW=_.now,WR=1,RA=Object.create(null),TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
+    `var E=0,I=-1,N=-1,C=0,FL='',FV=0,S,EV,MS,AG,EC,RM,RI,SC,VA,T0,HD,DN=0,DS=Object.create(null),NOW=_.now,WR=1,RA=Object.create(null),TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
     (usesLoops ? `,K=[],isArr=Array.isArray${loopVars.map((name) => `,${name}`).join('')}` : '') +
     ';' +
     Object.entries(helpers)
@@ -349,10 +419,10 @@ export function planPipeline(
       .map(([, code]) => code)
       .join('') +
     // V records an event while the trace has room (logs have more): node, iteration, event, its number, duration,
-    // start (ms since the segment began), index of its input and output in VA (encoded by TV; an output that is the
-    // input is 1) or -1; then counts per node.
+    // start (ms since the segment began), index of its input and output in VA (encoded by TV, or e: the input encoded
+    // already; an output that is the input is 1) or -1; then counts per node.
     TRACE_VALUE_JS +
-    `function V(id,k,q,d,s,i,o){if(EC<(k===7?RI:RM)){var t=NOW(),v=-1;if(i!==undefined||o!==undefined){v=VA.length;var a=TV(i,MX);VA.push(a,o===i?1:TV(o,MX))}EV.push(id,I,k,q|0,d|0,(s||t)-T0,v);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d|0}}` +
+    `function V(id,k,q,d,s,i,o,e){if(EC<(k===7?RI:RM)){var t=NOW(),v=-1;if(i!==undefined||o!==undefined){v=VA.length;var a=e||TV(i,MX);VA.push(a,o===i?1:TV(o,MX))}EV.push(id,I,k,q|0,d|0,(s||t)-T0,v);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d|0}}` +
     (usesLoops
       ? `function X(id,code,type,m){N=id;FL=J.stringify([code,type,m]);throw new Error(m)}` +
         `function P(id,n){if(n<0)n=0;if(n>${maxLoopIterations})X(id,"LOOP_LIMIT","LimitError","The loop has "+n+" iterations; the limit is ${maxLoopIterations}");return{d:NOW(),o:I,h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex}}` +
@@ -361,11 +431,13 @@ export function planPipeline(
         `function Z(id,o,n,x){R(o);I=o.o;V(id,${EVENT.iterations},n<0?0:n,NOW()-o.d,o.d,x)}` +
         `api.unwind=function(){R(SC)};`
       : '') +
-    `var G=[${segments.map((code) => `function(){${code}}`).join(',')}];` +
+    `var G=[${segments.map((g) => `${g.async ? 'async ' : ''}function(){${g.code.replaceAll(CHECK, g.async ? CHECK_CODE : '')}}`).join(',')}];` +
     // run(k, iteration, room, room for logs, ms left before the host's deadline) runs segment k; run(-1) only reports what was recorded since the last report (after a failure, or for a guard) and forgets it: [ended, events, log messages,
     // counts per node, failing node, failing condition, engine failure, active loop indexes (or 0), traced values, attempts].
-    `api.run=function(k,it,rm,ri,rem){if(k>=0){EV=[];MS=[];AG={};VA=[];T0=NOW();HD=T0+rem;DN=0;EC=0;RM=rm;RI=ri;FL='';N=-1;I=it;E=0;` +
+    // go(k, …) starts async segment k the same way and returns its promise; run(-1) then reports.
+    `function A(it,rm,ri,rem){EV=[];MS=[];AG={};VA=[];T0=NOW();HD=T0+rem;DN=0;EC=0;RM=rm;RI=ri;FL='';FV=0;N=-1;I=it;E=0;` +
     (usesLoops ? `SC={h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex};` : '') +
-    `G[k]()}var t=J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA,RA]);if(k<0){EV=[];MS=[];AG={};VA=[];FL=''}return t};`;
+    `}api.run=function(k,it,rm,ri,rem){if(k>=0){A(it,rm,ri,rem);G[k]()}var t=J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA,RA,FV]);if(k<0){EV=[];MS=[];AG={};VA=[];FL='';FV=0}return t};` +
+    `api.go=function(k,it,rm,ri,rem){A(it,rm,ri,rem);return G[k]()};`;
   return { source, nodes, lists };
 }

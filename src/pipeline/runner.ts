@@ -5,7 +5,8 @@ import type { SandboxModule } from '../sandbox/pool.js';
 import { closeWhenIdle, openSession, type Session } from '../sandbox/session.js';
 import { PipelineFailure, toFailure } from '../contract/pipeline-failure.js';
 import { exceedsBytes, resolveLimits, type ResolvedLimits } from './limits.js';
-import { asExtension, collectExpressions, EVENT, type InlineNode, planPipeline, type Plan } from './inline.js';
+import { asExtension, collectExpressions, type InlineNode, planPipeline, type Plan } from './inline.js';
+import { EVENT, REPORT } from './protocol.js';
 import { expressionOf, itemsExpression, settingsSpec } from './templates.js';
 import { createTrace, type EntryValues, ms, type TraceRecorder } from './trace.js';
 import { type EncodedValue, encodeValue, isEncoded } from './trace-values.js';
@@ -59,6 +60,8 @@ interface Run {
   segment: { start: number; iteration: number | undefined };
   /** A failure a guard (guardNode) passes up, traced from its failing node up to `traced` (a plan node id). */
   passing?: { failure: PipelineFailure; traced: number; inLoop: boolean };
+  /** The guarded node whose retry wait is running (`retrySleep`): a failure meanwhile escapes it, as in the walker. */
+  sleeping?: number;
 }
 
 const now = () => performance.now();
@@ -163,6 +166,8 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       program: run.plan.source,
       guard: (id, attempt) => guardNode(run, id, attempt),
       caught: (id, failure, took, attempt) => guardCaught(run, id, failure, took, attempt),
+      builtin: (id, settings, signal) => callBuiltin(run, id, settings, signal),
+      sleep: (id, attempt) => retrySleep(run, id, attempt),
       onConsole: (level, message) =>
         run.trace.add({
           path: run.at.path,
@@ -257,7 +262,8 @@ async function runNodes(run: Run, nodes: PipelineNode[] | undefined, base: strin
   for (const step of steps) {
     if (run.ended) return;
     if ('segment' in step) {
-      runSegment(run, step.segment, deadline, iteration);
+      if (step.async) await runAsyncSegment(run, step.segment, deadline, iteration);
+      else runSegment(run, step.segment, deadline, iteration);
       continue;
     }
     const node = nodes[step.host]!;
@@ -293,6 +299,58 @@ function runSegment(run: Run, segment: number, deadline: number, iteration: numb
     throw segmentFailure(run, error, deadline);
   }
   if (recordEvents(run, text, start)) run.ended = true;
+}
+
+/**
+ * Runs an async segment (one that awaits host built-ins): the guest runs it to the end, awaiting the host where a
+ * node needs it (`callBuiltin`); then its events are recorded, or its failure traced, as for any segment.
+ */
+async function runAsyncSegment(run: Run, segment: number, deadline: number, iteration: number | undefined): Promise<void> {
+  const room = run.trace.room();
+  const start = sinceStart(run);
+  run.segment = { start, iteration };
+  run.passing = undefined;
+  const s = run.session;
+  let text: string;
+  try {
+    const left = Math.max(0, Math.min(deadline, run.runDeadline) - now());
+    await s.settleProgram('go', segment, iteration ?? -1, room.ordinary, room.important, left);
+    // The node deadlines the segment entered are all left; the report is collected under the one it began with.
+    s.setDeadline(deadline);
+    text = s.string('run', -1);
+  } catch (error) {
+    throw segmentFailure(run, error, deadline);
+  }
+  if (recordEvents(run, text, start)) run.ended = true;
+}
+
+/**
+ * The host side of an async segment's built-in request (`HQ(builtin, id, settings)`, protocol.ts): the node must
+ * be one the plan compiled as that built-in, and its settings are checked and parsed as the walker does. Resolves
+ * with the result's JSON text; rejects with the node's failure. The session bounds the wait and aborts `signal`.
+ */
+async function callBuiltin(run: Run, id: number, text: string, signal: AbortSignal): Promise<string> {
+  const node = Number.isInteger(id) ? run.plan.nodes[id] : undefined;
+  const name = node?.builtin;
+  const builtin = name !== undefined && Object.hasOwn(HOST_BUILTINS, name) ? HOST_BUILTINS[name] : undefined;
+  if (!node || !builtin) throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox asked for a built-in that is not in the program', true);
+  try {
+    const max = run.limits.resultBytes;
+    if (exceedsBytes(text, max)) throw new PipelineFailure('FUNCTION_FAILED', 'ValidationError', `The settings are larger than ${max} bytes`);
+    let settings: unknown;
+    try {
+      settings = text === '' ? {} : JSON.parse(text);
+    } catch {
+      throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox sent settings that are not JSON', true);
+    }
+    if (!isPlainObject(settings)) throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox sent settings that are not an object', true);
+    const value = await builtin({ settings, services: run.options.services, environment: run.options.environment, signal, maxBytes: max });
+    const json = value === undefined ? '' : JSON.stringify(value);
+    if (json.length > max) throw new PipelineFailure('FUNCTION_FAILED', 'ResultTooLargeError', `${node.pkg} returned more than ${max} bytes`);
+    return json ?? '';
+  } catch (error) {
+    throw toFailure(error, 'FUNCTION_FAILED');
+  }
 }
 
 /**
@@ -389,7 +447,7 @@ function segmentFailure(run: Run, error: unknown, deadline: number): PipelineFai
  * entry for the failing node and each inline ancestor below `stopAt` (-1: the segment's top), as the walker would.
  * A failure a guard passed up (`run.passing`) is traced on from where that guard stopped.
  */
-function traceFailure(run: Run, error: unknown, stopAt: number): { failure: PipelineFailure; inLoop: boolean; indexes: unknown } {
+function traceFailure(run: Run, error: unknown, stopAt: number): { failure: PipelineFailure; inLoop: boolean; indexes: unknown; input?: EncodedValue } {
   const s = run.session;
   // The guest's report, collected under a short deadline of its own (also after an interrupt).
   let report: unknown[] = [];
@@ -402,9 +460,15 @@ function traceFailure(run: Run, error: unknown, stopAt: number): { failure: Pipe
       /* a crashed, exhausted or cancelled sandbox: only the error is reported */
     }
   }
-  const [, , , , id, condition, engine, indexes, , attempts] = report;
-  const passing = run.passing;
+  const [id, condition, engine, indexes, attempts, awaited] = (['node', 'condition', 'engine', 'loopIndexes', 'attempts', 'awaited'] as const).map(
+    (key) => report[REPORT[key]],
+  );
+  // The settings of an awaiting node whose host call failed: the input of its failed (or retried) entry.
+  const input = Array.isArray(awaited) && awaited[0] === id && isEncoded(awaited[1]) ? (awaited[1] as EncodedValue) : undefined;
+  // A failure while a retry waited (the run's time, a cancel) escapes that node untraced, as in the walker.
+  const passing = run.passing ?? (run.sleeping === undefined ? undefined : { failure: toFailure(error), traced: run.sleeping, inLoop: false });
   run.passing = undefined;
+  run.sleeping = undefined;
   let f: PipelineFailure;
   let from: number;
   const failing = passing ? -2 : id;
@@ -433,18 +497,21 @@ function traceFailure(run: Run, error: unknown, stopAt: number): { failure: Pipe
     const k = n.loop >= 0 && Array.isArray(indexes) ? indexes[n.loop] : run.segment.iteration;
     // A guarded node the guest ran (WC) that failed past its catch (an interrupt): its attempts so far.
     const tries = n.guard && attempts !== null && typeof attempts === 'object' ? Number((attempts as Record<string, unknown>)[at]) : 0;
-    run.trace.add({
-      path: n.path,
-      package: n.pkg,
-      startMs: failedAt,
-      durationMs: 0,
-      outcome: 'failed',
-      message: `${f.errorType}: ${f.message}`,
-      ...iter(typeof k === 'number' ? k : undefined),
-      ...(tries > 1 ? { retries: tries - 1 } : {}),
-    });
+    run.trace.add(
+      {
+        path: n.path,
+        package: n.pkg,
+        startMs: failedAt,
+        durationMs: 0,
+        outcome: 'failed',
+        message: `${f.errorType}: ${f.message}`,
+        ...iter(typeof k === 'number' ? k : undefined),
+        ...(tries > 1 ? { retries: tries - 1 } : {}),
+      },
+      at === failing && input ? { input } : undefined,
+    );
   }
-  return { failure: f, inLoop, indexes };
+  return { failure: f, inLoop, indexes, ...(!passing && id === stopAt && input ? { input } : {}) };
 }
 
 /**
@@ -507,6 +574,8 @@ function attemptFailed(
 ): number {
   const traced = traceFailure(run, failed, id);
   let f = traced.failure;
+  // The settings the failed attempt sent to the host (the walker traces each attempt with its input).
+  let values: EntryValues | undefined = traced.input ? { input: traced.input } : undefined;
   const { indexes } = traced;
   const inLoop = traced.inLoop || node.kind === 'loop';
   const passUp = (failure: PipelineFailure) => {
@@ -524,14 +593,17 @@ function attemptFailed(
       message: `${f.errorType}: ${f.message}`,
     };
     if (!f.fatal && k < node.guard.attempts) {
-      run.trace.add({ ...entry, outcome: 'retried' });
+      run.trace.add({ ...entry, outcome: 'retried' }, values);
+      values = undefined;
+      // A retry that waits: the guest awaits the wait (retrySleep), then its next attempt checks the deadline.
+      if (node.guard.wait) return 2;
       // As the walker checks the run's time before another attempt (a failure that escapes the node).
       if (run.options.signal?.aborted || now() > run.runDeadline) throw passUp(timeoutFailure(run));
       if (now() <= run.session.deadline) return 2;
       f = timeoutFailure(run);
       continue;
     }
-    run.trace.add({ ...entry, ...(k > 1 ? { retries: k - 1 } : {}), outcome: 'failed' });
+    run.trace.add({ ...entry, ...(k > 1 ? { retries: k - 1 } : {}), outcome: 'failed' }, values);
     if (f.fatal || !node.guard.continueOnError) throw passUp(f);
     try {
       run.session.void(
@@ -544,6 +616,27 @@ function attemptFailed(
       throw passUp(toFailure(error));
     }
     return 0;
+  }
+}
+
+/**
+ * The host side of `HQ(sleep, id, attempt)` (protocol.ts): the wait of a guarded node's retry after `attempt` failed,
+ * from the plan's policy (never the guest's word), cut at the deadline around the node, as withPolicies waits;
+ * then the run's time is checked. A failure escapes the node (run.passing), as it escapes withPolicies.
+ */
+async function retrySleep(run: Run, id: number, attempt: number): Promise<void> {
+  const node = guarded(run, id);
+  const wait = node.guard.wait;
+  if (!wait || !Number.isInteger(attempt) || attempt < 1 || attempt >= node.guard.attempts)
+    throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox asked for a retry wait that is not in the program', true);
+  run.sleeping = id;
+  try {
+    await retryWait(run, wait.exponential ? wait.delayMs * 2 ** (attempt - 1) : wait.delayMs, run.session.deadline);
+  } catch (error) {
+    if (run.sleeping === id) run.passing = { failure: toFailure(error), traced: id, inLoop: false };
+    throw error;
+  } finally {
+    if (run.sleeping === id) run.sleeping = undefined;
   }
 }
 
@@ -609,9 +702,7 @@ async function withPolicies(
       if (!f.fatal && attempt < attempts) {
         run.trace.add({ ...entry, outcome: 'retried' }, values);
         const base = retry?.delayMs ?? 0;
-        const wait = retry?.backoff === 'exponential' ? base * 2 ** (attempt - 1) : base;
-        await sleep(run, Math.min(wait, Math.max(0, parentDeadline - now())));
-        checkTime(run, run.runDeadline);
+        await retryWait(run, retry?.backoff === 'exponential' ? base * 2 ** (attempt - 1) : base, parentDeadline);
         continue;
       }
       run.trace.add({ ...entry, ...retries, outcome: 'failed' }, values);
@@ -625,6 +716,17 @@ async function withPolicies(
       run.session.setDeadline(parentDeadline);
     }
   }
+}
+
+/**
+ * The wait between two attempts of a retry (both paths): `delay`, cut at the deadline around the node, where it wakes
+ * just past it (a timer may fire up to a millisecond early), so that the next attempt fails at once; then the run's
+ * time is checked (a failure that escapes the node).
+ */
+async function retryWait(run: Run, delay: number, around: number): Promise<void> {
+  const left = Math.max(0, around - now());
+  await sleep(run, delay <= 0 ? 0 : delay < left ? delay : left + 1);
+  checkTime(run, run.runDeadline);
 }
 
 function sleep(run: Run, delay: number): Promise<void> {

@@ -11,11 +11,12 @@ import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
  * run into guest functions and called without copying the context across the
  * boundary. Only JSON text crosses the boundary in either direction.
  *
- * The base script is a function of `(init, exprs, DLH)` (the JSON of the initial
+ * The base script is a function of `(init, exprs, DLH, GH, HQ)` (the JSON of the initial
  * context and of the expression sources; `DLH(ms)` enters a node timeout and
  * `DLH(-1)` leaves it, for the program's compiled `timeout`s; `GH(id, mode, …)`
  * is the host's guard of a node with `retry` or `continueOnError`: mode 0 runs
- * `fn` attempt by attempt, 1 reports a failed attempt, 2 a success after retries)
+ * `fn` attempt by attempt, 1 reports a failed attempt, 2 a success after retries;
+ * `HQ(request, …)` the host requests of an async segment: src/pipeline/protocol.ts)
  * returning the helper object the host calls by name (`init(json)` adds the properties of a JSON object to the
  * context, as `JSON.parse` would have made them: a sandbox primed ahead of its run starts from `{}`). It compiles every
  * expression into `fns` (same index; `api.bad` lists the ones that did not
@@ -23,7 +24,7 @@ import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
  * its source (`describe` gives it apart; the host appends "(expression: event ? 1 : 2)")
  * at no cost when nothing fails. `_` on it is the private state the extensions (functions of
  * `(api, _, host, note)`) build on. The program embedded in it sees the base's
- * names: `J`, `ctx`, `scope`, `fns`, `st`, `_`, `api`, `DLH`, `GH`.
+ * names: `J`, `ctx`, `scope`, `fns`, `st`, `_`, `api`, `DLH`, `GH`, `HQ`.
  *
  * Texts copied out (`out`) are refused ('!') past `max` characters; the host
  * checks their UTF-8 size.
@@ -35,7 +36,7 @@ import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
  *   {k:'l',v} / {k:'l',j} a literal (j: JSON text parsed afresh for each use)
  */
 export function baseSource(program = ''): string {
-  return `(function(init,exprs,DLH,GH){
+  return `(function(init,exprs,DLH,GH,HQ){
 var J=JSON,Obj=Object,JP=J.parse,ctx=JP(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,J:J,def:Obj.defineProperty,keys:Obj.keys,isArr:Array.isArray,String:String,now:Date.now},
 api={_:_,finish:function(max){var v=st.ended?st.result:st.last,t=v===undefined?'':J.stringify(v);return t===undefined?'':t.length>max?'!':t}},bad=[];
 scope.context=ctx;
@@ -46,8 +47,8 @@ ${program}
 return api})`;
 }
 
-/** A program (src/pipeline/inline.ts) as an extension: a function of `(api, _, host, note, DLH, GH)` seeing the base's names. */
-export const programExtension = (source: string) => `(function(api,_,h,n,DLH,GH){var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st;${source}})`;
+/** A program (src/pipeline/inline.ts) as an extension: a function of `(api, _, host, note, DLH, GH, HQ)` seeing the base's names. */
+export const programExtension = (source: string) => `(function(api,_,h,n,DLH,GH,HQ){var J=JSON,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st;${source}})`;
 
 /**
  * Shared guest functions, included in the extensions (and the program) that use them; they

@@ -2,6 +2,7 @@ import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRunt
 import { PipelineFailure } from './errors.js';
 import { baseSource, EXTENSIONS, type Extension, programExtension } from './guest.js';
 import type { SandboxModule } from './pool.js';
+import { GUARD, REQUEST } from '../pipeline/protocol.js';
 
 /** Host functions the guest may call through its bridged `Client` (src/functions/bridge.ts answers them). */
 export type BridgeHandler = (op: string, args: unknown[]) => Promise<unknown>;
@@ -38,6 +39,18 @@ export interface SessionOptions {
    * on; or throws to fail the node upwards.
    */
   caught?: (id: number, failure: PipelineFailure | undefined, ms: number, attempt: number) => number;
+  /**
+   * The program's `HQ(builtin, id, settings)` (an async segment's host built-in, src/pipeline/protocol.ts): runs
+   * node `id`'s built-in with the settings' JSON text and resolves with its result's JSON text ('' for none), or
+   * rejects with the node's failure. The session bounds the wait by its deadline in force (the signal is then
+   * aborted and the guest's promise rejected with a timeout) and refuses the request outside `settleProgram`.
+   */
+  builtin?: (id: number, settings: string, signal: AbortSignal) => Promise<string>;
+  /**
+   * The program's `HQ(sleep, id, attempt)`: the wait of node `id`'s retry after `attempt` failed (the runner
+   * computes and bounds it); rejects with the failure that ends the node (the run's time, a cancel).
+   */
+  sleep?: (id: number, attempt: number) => Promise<void>;
 }
 
 type Arg = string | number;
@@ -67,6 +80,7 @@ export type Helper =
   | 'custom'
   | 'call'
   | 'run'
+  | 'go'
   | 'unwind'
   | 'context'
   | 'current'
@@ -108,6 +122,13 @@ export interface Session {
   void(name: Helper, ...args: Arg[]): void;
   /** Calls a helper that returns a guest promise and waits (pumping jobs and host calls) until it settles. */
   settle(name: Helper, ...args: Arg[]): Promise<void>;
+  /**
+   * The same for an async segment of the program (`go`): only the run's deadline bounds the host's waiting and
+   * job pumping; node deadlines are the program's own (interrupts, which an async function turns into a
+   * rejection, host built-ins bounded by the deadline in force, and `HQ(time)` checks). Host built-in requests
+   * are accepted only meanwhile.
+   */
+  settleProgram(name: Helper, ...args: Arg[]): Promise<void>;
   /** Installs the loop helpers (once; otherwise done on their first call). */
   installLoops(): void;
   /** Installs the user-code helpers and the guest's bridged `Client` and `console` (once; otherwise done on their first call). */
@@ -136,6 +157,8 @@ export interface Session {
 }
 
 const DEFAULT_STACK = 128 * 1024;
+/** Job batches an async segment's settle runs before it lets the host's own tasks in (see `settleWith`). */
+const PROGRAM_BATCHES = 16;
 const JOB_BATCH = 256;
 const MAX_ERROR_TEXT = 2000;
 
@@ -163,8 +186,22 @@ export function openSession(options: SessionOptions): Session {
   const stack: number[] = [];
   /** The guest never pops the stack below this (the entries of the guarded attempt running, see `gh`). */
   let floor = 0;
+  /**
+   * Polls of the interrupt handler to let pass although a node's deadline passed (never the run's): one after a
+   * host built-in settles and after a guard hears of a failed attempt, so the program reaches its own handling
+   * (the guard's catch, the next node's time check) instead of being interrupted a few operations before it.
+   */
+  let grace = 0;
+  /** Whether an async segment is running (`settleProgram`): host built-in requests are refused otherwise. */
+  let programRunning = false;
+  /** Failures the host gave the guest as thrown values (a rejected host built-in, a time check), known by identity. */
+  const marked: { handle: QuickJSHandle; failure: PipelineFailure }[] = [];
+  /** How to drop an in-flight host built-in call (its timer, its abort listener, its signal). */
+  const cancels = new Map<number, () => void>();
 
-  const aborted = () => options.signal?.aborted === true;
+  /** Inside `grace` (the engine collecting a failed segment's report) a cancelled run's helpers still run. */
+  let gracing = false;
+  const aborted = () => !gracing && options.signal?.aborted === true;
   const wake = () => {
     const list = wakers;
     wakers = [];
@@ -191,6 +228,13 @@ export function openSession(options: SessionOptions): Session {
 
   /** Turns a guest exception (consumed) into a PipelineFailure. */
   const guestError = (errorHandle: QuickJSHandle): PipelineFailure => {
+    const known = marked.findIndex((m) => ctx.sameValue(m.handle, errorHandle));
+    if (known >= 0) {
+      const [m] = marked.splice(known, 1);
+      m!.handle.dispose();
+      errorHandle.dispose();
+      return m!.failure;
+    }
     let described = '';
     if (!interrupted) {
       try {
@@ -213,7 +257,7 @@ export function openSession(options: SessionOptions): Session {
     let expression: string | undefined;
     try {
       const parsed = JSON.parse(described) as { n: string; m: string; x?: unknown };
-      name = /^[A-Za-z_$][\w$]{0,60}$/.test(parsed.n) ? parsed.n : 'Error';
+      name = typeof parsed.n === 'string' && /^[A-Za-z_$][\w$]{0,60}$/.test(parsed.n) ? parsed.n : 'Error';
       message = parsed.m.slice(0, MAX_ERROR_TEXT);
       // The expression that was running (guest.ts names each `$$e<index>`), appended once the checks below are done.
       if (typeof parsed.x === 'string') expression = parsed.x.trim().slice(0, 500);
@@ -254,9 +298,16 @@ export function openSession(options: SessionOptions): Session {
     return fn;
   };
 
-  const check = () => {
+  const check = (until = deadline) => {
     if (closed) throw new PipelineFailure('ABORTED', 'AbortError', 'The run has ended', true);
-    if (aborted() || now() > deadline) throw timeoutError();
+    if (aborted() || now() > until) throw timeoutError();
+  };
+
+  /** A guest error standing for `failure`: the host reports the failure itself when the guest throws it back. */
+  const mark = (failure: PipelineFailure): QuickJSHandle => {
+    const handle = ctx.newError({ name: failure.errorType, message: failure.message });
+    marked.push({ handle: handle.dup(), failure });
+    return handle;
   };
 
   const invoke = (name: Helper, args: Arg[]): QuickJSHandle => {
@@ -297,9 +348,11 @@ export function openSession(options: SessionOptions): Session {
     }
   };
 
-  const drainJobs = () => {
-    while (runtime!.hasPendingJob()) {
-      check();
+  /** Runs pending guest jobs (at most `batches` batches); returns whether some are left. */
+  const drainJobs = (until = deadline, batches = Infinity): boolean => {
+    for (let b = 0; runtime!.hasPendingJob(); b++) {
+      if (b >= batches) return true;
+      check(until);
       let r: ReturnType<NonNullable<typeof runtime>['executePendingJobs']>;
       try {
         r = runtime!.executePendingJobs(JOB_BATCH);
@@ -309,10 +362,11 @@ export function openSession(options: SessionOptions): Session {
       if (r.error) throw guestError(r.error);
       r.dispose();
     }
+    return false;
   };
 
-  const waitForHost = async () => {
-    const remaining = deadline - now();
+  const waitForHost = async (until = deadline) => {
+    const remaining = until - now();
     if (aborted() || remaining <= 0) throw timeoutError();
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, remaining + 1);
@@ -367,13 +421,16 @@ export function openSession(options: SessionOptions): Session {
     module.spare = undefined;
     runtime = spare.runtime;
     ctx = spare.ctx;
-    // Disposed with the session (the factory after the host functions: `install` passes owned[0..3] to extensions).
+    // Disposed with the session (the factory after the host functions: `install` passes owned[0..4] to extensions).
     owned.push(...spare.fns, spare.factory);
     runtime.setMemoryLimit(options.memoryBytes);
     runtime.setMaxStackSize(options.stackBytes ?? DEFAULT_STACK);
     const bound = spare.bound;
     bound.interrupt = () => {
-      if (aborted() || now() > deadline) interrupted = true;
+      if (!interrupted && (aborted() || now() > deadline)) {
+        if (grace > 0 && !aborted() && now() <= options.runDeadline) grace--;
+        else interrupted = true;
+      }
       return interrupted;
     };
     bound.host = (opH, argsH) => {
@@ -400,6 +457,67 @@ export function openSession(options: SessionOptions): Session {
         );
       return deferred.handle;
     };
+    // The program's host requests (src/pipeline/protocol.ts REQUEST): nothing in them is trusted. A built-in runs
+    // only for a node the runner compiled as one (`options.builtin` checks the id), only while an async segment
+    // runs, and its wait is bounded by the host's deadline in force, whatever the guest's clock says.
+    bound.hq = (requestH, idH, textH) => {
+      if (closed) return { error: newGuestError(new Error('The run has ended: no more host calls are accepted')) };
+      // Arguments the guest left out arrive as no handle at all.
+      const typeOf = (h: QuickJSHandle | undefined) => (h ? ctx.typeof(h) : 'undefined');
+      const request = typeOf(requestH) === 'number' ? ctx.getNumber(requestH!) : -1;
+      if (request === REQUEST.time) return aborted() || now() > deadline ? { error: mark(timeoutError()) } : undefined;
+      // A built-in's wait is bounded here by the deadline in force; a retry's sleep by the runner (it is never a failure).
+      const bounded = request === REQUEST.builtin;
+      const serve = bounded ? options.builtin : request === REQUEST.sleep ? options.sleep : undefined;
+      if (!serve || !programRunning || typeOf(idH) !== 'number' || typeOf(textH) !== (bounded ? 'string' : 'number'))
+        return { error: newGuestError(new TypeError('Invalid host request')) };
+      const node = ctx.getNumber(idH!);
+      const arg = bounded ? ctx.getString(textH!) : ctx.getNumber(textH!);
+      const id = ++seq;
+      const deferred = ctx.newPromise();
+      pending.set(id, deferred);
+      const controller = new AbortController();
+      const stop = () => clearTimeout(timer);
+      const answer = (ok: boolean, value: string | PipelineFailure) => {
+        stop();
+        cancels.delete(id);
+        if (closed || pending.get(id) !== deferred) return;
+        pending.delete(id);
+        try {
+          if (!ok) {
+            const h = mark(value as PipelineFailure);
+            deferred.reject(h);
+            h.dispose();
+          } else if (value === '') deferred.resolve(ctx.undefined);
+          else ctx.newString(value as string).consume((h) => deferred.resolve(h));
+        } catch {
+          // The guest could not take the value (out of memory): the awaiting code never resumes and the run fails.
+        } finally {
+          if (deferred.alive) deferred.dispose();
+          // The program resumes to handle the answer; a node deadline that passed meanwhile is its to report.
+          interrupted = aborted() || now() > options.runDeadline;
+          grace = 1;
+          wake();
+        }
+      };
+      function expire() {
+        controller.abort();
+        answer(false, timeoutError());
+      }
+      // At the run's own deadline (or a cancel) the program's settle fails the run and drops this call (cancel).
+      const timer = bounded && deadline < options.runDeadline ? setTimeout(expire, Math.max(0, deadline - now()) + 1) : undefined;
+      cancels.set(id, () => {
+        stop();
+        controller.abort();
+      });
+      Promise.resolve()
+        .then(() => (serve as (node: number, arg: string | number, signal: AbortSignal) => Promise<string | undefined>)(node, arg, controller.signal))
+        .then(
+          (value) => answer(true, typeof value === 'string' ? value : ''),
+          (error: unknown) => answer(false, error instanceof PipelineFailure ? error : new PipelineFailure('FUNCTION_FAILED', 'FunctionError', String(error))),
+        );
+      return deferred.handle;
+    };
     bound.note = (levelH, textH) => {
       if (closed) return;
       options.onConsole?.(ctx.getString(levelH), ctx.getString(textH).slice(0, MAX_ERROR_TEXT));
@@ -417,13 +535,21 @@ export function openSession(options: SessionOptions): Session {
     };
     // The program's guard (inline.ts W/WC): mode 0 runs fnH attempt by attempt (the host decides); 1: an attempt
     // the guest ran threw xH; 2: the node succeeded after retries. The mode is the program's, never a user value.
-    bound.gh = (idH, modeH, xH, msH, attemptH) => {
+    bound.gh = (idH, modeH, xH, msH, attemptH, popsH) => {
       const id = ctx.getNumber(idH);
       const mode = ctx.getNumber(modeH);
-      if (mode !== 0) {
+      if (mode !== GUARD.run) {
         try {
           if (!options.caught) throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'No guard for this program', true);
-          const failure = mode === 2 ? undefined : guestError(xH!.dup());
+          const failure = mode === GUARD.succeeded ? undefined : guestError(xH!.dup());
+          if (mode === GUARD.failed && popsH && ctx.typeof(popsH) === 'number') {
+            // An async attempt (WA) failed past its node timeouts: the deadlines they moved are left (as many as the
+            // guest's DQ calls would, never below the floor), so the guard decides under the node's own deadline.
+            const pops = ctx.getNumber(popsH);
+            for (let k = 0; k < pops && stack.length > floor; k++) deadline = Math.min(stack.pop()!, options.runDeadline);
+            interrupted = aborted() || now() > deadline;
+            grace = 1;
+          }
           return ctx.newNumber(options.caught(id, failure, ctx.getNumber(msH!), ctx.getNumber(attemptH!)));
         } catch (error) {
           return { error: newGuestError(error) };
@@ -514,7 +640,7 @@ export function openSession(options: SessionOptions): Session {
       const compiled = ctx.evalCode(source, `${key}.js`);
       if (compiled.error) throw guestError(compiled.error);
       factory = compiled.value;
-      const r = ctx.callFunction(factory, ctx.undefined, api!, internals!, owned[0]!, owned[1]!, owned[2]!, owned[3]!);
+      const r = ctx.callFunction(factory, ctx.undefined, api!, internals!, owned[0]!, owned[1]!, owned[2]!, owned[3]!, owned[4]!);
       if (r.error) throw guestError(r.error);
       r.value.dispose();
       installed.add(key);
@@ -537,10 +663,13 @@ export function openSession(options: SessionOptions): Session {
       }
     }
     pending.clear();
+    for (const cancel of cancels.values()) cancel();
+    cancels.clear();
     wake();
     disposed = true;
     if (module.broken) return; // disposing a crashed runtime can abort: leave it to the garbage collector
     try {
+      for (const m of marked.splice(0)) m.handle.dispose();
       for (const h of helpers.values()) h.dispose();
       for (const h of numbers.values()) h.dispose();
       for (const h of owned) h.dispose();
@@ -553,6 +682,63 @@ export function openSession(options: SessionOptions): Session {
     }
     // A heap that came near the cap is not reused: the next run would start close to out-of-memory.
     if (atMemoryCap()) module.broken = true;
+  }
+
+  /**
+   * Calls a helper returning a guest promise and pumps jobs and host calls until it settles. `program`: an async
+   * segment, bounded by the run's deadline only (see `settleProgram`).
+   */
+  async function settleWith(program: boolean, name: Helper, args: Arg[]): Promise<void> {
+    const firstCall = seq + 1;
+    const promise = invoke(name, args);
+    const until = () => (program ? options.runDeadline : deadline);
+    // A program waits for many host answers under one fixed deadline (the run's): one timer and one abort listener
+    // for all of them, where a node's settle sets them per wait.
+    const ring = () => wake();
+    const timer = program ? setTimeout(ring, Math.max(0, options.runDeadline - now()) + 1) : undefined;
+    if (program) options.signal?.addEventListener('abort', ring);
+    try {
+      for (;;) {
+        if (program) check(until());
+        // A program drains in slices: promise jobs an expression started (even an endless chain of them) share the
+        // guest with it, and host answers get in between, as they would while the walker awaits the host.
+        const more = drainJobs(until(), program ? PROGRAM_BATCHES : Infinity);
+        const state = ctx.getPromiseState(promise);
+        if (state.type === 'fulfilled') {
+          if (state.value !== promise && state.value.alive) state.value.dispose();
+          return;
+        }
+        if (state.type === 'rejected') throw guestError(state.error);
+        if (more) {
+          await new Promise<void>((resolve) => setTimeout(resolve, 0));
+          continue;
+        }
+        if (pending.size === 0) throw new PipelineFailure('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
+        if (program) await new Promise<void>((resolve) => wakers.push(resolve));
+        else await waitForHost(until());
+        if (closed) throw new PipelineFailure('ABORTED', 'AbortError', 'The run has ended', true);
+      }
+    } catch (error) {
+      // The node is over (timed out or failed): host calls it started and still awaits are dropped, so their
+      // answers never resume its code later, inside another node (after continueOnError) or beside a retry.
+      for (const [id, deferred] of pending)
+        if (id >= firstCall) {
+          pending.delete(id);
+          cancels.get(id)?.();
+          cancels.delete(id);
+          try {
+            if (deferred.alive) deferred.dispose();
+          } catch {
+            /* already gone */
+          }
+        }
+      if (error instanceof PipelineFailure) throw error;
+      throw crash(error);
+    } finally {
+      clearTimeout(timer);
+      if (program) options.signal?.removeEventListener('abort', ring);
+      if (promise.alive && !disposed && !module.broken) promise.dispose();
+    }
   }
 
   return {
@@ -573,44 +759,20 @@ export function openSession(options: SessionOptions): Session {
       }
     },
     void: (name, ...args) => invoke(name, args).dispose(),
-    async settle(name, ...args) {
-      const firstCall = seq + 1;
-      const promise = invoke(name, args);
+    settle: (name, ...args) => settleWith(false, name, args),
+    async settleProgram(name, ...args) {
+      programRunning = true;
       try {
-        for (;;) {
-          drainJobs();
-          const state = ctx.getPromiseState(promise);
-          if (state.type === 'fulfilled') {
-            if (state.value !== promise && state.value.alive) state.value.dispose();
-            return;
-          }
-          if (state.type === 'rejected') throw guestError(state.error);
-          if (pending.size === 0) throw new PipelineFailure('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
-          await waitForHost();
-          if (closed) throw new PipelineFailure('ABORTED', 'AbortError', 'The run has ended', true);
-        }
-      } catch (error) {
-        // The node is over (timed out or failed): host calls it started and still awaits are dropped, so their
-        // answers never resume its code later, inside another node (after continueOnError) or beside a retry.
-        for (const [id, deferred] of pending)
-          if (id >= firstCall) {
-            pending.delete(id);
-            try {
-              if (deferred.alive) deferred.dispose();
-            } catch {
-              /* already gone */
-            }
-          }
-        if (error instanceof PipelineFailure) throw error;
-        throw crash(error);
+        await settleWith(true, name, args);
       } finally {
-        if (promise.alive && !disposed && !module.broken) promise.dispose();
+        programRunning = false;
       }
     },
     installLoops: () => install('loops', EXTENSIONS.loops),
     installCode: () => install('code', EXTENSIONS.code),
     installProgram: (source) => install('program', source),
     setDeadline(next) {
+      grace = 0;
       stack.length = 0;
       floor = 0;
       deadline = Math.min(next, options.runDeadline);
@@ -619,11 +781,14 @@ export function openSession(options: SessionOptions): Session {
     grace(ms, fn) {
       const saved = deadline;
       const wasInterrupted = interrupted;
+      const wasGracing = gracing;
       deadline = now() + ms;
       interrupted = false;
+      gracing = true;
       try {
         return fn();
       } finally {
+        gracing = wasGracing;
         deadline = saved;
         interrupted = wasInterrupted || now() > saved;
       }
@@ -651,17 +816,18 @@ interface Bound {
   note: Fn;
   dl: Fn;
   gh: Fn;
+  hq: Fn;
 }
 
 /**
- * A fresh runtime and context with the engine's host functions (`host`, `note`, `dl`, `gh`, calling whatever the
+ * A fresh runtime and context with the engine's host functions (`host`, `note`, `dl`, `gh`, `hq`, calling whatever the
  * session that takes it binds) and the base script compiled (`factory`, not called): no guest code has run in it.
  * Prepared while the thread is idle (`closeWhenIdle`) or when a session opens without one.
  */
 export interface Spare {
   runtime: QuickJSRuntime;
   ctx: QuickJSContext;
-  fns: [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle];
+  fns: [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle];
   factory: QuickJSHandle;
   bound: Bound;
   /** Primed for a definition (`primeSpare`): the factory was called for it, its program installed. */
@@ -678,10 +844,10 @@ export function prepareSpare(module: SandboxModule): Spare {
     runtime.setMemoryLimit(Math.max(16 * 1024 * 1024, module.maxBytes - 8 * 1024 * 1024));
     // As a run's (priming compiles expressions: a deeply nested one fails as it would in the run).
     runtime.setMaxStackSize(DEFAULT_STACK);
-    const bound: Bound = { interrupt: () => false, host: unbound, note: unbound, dl: unbound, gh: unbound };
+    const bound: Bound = { interrupt: () => false, host: unbound, note: unbound, dl: unbound, gh: unbound, hq: unbound };
     runtime.setInterruptHandler(() => bound.interrupt());
     const ctx = runtime.newContext();
-    const fns = (['host', 'note', 'dl', 'gh'] as const).map((name) =>
+    const fns = (['host', 'note', 'dl', 'gh', 'hq'] as const).map((name) =>
       ctx.newFunction(name, (...args: QuickJSHandle[]) => (bound[name] as Fn)(...args) as never),
     ) as Spare['fns'];
     const factory = ctx.unwrapResult(ctx.evalCode(baseSource(), 'engine.js'));
@@ -703,7 +869,7 @@ function callFactory(spare: Spare, context: string, expressions: string): { api:
   const { ctx, fns, factory } = spare;
   const init = ctx.newString(context);
   const exprs = ctx.newString(expressions);
-  const made = ctx.callFunction(factory, ctx.undefined, init, exprs, fns[2], fns[3]);
+  const made = ctx.callFunction(factory, ctx.undefined, init, exprs, fns[2], fns[3], fns[4]);
   init.dispose();
   exprs.dispose();
   const api = ctx.unwrapResult(made);

@@ -170,6 +170,18 @@ test('pipeline engine', async () => {
   add('same loop, each if with continueOnError (compiled: a guard per item)', await timeIt(() => run(guardedIfs), 1000, 3), nativeMs, 'native JS');
   add('same loop, each if with continueOnError (host walker alone)', await timeIt(() => run(guardedIfs, undefined, true), 1000, 3), nativeMs, 'native JS');
 
+  // Host built-ins: a 1,000-item loop sending a notification per item (an awaited host request each, in one async
+  // segment) against the walker alone (a walked node per item: settings, host call, result absorbed).
+  const notifyLoop: PipelineNode[] = [
+    {
+      type: 'loop',
+      range: { from: 1, to: 1000 },
+      functions: [{ functionPackage: F('send-notification'), settings: { data: { title: 'item {{ currentItem }}' } } }],
+    },
+  ];
+  add('1,000-item loop, a send-notification per item (compiled: awaited host requests)', await timeIt(() => run(notifyLoop), 1000, 3), undefined, '');
+  add('1,000-item loop, a send-notification per item (host walker alone)', await timeIt(() => run(notifyLoop, undefined, true), 1000, 3), undefined, '');
+
   // 100-node linear pipeline.
   const linear: PipelineNode[] = Array.from({ length: 100 }, (_, i) => ({ functionPackage: F('set'), settings: { [`v${i}`]: `{{ ${i} + 1 }}` } }));
   const linearMs = await timeIt(() => run(linear), 600, 10);

@@ -358,7 +358,7 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
       ]);
     });
 
-    test('the planner keeps timed, retried and continueOnError nodes inline, and leaves a retry that waits to the walker', () => {
+    test('the planner keeps timed, retried and continueOnError nodes inline; a retry that waits makes its segment async', () => {
       const nodes: PipelineNode[] = [
         { type: 'loop', range: { from: 1, to: 3 }, timeout: 50, functions: [{ functionPackage: F('set'), settings: { a: 1 }, timeout: 5 }] },
         { functionPackage: F('set'), settings: { b: 1 }, retry: { attempts: 2 } },
@@ -367,10 +367,16 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
       ];
       const indexes = new Map(collectExpressions(nodes).map((e, i) => [e, i]));
       const plan = planPipeline(nodes, (e) => indexes.get(e), 100);
-      expect(plan.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 3 }, { host: 3 }]);
+      expect(plan.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 4, async: true }]);
       expect(plan.source).toContain('DP(50)');
       expect(plan.source).toContain('DP(5)');
-      expect(plan.nodes.map((n) => n.guard)).toEqual([undefined, undefined, { attempts: 2, continueOnError: false }, { attempts: 1, continueOnError: true }]);
+      expect(plan.nodes.map((n) => n.guard)).toEqual([
+        undefined,
+        undefined,
+        { attempts: 2, continueOnError: false },
+        { attempts: 1, continueOnError: true },
+        { attempts: 2, continueOnError: false, wait: { delayMs: 10, exponential: false } },
+      ]);
     });
   });
 

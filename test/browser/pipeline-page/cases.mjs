@@ -444,6 +444,55 @@ export const cases = [
     },
   },
   {
+    name: 'built-ins compiled into the program: continueOnError per item in a loop, lastError, the loop goes on',
+    options: {
+      functions: [
+        {
+          type: 'loop',
+          range: { from: 1, to: 3 },
+          functions: [{ functionPackage: F('read-datasource'), settings: { dataSourceId: '{{ currentItem === 2 ? 1 : 404 }}' }, continueOnError: true }],
+        },
+        ret('{{ [records.length, lastError.code, lastError.path] }}'),
+      ],
+    },
+    check: (o, calls) => {
+      ok(o, [2, 'FUNCTION_FAILED', 'functions[0].functions[0]']);
+      eq(paths(o, 'failed'), ['functions[0].functions[0]', 'functions[0].functions[0]'], 'failed entries');
+      eq(calls.length, 3, 'calls');
+    },
+  },
+  {
+    name: 'built-in with a waiting retry: each failed attempt is traced, then the node fails',
+    options: {
+      functions: [{ functionPackage: F('read-datasource'), settings: { dataSourceId: 404 }, retry: { attempts: 3, delayMs: 20, backoff: 'exponential' } }],
+    },
+    check: (o, calls) => {
+      failed(o, 'FUNCTION_FAILED', 'ApiError');
+      eq(
+        o.trace.map((t) => [t.outcome, t.retries]),
+        [
+          ['retried', undefined],
+          ['retried', undefined],
+          ['failed', 2],
+        ],
+        'attempts',
+      );
+      eq(calls.length, 3, 'calls');
+      if (o.durationMs < 55) fail(`waited only ${o.durationMs} ms`);
+    },
+  },
+  {
+    name: 'built-in timeout on a never-settling host call with continueOnError: the run goes on',
+    options: {
+      limits: { runTimeoutMs: 10000 },
+      functions: [
+        { functionPackage: F('read-datasource'), settings: { dataSourceName: 'hang' }, timeout: 100, continueOnError: true },
+        ret('{{ [lastError.code, lastError.errorMessage] }}'),
+      ],
+    },
+    check: (o) => ok(o, ['TIMEOUT', 'The function exceeded its timeout']),
+  },
+  {
     name: 'continueOnError records the error, sets lastError and goes on',
     options: {
       functions: [script('throw new Error("first")', { continueOnError: true }), ret('{{ [lastError.errorMessage, lastError.path, lastError.errorType] }}')],
