@@ -443,6 +443,13 @@ function segmentFailure(run: Run, error: unknown, deadline: number): PipelineFai
 }
 
 /**
+ * The wall-clock bound on reading the guest's report of a segment (its trace events and failure), which only the
+ * engine's own helper writes. It is a bound on the engine's work, not a budget of the run: 20 ms was lost whole on a
+ * machine loaded far past its cores (the process descheduled), and the failure came back without its trace.
+ */
+const REPORT_GRACE_MS = 250;
+
+/**
  * Traces a failure inside the running segment: the events recorded before it (the guest's report), then a failed
  * entry for the failing node and each inline ancestor below `stopAt` (-1: the segment's top), as the walker would.
  * A failure a guard passed up (`run.passing`) is traced on from where that guard stopped.
@@ -453,7 +460,7 @@ function traceFailure(run: Run, error: unknown, stopAt: number): { failure: Pipe
   let report: unknown[] = [];
   if (!s.closed) {
     try {
-      const text = s.grace(20, () => s.string('run', -1));
+      const text = s.grace(REPORT_GRACE_MS, () => s.string('run', -1));
       recordEvents(run, text, run.segment.start);
       report = JSON.parse(text) as unknown[];
     } catch {
@@ -552,7 +559,7 @@ function succeeded(run: Run, id: number, attempt: number): number {
     const s = run.session;
     recordEvents(
       run,
-      s.grace(20, () => s.string('run', -1)),
+      s.grace(REPORT_GRACE_MS, () => s.string('run', -1)),
       run.segment.start,
       { node: id, retries: attempt - 1 },
     );
