@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from '../../src/server/db/database.js';
+import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
 import type { ServerOptions } from '../../src/server/index.js';
 import { createTestDatabase } from './postgres.js';
 import { startTestBackend, testEngine, type TestBackend } from './server.js';
@@ -25,4 +26,13 @@ export async function startSqlBackend(name: string, cleanup: (() => unknown)[], 
   cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
   const b = await startTestBackend({ ...options, dataDir: dir });
   return { b, db: await openSqliteOnReaders(join(dir, 'runtime.sqlite')) };
+}
+
+/** The stored entries of a data source, oldest id first, as the JS evaluator sees them (the differential tests' reference data). */
+export async function storedEntries(db: Database, dataSourceId: number): Promise<EntryRecord[]> {
+  const rows = await db.all<{ id: number; data: string; sort_order: number; created_at: string; updated_at: string }>(
+    'SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ? ORDER BY id',
+    [dataSourceId],
+  );
+  return rows.map((r) => ({ id: r.id, dataSourceId, data: JSON.parse(r.data), order: r.sort_order, createdAt: r.created_at, updatedAt: r.updated_at }));
 }

@@ -9,7 +9,7 @@ import { planSqlAggregate } from '../../src/server/data-sources/sql/aggregate-pl
 import { indexedGroupPath, runIndexedGroup } from '../../src/server/data-sources/sql/aggregate-indexed.js';
 import { aggregateBody, entryData, seededRandom } from '../helpers/aggregate-generator.js';
 import { testEngine, type TestBackend } from '../helpers/server.js';
-import { startSqlBackend } from '../helpers/sql-backend.js';
+import { startSqlBackend, storedEntries } from '../helpers/sql-backend.js';
 
 /**
  * The SQL translation of aggregations (src/server/data-sources/sql/aggregate*.ts, docs/sql.md "Aggregations")
@@ -47,18 +47,7 @@ describe(`SQL translation of aggregations, differential against mingo (${testEng
     for (let i = 0; i < 25; i++) await conn.insert(entryData(rng));
     const ids = (await db.all<{ id: number }>('SELECT id FROM data_source_entries WHERE data_source_id = ? ORDER BY id', [dsId])).map((r) => r.id);
     for (let i = 0; i < 30; i++) await conn.update(ids[Math.floor(rng() * ids.length)]!, entryData(rng));
-    const rows = await db.all<{ id: number; data: string; sort_order: number; created_at: string; updated_at: string }>(
-      'SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ? ORDER BY id',
-      [dsId],
-    );
-    entries = rows.map((r) => ({
-      id: r.id,
-      dataSourceId: dsId,
-      data: JSON.parse(r.data),
-      order: r.sort_order,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-    }));
+    entries = await storedEntries(db, dsId);
     const declared = await b.api('PUT', `/v1/data-sources/${dsId}`, { json: { definition: { indexes: INDEXED } } });
     expect(declared.status).toBe(200);
     // Ties on `order` (import and append give every entry one), so first appearance also depends on ids.

@@ -18,7 +18,7 @@ import {
   seededRandom,
 } from '../helpers/query-generator.js';
 import { testEngine, type TestBackend } from '../helpers/server.js';
-import { startSqlBackend } from '../helpers/sql-backend.js';
+import { startSqlBackend, storedEntries } from '../helpers/sql-backend.js';
 
 /**
  * The SQL translation of selects (src/server/data-sources/sql/) against the reference JS evaluator
@@ -92,18 +92,7 @@ describe(`SQL translation of selects, differential against the JS evaluator (${t
       now += 7_000;
       await conn.update(ids[Math.floor(rng() * ids.length)]!, entryData(rng));
     }
-    const rows = await db.all<{ id: number; data: string; sort_order: number; created_at: string; updated_at: string }>(
-      'SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ? ORDER BY id',
-      [dsId],
-    );
-    entries = rows.map((r) => ({
-      id: r.id,
-      dataSourceId: dsId,
-      data: JSON.parse(r.data),
-      order: r.sort_order,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-    }));
+    entries = await storedEntries(db, dsId);
     const declared = await b.api('PUT', `/v1/data-sources/${dsId}`, {
       json: { definition: { indexes: [...INDEXED_PATHS, ...DESC_INDEXED.map((path) => [path, 'DESC'])] } },
     });
@@ -146,18 +135,7 @@ describe(`SQL translation of selects, differential against the JS evaluator (${t
       now += 61_000;
       await conn.insert(generatedData(rng));
     }
-    const rows = await db.all<{ id: number; data: string; sort_order: number; created_at: string; updated_at: string }>(
-      'SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ? ORDER BY id',
-      [ds.id],
-    );
-    const all: EntryRecord[] = rows.map((r) => ({
-      id: r.id,
-      dataSourceId: ds.id,
-      data: JSON.parse(r.data),
-      order: r.sort_order,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-    }));
+    const all = await storedEntries(db, ds.id);
     // Declared indexes: a tested indexed path's index picks the matches (their form, then the exact condition).
     const declared = await b.api('PUT', `/v1/data-sources/${ds.id}`, { json: { definition: { indexes: [...INDEXED_PATHS] } } });
     expect(declared.status).toBe(200);

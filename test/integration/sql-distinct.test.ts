@@ -5,7 +5,7 @@ import { runQuery } from '../../src/server/data-sources/query/run.js';
 import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
 import { testEngine, type TestBackend } from '../helpers/server.js';
-import { startSqlBackend } from '../helpers/sql-backend.js';
+import { startSqlBackend, storedEntries } from '../helpers/sql-backend.js';
 
 /**
  * `distinct: true` run by the database (src/server/data-sources/sql/distinct.ts, docs/sql.md "Distinct rows"): the
@@ -39,18 +39,7 @@ describe(`distinct selects run by the database (${testEngine})`, () => {
     data.push({ n: 400, o: { a: 1, b: 2 } }, { n: 401, o: { b: 2, a: 1 } }, { n: 402, o: 3 });
     data.push({ n: 500, 'g.h': 7, g: { h: 1 } }, { n: 501, g: { h: 7 } });
     await (await b.client.DataSources.connect(ds.id)).import(data);
-    const rows = await db.all<{ id: number; data: string; sort_order: number; created_at: string; updated_at: string }>(
-      'SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ? ORDER BY id',
-      [dsId],
-    );
-    entries = rows.map((r) => ({
-      id: r.id,
-      dataSourceId: dsId,
-      data: JSON.parse(r.data),
-      order: r.sort_order,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-    }));
+    entries = await storedEntries(db, dsId);
   });
 
   afterAll(async () => {

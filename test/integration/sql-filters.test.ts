@@ -10,7 +10,7 @@ import { planSqlAggregate } from '../../src/server/data-sources/sql/aggregate-pl
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
 import { deleteTranslates } from '../../src/server/data-sources/sql-delete.js';
 import { testEngine, type TestBackend } from '../helpers/server.js';
-import { startSqlBackend } from '../helpers/sql-backend.js';
+import { startSqlBackend, storedEntries } from '../helpers/sql-backend.js';
 
 /**
  * `where.$filters` translated to SQL (sql/filters.ts, docs/sql.md "`$filters`") on edge cases: letters JS lowercases
@@ -131,18 +131,7 @@ beforeAll(async () => {
   // The value alone, in an array, nested (a.b), behind an array (filters.ts reads nothing there), and as the
   // top-level key `a.b` (which wins over the nested one).
   await conn.import(values.flatMap((v) => [{ v }, { v: [v, 5] }, { a: { b: v } }, { a: [{ b: v }] }, { 'a.b': v, a: { b: 'zzz' } }]));
-  const rows = await db.all<{ id: number; data: string; sort_order: number; created_at: string; updated_at: string }>(
-    'SELECT id, data, sort_order, created_at, updated_at FROM data_source_entries WHERE data_source_id = ? ORDER BY id',
-    [dsId],
-  );
-  entries = rows.map((r) => ({
-    id: r.id,
-    dataSourceId: dsId,
-    data: JSON.parse(r.data),
-    order: r.sort_order,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  }));
+  entries = await storedEntries(db, dsId);
 }, 60000);
 
 afterAll(async () => {
