@@ -207,6 +207,18 @@ describe(`data path indexes (${testEngine})`, () => {
     expect(await indexNames()).not.toContain(indexName(desc, descKey('age')));
   });
 
+  it('deleting a data source drops an index of it that is on the table but not listed (a build that raced the delete)', async () => {
+    const gone = await createWithRows('Gone');
+    const kept = await createWithRows('Kept', { indexes: ['age'] });
+    // What an automatic build leaves when it lists its index after the delete dropped the listed ones.
+    const stray = indexName(gone, 'late.path');
+    await db.run(`CREATE INDEX ${stray} ON data_source_entries (id) WHERE data_source_id = ${gone}`);
+    expect(await indexNames()).toContain(stray);
+    expect((await b.api('DELETE', `/v1/data-sources/${gone}`)).status).toBe(200);
+    expect(await indexNames()).not.toContain(stray);
+    expect(await indexNames()).toContain(indexName(kept, 'age'));
+  });
+
   it('refuses bad declared indexes with a 400', async () => {
     const created = await b.api('POST', `/v1/data-sources?appId=${b.server.bootstrap.appId}`, { json: { name: 'Bad' } });
     const id = created.body.dataSource.id as number;

@@ -6,7 +6,7 @@ import { resolveDataSource, type Core, type DataSourceRef } from './core.js';
 import { compileWhere } from './engine.js';
 import { deleteDataSourceRow, findDataSourceById, insertDataSource, listDataSources, nameTaken, updateDataSourceRow } from './store/data-sources.js';
 import type { DataSourceRecord } from './types.js';
-import { dropAllIndexes, syncDeclaredIndexes } from './indexes.js';
+import { dropAllIndexes, dropLeftoverIndexes, syncDeclaredIndexes } from './indexes.js';
 import { checkDataSourceChanges, checkName, declaredIndexes } from './validate.js';
 
 /** Data source metadata: list, get, create, update, delete. */
@@ -195,6 +195,7 @@ export async function deleteOne(core: Core, caller: Caller, ref: DataSourceRef):
   checkManage(caller, ds, {});
   await dropAllIndexes(core.ctx.db, ds.id);
   await core.ctx.db.transaction((tx) => deleteDataSourceRow(tx, ds.id));
+  await dropLeftoverIndexes(core.ctx.db, ds.id);
   core.cache.drop(ds.id);
   core.summaries.drop(ds.id);
   await core.files.removeDataSource(ds.id);

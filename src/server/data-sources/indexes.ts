@@ -84,6 +84,20 @@ export async function dropAllIndexes(db: Database, dataSourceId: number): Promis
   for (const row of await listIndexes(db, dataSourceId)) await dropPathIndex(db, dataSourceId, row.path);
 }
 
+/**
+ * After a data source's row is deleted: any index of it still on the table is dropped. An automatic build that began
+ * before the row went may list its index after dropAllIndexes ran, and the row's delete then removes the listing
+ * but not the index. Names are read from the catalog and must be ours (`iar_dsi_<id>_<hex>`, indexName).
+ */
+export async function dropLeftoverIndexes(db: Database, dataSourceId: number): Promise<void> {
+  const names =
+    db.dialect === 'postgres'
+      ? await db.all<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE tablename = 'data_source_entries'`)
+      : await db.all<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'data_source_entries'`);
+  const ours = new RegExp(`^iar_dsi_${dataSourceId}_[0-9a-f]{12}$`);
+  for (const { name } of names) if (ours.test(name)) await ddl(db, dropDdl(db, name));
+}
+
 /** Makes the declared indexes those of `paths`: builds the missing ones, adopts automatic ones, drops the rest. */
 export async function syncDeclaredIndexes(ctx: ServerContext, dataSourceId: number, paths: readonly string[]): Promise<void> {
   const rows = await listIndexes(ctx.db, dataSourceId);
