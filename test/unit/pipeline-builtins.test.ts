@@ -3,10 +3,11 @@ import { newQuickJSWASMModuleFromVariant, TestQuickJSWASMModule } from 'quickjs-
 import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
 import { runWith } from '../../src/pipeline/runner.js';
+import { withoutTimes } from '../helpers/pipeline-outcome.js';
 import { collectExpressions, planPipeline } from '../../src/pipeline/inline.js';
 import { acquireModule, releaseModule, type SandboxModule } from '../../src/sandbox/pool.js';
 import { openSession, retireModule } from '../../src/sandbox/session.js';
-import type { HostServices, InPageCode, InPageFunction, PipelineNode, RunOutcome, RunPipelineOptions, TraceEntry } from '../../src/contract/pipeline.js';
+import type { HostServices, InPageCode, InPageFunction, PipelineNode, RunOutcome, RunPipelineOptions } from '../../src/contract/pipeline.js';
 import { createFakeServices } from '../browser/pipeline-page/cases.mjs';
 
 /**
@@ -22,13 +23,7 @@ const set = (settings: Record<string, unknown>, extra: Partial<PipelineNode> = {
   ({ functionPackage: F('set'), settings, ...extra }) as PipelineNode;
 const ret = (value: unknown): PipelineNode => ({ functionPackage: F('return'), settings: { value } });
 
-const untimed = (t: TraceEntry) => ({ ...t, durationMs: 0, startMs: 0 });
-const strip = (o: RunOutcome) => ({
-  ...o,
-  durationMs: 0,
-  trace: o.trace.map(untimed),
-  ...(o.ok ? {} : { error: { ...o.error, trace: o.error.trace.map(untimed) } }),
-});
+const strip = withoutTimes;
 
 type Options = Omit<RunPipelineOptions, 'services' | 'environment'>;
 

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
 import { runWith } from '../../src/pipeline/runner.js';
+import { withoutTimes } from '../helpers/pipeline-outcome.js';
 import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
-import type { RunOutcome, TraceEntry } from '../../src/contract/pipeline.js';
 // The same cases run in Chromium (test/browser/pipeline.test.ts), inside the engine's Web Worker.
 import { cases, createFakeServices } from '../browser/pipeline-page/cases.mjs';
 
@@ -16,14 +16,7 @@ describe('pipeline cases (Node)', () => {
   }
 });
 
-/** Times aside: each entry's start and duration depend on the machine. */
-const untimed = (t: TraceEntry) => ({ ...t, durationMs: 0, startMs: 0 });
-const strip = (o: RunOutcome) => ({
-  ...o,
-  durationMs: 0,
-  trace: o.trace.map(untimed),
-  ...(o.ok ? {} : { error: { ...o.error, trace: o.error.trace.map(untimed) } }),
-});
+const strip = withoutTimes;
 
 describe('pipeline cases: compiled segments against the host walker alone (the oracle)', () => {
   for (const c of cases) {
