@@ -26,6 +26,12 @@ export interface ServerLimits {
    * which that path gets an automatic index (default 50; 0: never). See docs/sql.md, "Indexes".
    */
   autoIndexAfter?: number;
+  /**
+   * A translated aggregation grouping by an unindexed path (SQLite) reads every entry: it counts toward the
+   * path's automatic index as one query per this many entries of its data source (default 10,000), so a
+   * `$group` over 1M entries builds the index at once. See docs/sql.md, "Indexes".
+   */
+  autoIndexScanRows?: number;
   /** Automatic indexes a data source may get (default 3); declared ones (`definition.indexes`) do not count. */
   autoIndexesPerDataSource?: number;
   /**

@@ -30,7 +30,7 @@ describe(`data path indexes (${testEngine})`, () => {
   const cleanup: (() => Promise<void> | void)[] = [];
 
   beforeAll(async () => {
-    const limits = { autoIndexAfter: 5, autoIndexesPerDataSource: 1 };
+    const limits = { autoIndexAfter: 5, autoIndexesPerDataSource: 1, autoIndexScanRows: 100 };
     if (testEngine === 'postgres') {
       const pgDb = await createTestDatabase('iar_dsidx');
       cleanup.push(() => pgDb.drop());
@@ -256,4 +256,26 @@ describe(`data path indexes (${testEngine})`, () => {
     expect((await b.api('PUT', `/v1/data-sources/${id}`, { json: { definition: { indexes: ['address.city'] } } })).status).toBe(200);
     expect(await db.all('SELECT path, origin FROM data_source_indexes WHERE data_source_id = ?', [id])).toEqual([{ path: 'address.city', origin: 'declared' }]);
   });
+
+  if (testEngine === 'sqlite') {
+    it('a counting $group over every entry counts toward its index by the entries it read (limits.autoIndexScanRows)', async () => {
+      // 400 entries at 100 per query: each count by `address.city` weighs 4, so two build the index (5 needed);
+      // a group the index would not serve alone (an $avg beside the count) weighs 1, as a select does.
+      const counted = await createWithRows('GroupCounted');
+      const averaged = await createWithRows('GroupAveraged');
+      const byCity = { aggregate: [{ $group: { _id: '$data.address.city', n: { $sum: 1 } } }, { $sort: { _id: 1 } }] };
+      const withAvg = { aggregate: [{ $group: { _id: '$data.address.city', n: { $sum: 1 }, age: { $avg: '$data.age' } } }] };
+      for (let i = 0; i < 2; i++) await query(averaged, withAvg);
+      const scanned = await query(counted, byCity);
+      expect(scanned.entries).toEqual([...CITIES].sort().map((city) => ({ _id: city, n: 100 })));
+      await query(counted, byCity);
+      await waitForAutoIndex(counted, 'address.city');
+      expect(await db.all('SELECT path, origin FROM data_source_indexes WHERE data_source_id = ?', [counted])).toEqual([
+        { path: 'address.city', origin: 'auto' },
+      ]);
+      expect(await db.all('SELECT path FROM data_source_indexes WHERE data_source_id = ?', [averaged])).toEqual([]);
+      // The same answer, now read from the index alone.
+      expect(await query(counted, byCity)).toEqual(scanned);
+    });
+  }
 });

@@ -1,19 +1,27 @@
 import type { ServerContext } from '../context.js';
 import { createPathIndex, listIndexes } from './indexes.js';
+import { countEntriesUpTo } from './store/entries.js';
 
 /**
  * Automatic indexes (indexes.ts): each instance counts, per data source and data path, the translated selects
  * that test the path in `where` or order by it without an index; at `limits.autoIndexAfter` (default 50) it
  * builds the path's index in the background, unless the data source already has
  * `limits.autoIndexesPerDataSource` (default 3) automatic ones. Counts live in memory (at most MAX_COUNTED
- * keys; past that they start over), so a restart starts them over.
+ * keys; past that they start over), so a restart starts them over. A scan of the whole data source (an
+ * aggregation grouping by the path) counts as one query per `limits.autoIndexScanRows` (default 10,000) of its
+ * entries: the index is worth building after one `$group` over 500,000 entries as after 50 small selects.
  */
 const MAX_COUNTED = 10_000;
 
 /** The counts and builds of one backend's data source service (core.ts builds it with the service). */
 export interface AutoIndexes {
   /** Counts a translated select's indexable paths, building a path's index once it was queried often. */
-  note(dataSourceId: number, paths: ReadonlySet<string>, indexed: ReadonlySet<string>): void;
+  note(dataSourceId: number, paths: ReadonlySet<string>, indexed: ReadonlySet<string>, weight?: number): void;
+  /**
+   * Counts a statement that read every entry of the data source (a grouped path) by the entries it read: the
+   * data source is counted (up to what the weight needs, in the background) after the answer is out.
+   */
+  noteScan(dataSourceId: number, path: string, indexed: ReadonlySet<string>): void;
   /** Resolves when the automatic indexes being built now are done (tests, shutdown). */
   settled(): Promise<void>;
 }
@@ -21,27 +29,40 @@ export interface AutoIndexes {
 export function createAutoIndexes(ctx: ServerContext): AutoIndexes {
   const counts = new Map<string, number>();
   const building = new Map<string, Promise<void>>();
-  return {
-    note(dataSourceId, paths, indexed) {
-      const after = ctx.limits.autoIndexAfter ?? 50;
-      if (after <= 0) return;
+  const weighing = new Set<Promise<void>>();
+  const after = () => ctx.limits.autoIndexAfter ?? 50;
+  const auto: AutoIndexes = {
+    note(dataSourceId, paths, indexed, weight = 1) {
+      if (after() <= 0) return;
       for (const path of paths) {
         if (indexed.has(path)) continue;
         const key = `${dataSourceId}:${path}`;
         if (building.has(key)) continue;
         if (counts.size >= MAX_COUNTED && !counts.has(key)) counts.clear();
-        const count = (counts.get(key) ?? 0) + 1;
+        const count = (counts.get(key) ?? 0) + weight;
         counts.set(key, count);
-        if (count < after) continue;
+        if (count < after()) continue;
         counts.delete(key);
         const build = buildAuto(ctx, dataSourceId, path).finally(() => building.delete(key));
         building.set(key, build);
       }
     },
+    noteScan(dataSourceId, path, indexed) {
+      if (after() <= 0 || indexed.has(path) || building.has(`${dataSourceId}:${path}`)) return;
+      const rowsPerQuery = Math.max(1, ctx.limits.autoIndexScanRows ?? 10_000);
+      // Counting stops where the weight would reach the threshold: at most `after * rowsPerQuery` index entries read.
+      const weigh = countEntriesUpTo(ctx.db, dataSourceId, after() * rowsPerQuery)
+        .then((rows) => auto.note(dataSourceId, new Set([path]), indexed, Math.max(1, Math.floor(rows / rowsPerQuery))))
+        .catch((error: Error) => console.warn(`automatic index of "${path}" on data source ${dataSourceId}: counting failed: ${error.message}`))
+        .finally(() => weighing.delete(weigh));
+      weighing.add(weigh);
+    },
     settled: async () => {
+      await Promise.all([...weighing]);
       await Promise.all([...building.values()]);
     },
   };
+  return auto;
 }
 
 async function buildAuto(ctx: ServerContext, dataSourceId: number, path: string): Promise<void> {

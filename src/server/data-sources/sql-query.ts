@@ -8,6 +8,7 @@ import { isPlainObject } from './query/errors.js';
 import type { EntryRecord, QueryResult } from './query/types.js';
 import { indexedPaths } from './indexes.js';
 import { runSqlAggregate } from './sql/aggregate.js';
+import { indexedGroupPath } from './sql/aggregate-indexed.js';
 import { planSqlAggregate } from './sql/aggregate-plan.js';
 import { joinedColumns, type SqlJoinPlan } from './sql/joins.js';
 import { planSqlSelect, runSqlSelect, type SqlSelectResult } from './sql/select.js';
@@ -116,7 +117,12 @@ async function aggregateWithSql(core: Core, caller: Caller, ds: DataSourceRecord
     if (error instanceof HttpError) throw error;
     return null;
   }
-  // SQLite: a grouped path counts toward an automatic index like a tested one (counting groups read it alone).
-  if (ctx.db.dialect === 'sqlite' && plan.key.kind === 'path') core.autoIndexes.note(ds.id, new Set([plan.key.segments.join('.')]), indexed);
+  // SQLite: a grouped path counts toward an automatic index; a group its index would serve alone (counting over
+  // every entry, aggregate-indexed.ts) by the entries the statement read: every entry of the data source.
+  if (ctx.db.dialect === 'sqlite' && plan.key.kind === 'path') {
+    const path = plan.key.segments.join('.');
+    if (indexedGroupPath('sqlite', plan, new Set([path]))) core.autoIndexes.noteScan(ds.id, path, indexed);
+    else core.autoIndexes.note(ds.id, new Set([path]), indexed);
+  }
   return entries && { entries };
 }
