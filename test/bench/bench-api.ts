@@ -93,3 +93,19 @@ export async function loadedBenchServer(
   const server = await startServer(options);
   return { ds, appId, apiToken, file, server, api: benchApi(() => server, apiToken) };
 }
+
+/**
+ * `n` rows of benchRow's shape (`city` from BENCH_CITIES) written straight into a PostgreSQL data source by one
+ * `generate_series` statement, then its data version bumped (nothing cached is stale) and the table analyzed.
+ */
+export async function insertPostgresBenchRows(db: { query(sql: string): Promise<unknown> }, ds: number, n: number): Promise<void> {
+  const cities = `ARRAY[${BENCH_CITIES.map((c) => `'${c}'`).join(', ')}]`;
+  await db.query(
+    `INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at)
+     SELECT ${ds}, json_build_object('name', 'Person ' || i, 'email', 'person' || i || '@example.com', 'age', i % 90, 'city', (${cities})[i % ${BENCH_CITIES.length} + 1], 'active', i % 3 <> 0)::text,
+            i, t, t
+     FROM generate_series(0, ${n - 1}) i, LATERAL (SELECT to_char(timestamp '2024-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t) s`,
+  );
+  await db.query(`UPDATE data_sources SET data_version = data_version + 1 WHERE id = ${ds}`);
+  await db.query('VACUUM ANALYZE data_source_entries');
+}

@@ -1,9 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
-import pg from 'pg';
 import { expect, it } from 'vitest';
 import { startServer } from '../../src/server/index.js';
-import { startPostgresCluster } from '../helpers/postgres.js';
+import { startClusterWithDatabase } from '../helpers/postgres.js';
 import { barePostgres, bareSqlite } from './bare-entries.js';
 import { startClientThread } from './client-thread.js';
 
@@ -39,17 +38,9 @@ const row = (i: number) => ({ name: `Person ${i}`, email: `person${i}@example.co
 
 it(`one-entry writes at ${N.toLocaleString('en')} entries (${POSTGRES ? 'PostgreSQL' : 'SQLite'})`, async () => {
   // A PostgreSQL cluster of this run, stopped in `finally` (an exit hook does not run when the bench worker ends).
-  const cluster = POSTGRES ? await startPostgresCluster() : undefined;
-  let databaseUrl: string | undefined;
-  if (cluster) {
-    const admin = new pg.Client({ connectionString: cluster.url });
-    await admin.connect();
-    await admin.query('CREATE DATABASE iar_commitbench');
-    await admin.end();
-    const url = new URL(cluster.url);
-    url.pathname = '/iar_commitbench';
-    databaseUrl = url.toString();
-  }
+  const pgDb = POSTGRES ? await startClusterWithDatabase('iar_commitbench') : undefined;
+  const cluster = pgDb?.cluster;
+  const databaseUrl = pgDb?.url;
   const limits = { bodyBytes: 64 * 1024 * 1024 };
   const server = await startServer(databaseUrl ? { port: 0, databaseUrl, log: false, limits } : { port: 0, memory: true, log: false, limits });
   try {

@@ -1,10 +1,9 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { expect, it } from 'vitest';
 import { openPostgres } from '../../src/server/db/postgres.js';
-import { startPostgresCluster } from '../helpers/postgres.js';
-import { benchApi, benchDataSource } from './bench-api.js';
+import { startClusterWithDatabase } from '../helpers/postgres.js';
+import { benchApi, benchDataSource, insertPostgresBenchRows } from './bench-api.js';
 
 /**
  * Issue 14: "On PostgreSQL with three instances, the same memory bound holds per instance" (server RSS ≤ 350 MB
@@ -18,7 +17,6 @@ import { benchApi, benchDataSource } from './bench-api.js';
  */
 const N = Number(process.env.BENCH_ENTRIES ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CITIES = ['Cork', 'Oslo', 'Lima', 'Kyiv', 'Pune', 'Nice', 'Bern', 'Riga'];
 const j = (path: string) => `(data::jsonb ->> '${path}')`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const mb = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MB`;
@@ -80,28 +78,14 @@ async function startInstance(options: object): Promise<{ child: ChildProcess; ur
 }
 
 it(`three instances on one PostgreSQL database of ${N.toLocaleString('en')} entries`, async () => {
-  const cluster = await startPostgresCluster();
-  const admin = new pg.Client({ connectionString: cluster.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE iar_instances');
-  await admin.end();
-  const url = new URL(cluster.url);
-  url.pathname = '/iar_instances';
-  const options = { port: 0, databaseUrl: url.toString(), log: false, limits: { autoIndexAfter: 0, aggregateTimeoutMs: 120_000 } };
-  const db = openPostgres({ url: url.toString(), max: 2 });
+  const { cluster, url } = await startClusterWithDatabase('iar_instances');
+  const options = { port: 0, databaseUrl: url, log: false, limits: { autoIndexAfter: 0, aggregateTimeoutMs: 120_000 } };
+  const db = openPostgres({ url, max: 2 });
   const instances: Awaited<ReturnType<typeof startInstance>>[] = [];
   try {
     const { ds, apiToken } = await benchDataSource(options);
-    const cities = `ARRAY[${CITIES.map((c) => `'${c}'`).join(', ')}]`;
     const loadStart = performance.now();
-    await db.query(
-      `INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at)
-       SELECT ${ds}, json_build_object('name', 'Person ' || i, 'email', 'person' || i || '@example.com', 'age', i % 90, 'city', (${cities})[i % 8 + 1], 'active', i % 3 <> 0)::text,
-              i, t, t
-       FROM generate_series(0, ${N - 1}) i, LATERAL (SELECT to_char(timestamp '2024-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t) s`,
-    );
-    await db.query(`UPDATE data_sources SET data_version = data_version + 1 WHERE id = ${ds}`);
-    await db.query('VACUUM ANALYZE data_source_entries');
+    await insertPostgresBenchRows(db, ds, N);
     const loadMs = performance.now() - loadStart;
     for (let i = 0; i < 3; i++) instances.push(await startInstance(options));
     const idle = await Promise.all(instances.map((x) => x.rss(true)));

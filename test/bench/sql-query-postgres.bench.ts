@@ -4,9 +4,8 @@ import { descKey } from '../../src/server/data-sources/sql/prefilter.js';
 import { planSqlSelect, runSqlSelect } from '../../src/server/data-sources/sql/select.js';
 import { openPostgres } from '../../src/server/db/postgres.js';
 import { type RunningServer, startServer } from '../../src/server/index.js';
-import { BENCH_CITIES, benchApi, benchDataSource, medianMs } from './bench-api.js';
-import pg from 'pg';
-import { startPostgresCluster } from '../helpers/postgres.js';
+import { benchApi, benchDataSource, insertPostgresBenchRows, medianMs } from './bench-api.js';
+import { startClusterWithDatabase } from '../helpers/postgres.js';
 
 /**
  * sql-query.bench.ts on PostgreSQL (a throwaway cluster, test/helpers/postgres.ts): the same data and
@@ -23,7 +22,6 @@ const INDEXED = ['email', 'city', 'age'];
 /** Declared as well: `age`'s descending index (key `desc:age`), which an order by `age` DESC walks. */
 const DECLARED: unknown[] = [...INDEXED, ['age', 'DESC']];
 const INDEX_KEYS = [...INDEXED, descKey('age')];
-const CITIES = BENCH_CITIES;
 
 const median = (fn: () => Promise<void> | void) => medianMs(RUNS, fn);
 
@@ -63,29 +61,14 @@ const CASES = (n: number) => [
 
 for (const n of SIZES) {
   it(`selects at ${n.toLocaleString('en')} entries (PostgreSQL)`, async () => {
-    // A cluster of this test, stopped in `finally` (an exit hook does not run when the bench worker ends).
-    const cluster = await startPostgresCluster();
-    const admin = new pg.Client({ connectionString: cluster.url });
-    await admin.connect();
-    await admin.query('CREATE DATABASE iar_sqlbench');
-    await admin.end();
-    const url = new URL(cluster.url);
-    url.pathname = '/iar_sqlbench';
-    const options = { port: 0, databaseUrl: url.toString(), log: false, limits: { autoIndexAfter: 0 } };
-    const db = openPostgres({ url: url.toString(), max: 2 });
+    const { cluster, url } = await startClusterWithDatabase('iar_sqlbench');
+    const options = { port: 0, databaseUrl: url, log: false, limits: { autoIndexAfter: 0 } };
+    const db = openPostgres({ url, max: 2 });
     try {
       const { ds, apiToken } = await benchDataSource(options);
       let server: RunningServer;
       const api = benchApi(() => server, apiToken);
-      const cities = `ARRAY[${CITIES.map((c) => `'${c}'`).join(', ')}]`;
-      await db.query(
-        `INSERT INTO data_source_entries (data_source_id, data, sort_order, created_at, updated_at)
-         SELECT ${ds}, json_build_object('name', 'Person ' || i, 'email', 'person' || i || '@example.com', 'age', i % 90, 'city', (${cities})[i % 8 + 1], 'active', i % 3 <> 0)::text,
-                i, t, t
-         FROM generate_series(0, ${n - 1}) i, LATERAL (SELECT to_char(timestamp '2024-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t) s`,
-      );
-      await db.query(`UPDATE data_sources SET data_version = data_version + 1 WHERE id = ${ds}`);
-      await db.query('VACUUM ANALYZE data_source_entries');
+      await insertPostgresBenchRows(db, ds, n);
       server = await startServer(options);
 
       const lines: string[] = [];

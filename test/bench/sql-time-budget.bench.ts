@@ -2,7 +2,6 @@ import BetterSqlite3 from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { Worker } from 'node:worker_threads';
 import { expect, it } from 'vitest';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
@@ -14,7 +13,7 @@ import { openPostgres } from '../../src/server/db/postgres.js';
 import { openSqlite } from '../../src/server/db/sqlite.js';
 import { SQLITE_BUDGET_FUNCTION, sqliteBudgetCheck } from '../../src/server/db/statement-budget.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
-import { startPostgresCluster } from '../helpers/postgres.js';
+import { startClusterWithDatabase } from '../helpers/postgres.js';
 
 /**
  * Time budgets of SQL reads (docs/data-sources.md "Time budgets", docs/benchmarks.md): on each engine, a plain
@@ -278,16 +277,10 @@ it('a plain select beside a slow aggregation, and the check term (SQLite)', asyn
 });
 
 it('a plain select beside a slow aggregation, and the transaction per read (PostgreSQL)', async () => {
-  const cluster = await startPostgresCluster();
-  const admin = new pg.Client({ connectionString: cluster.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE iar_budgetbench');
-  await admin.end();
-  const url = new URL(cluster.url);
-  url.pathname = '/iar_budgetbench';
-  const db = openPostgres({ url: url.toString(), max: 2 });
+  const { cluster, url } = await startClusterWithDatabase('iar_budgetbench');
+  const db = openPostgres({ url, max: 2 });
   try {
-    const server = await startServer({ port: 0, databaseUrl: url.toString(), log: false, limits: { aggregateTimeoutMs: BUDGET_MS } });
+    const server = await startServer({ port: 0, databaseUrl: url, log: false, limits: { aggregateTimeoutMs: BUDGET_MS } });
     let lines: string[];
     try {
       const plan = planSqlSelect(compileQuery(plainBody))!;

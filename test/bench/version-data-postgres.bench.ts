@@ -6,7 +6,7 @@ import { versionEntriesSource } from '../../src/server/data-sources/store/versio
 import { rebuildVersion } from '../../src/server/data-sources/versions.js';
 import { openPostgres } from '../../src/server/db/postgres.js';
 import { type RunningServer, startServer } from '../../src/server/index.js';
-import { startPostgresCluster } from '../helpers/postgres.js';
+import { startClusterWithDatabase } from '../helpers/postgres.js';
 import { BENCH_CITIES, benchApi, benchDataSource } from './bench-api.js';
 import { TABLE_HEAD, VERSION_RUNS, hashText, measure, readStreamed, tableRow, writeHistory } from './version-history.js';
 
@@ -49,16 +49,10 @@ async function readCursor(client: pg.Client, text: string, params: readonly unkn
 
 for (const n of SIZES) {
   it(`an old version's data at ${n.toLocaleString('en')} entries (PostgreSQL)`, async () => {
-    const cluster = await startPostgresCluster();
-    const admin = new pg.Client({ connectionString: cluster.url });
-    await admin.connect();
-    await admin.query('CREATE DATABASE iar_verbench');
-    await admin.end();
-    const url = new URL(cluster.url);
-    url.pathname = '/iar_verbench';
-    const options = { port: 0, databaseUrl: url.toString(), log: false, limits: { bodyBytes: 64 * 1024 * 1024, entryCacheEntries: 0 } };
-    const db = openPostgres({ url: url.toString(), max: 2 });
-    const bare = new pg.Client({ connectionString: url.toString() });
+    const { cluster, url } = await startClusterWithDatabase('iar_verbench');
+    const options = { port: 0, databaseUrl: url, log: false, limits: { bodyBytes: 64 * 1024 * 1024, entryCacheEntries: 0 } };
+    const db = openPostgres({ url, max: 2 });
+    const bare = new pg.Client({ connectionString: url });
     let server: RunningServer | undefined;
     try {
       const { ds, apiToken } = await benchDataSource(options);

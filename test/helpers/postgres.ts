@@ -184,3 +184,21 @@ export async function createTestDatabase(prefix = 'iar'): Promise<{ url: string;
     },
   };
 }
+
+/**
+ * A throwaway cluster of its own with one empty database `name` (benchmarks: each starts and stops its own, in
+ * `finally`, since an exit hook does not run when a bench worker ends). `url`: the database's URL.
+ */
+export async function startClusterWithDatabase(name: string): Promise<{ cluster: PostgresCluster; url: string }> {
+  const cluster = await startPostgresCluster();
+  const admin = new pg.Client({ connectionString: cluster.url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(cluster.url);
+  url.pathname = `/${name}`;
+  return { cluster, url: url.toString() };
+}
