@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { filterEntries, outsideBudget, startBudget } from '../../src/server/data-sources/query/filter-entries.js';
-import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
+import { runQuery } from '../../src/server/data-sources/query/run.js';
+import type { EntryRecord, QueryBody } from '../../src/server/data-sources/query/types.js';
 
 const entry = (id: number): EntryRecord => ({ id, dataSourceId: 1, data: { n: id }, order: id, createdAt: '', updatedAt: '' });
 
@@ -27,5 +28,20 @@ describe('query time budget', () => {
       expect.objectContaining({ status: 422, code: 'QUERY_TIMEOUT', message: 'join.J.where: matching took longer than 5 ms (limits.aggregateTimeoutMs)' }),
     );
     expect(filterEntries(entries, (e) => e.id % 2 === 0)).toHaveLength(32);
+  });
+
+  it('an aggregate ending a query has what is left of the query budget, not a fresh one', async () => {
+    // Seven entries (the `where` checks the clock every 8: not here), 700 documents unwound: the aggregate's checks run.
+    const entries = Array.from({ length: 7 }, (_, i) => ({ ...entry(i), data: { n: i, xs: Array.from({ length: 100 }, (_, j) => j) } }));
+    const body = { type: 'select', aggregate: [{ $unwind: '$data.xs' }, { $group: { _id: null, n: { $sum: 1 } } }] } as QueryBody;
+    const limits = { bytes: 64 * 2 ** 20, timeoutMs: 5_000 };
+    const noJoins = { load: async () => [] };
+    expect((await runQuery(entries, body, noJoins, limits, startBudget(5_000))).entries).toEqual([{ _id: null, n: 700 }]);
+    // The query's time is spent (e.g. by the database's attempt before it gave up): the aggregate stops too.
+    await expect(runQuery(entries, body, noJoins, limits, { timeoutMs: 5_000, deadline: Date.now() - 1 })).rejects.toMatchObject({
+      status: 422,
+      code: 'QUERY_TIMEOUT',
+      message: 'aggregate: took longer than 5000 ms (limits.aggregateTimeoutMs)',
+    });
   });
 });

@@ -85,7 +85,11 @@ function joinLoader(core: Core, caller: Caller, parent: DataSourceRecord): JoinL
 export type QueryResponse = { entries: unknown[]; pagination?: { total: number; limit: number; offset: number } } | { deletedCount: number };
 
 /** `POST .../data/query`: select (where, order, pagination, attributes, aggregate, join) or delete. */
-export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRef, input: unknown): Promise<QueryResponse> {
+/**
+ * `started`: when the request's query began (service.ts: before the database tried it, sql-query.ts). A query the
+ * database gave up on has only what is left of its budget here, so one request costs one limits.aggregateTimeoutMs.
+ */
+export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRef, input: unknown, started = Date.now()): Promise<QueryResponse> {
   const { ctx } = core;
   const ds = await resolveDataSource(ctx.db, ref, caller);
   // Before any recursive code sees them (the service is also called by app actions, without a parsed body).
@@ -146,12 +150,12 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
   const grant = authorize(ds, 'select', caller);
   // A data source too large for the entry cache is scanned in pages, not loaded (scan-select.ts).
   const timeoutMs = ctx.limits.aggregateTimeoutMs;
-  const scanStart = Date.now();
-  const scanned = await scanSelect(core, ds.id, grant, compileQuery(body), joinLoader(core, caller, ds), startBudget(timeoutMs));
+  const scanned = await scanSelect(core, ds.id, grant, compileQuery(body), joinLoader(core, caller, ds), { timeoutMs, deadline: started + timeoutMs });
   if (scanned) return scanned;
-  const scanSpent = Date.now() - scanStart;
+  // What the database's attempt and a scan that gave up spent (joins loaded, pages read: writes came between).
+  const scanSpent = Date.now() - started;
   const entries = withGrant(await core.cache.entries(ctx.db, ds.id), grant);
-  // The query's budget less what a scan that gave up spent (joins loaded, pages read: writes came between); loading
+  // The query's budget less what the database's attempt and a scan that gave up spent; loading
   // the data set into the entry cache is not the query's matching and does not count, as before.
   const budget = { timeoutMs, deadline: Date.now() + timeoutMs - scanSpent };
   return runQuery(

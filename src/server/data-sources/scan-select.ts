@@ -14,7 +14,7 @@ import type { CompiledQuery } from './query/compile.js';
 import { sortEntries } from './query/order.js';
 import { canonicalKey } from './query/distinct.js';
 import { type Budget, filterEntries, queryTimeout, startBudget } from './query/filter-entries.js';
-import { aggregateSelect, distinctSelect, joinedRow, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect } from './query/run.js';
+import { aggregateSelect, distinctSelect, joinedRow, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect, withDeadline } from './query/run.js';
 import type { EntryRecord, JoinLoader, QueryResult } from './query/types.js';
 import { dataVersion } from './store/data-sources.js';
 import { entryFromRow } from './store/entries.js';
@@ -121,7 +121,7 @@ export async function scanSelect(
     }
     if ((await dataVersion(db, dataSourceId)) === start)
       return compiled.body.aggregate
-        ? aggregateSelect(kept, compiled, { bytes: limits.aggregateBytes, timeoutMs: limits.aggregateTimeoutMs, depth: limits.bodyDepth })
+        ? aggregateSelect(kept, compiled, withDeadline({ bytes: limits.aggregateBytes, timeoutMs: limits.aggregateTimeoutMs, depth: limits.bodyDepth }, budget))
         : firstOfRow
           ? joined
             ? joinedSelect([...firstOfRow.values()], compiled, loaded)

@@ -40,8 +40,11 @@ export function createDataSourceService(ctx: ServerContext) {
     commit: (caller: Caller, ref: DataSourceRef, body: Record<string, unknown>, idempotency?: CommitIdempotency, options?: CommitAnswerOptions) =>
       commitEntries(core, caller, ref, body, idempotency, options),
     // Selects the database can answer exactly run as SQL (sql-query.ts); the rest on the JS evaluator.
-    query: async (caller: Caller, ref: DataSourceRef, body: unknown) =>
-      (await querySelectWithSql(core, caller, ref, body)) ?? queryEntries(core, caller, ref, body),
+    // One time budget for both: the JS evaluator has what is left after the database's attempt.
+    query: async (caller: Caller, ref: DataSourceRef, body: unknown) => {
+      const started = Date.now();
+      return (await querySelectWithSql(core, caller, ref, body)) ?? queryEntries(core, caller, ref, body, started);
+    },
     versions: (caller: Caller, ref: DataSourceRef) => versionsOf(core, caller, ref),
     versionEntries: (caller: Caller, ref: DataSourceRef, versionId: number, options: { limit?: unknown; where?: unknown }) =>
       versionEntries(core, caller, ref, versionId, options),

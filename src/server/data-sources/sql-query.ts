@@ -107,7 +107,9 @@ async function aggregateWithSql(core: Core, caller: Caller, ds: DataSourceRecord
   const grant = authorize(ds, 'select', caller);
   if (hasColumnFilter(grant) && ![...plan.columns].every((column) => visible(grant, column))) return null;
   const { ctx } = core;
-  const limits = { bytes: ctx.limits.aggregateBytes, timeoutMs: ctx.limits.aggregateTimeoutMs, depth: ctx.limits.bodyDepth };
+  // The stages after `$group` (run by mingo) have what is left of the statement's budget, not a fresh one.
+  const timeoutMs = ctx.limits.aggregateTimeoutMs;
+  const limits = { bytes: ctx.limits.aggregateBytes, timeoutMs, depth: ctx.limits.bodyDepth, deadline: Date.now() + timeoutMs };
   const indexed = await indexedPaths(ctx.db, ds.id);
   let entries: unknown[] | null;
   try {

@@ -32,6 +32,12 @@ export interface AggregateLimits {
   timeoutMs: number;
   /** Deepest nesting of any value it builds (default limits.bodyDepth, 256): serialising a deeper one would recurse. */
   depth?: number;
+  /**
+   * When the aggregate ends a query that already spent part of its time (its `where`, a scan, a translation the
+   * database gave up): the time (`Date.now()`) the whole query must end by. The budget then ends there, not
+   * `timeoutMs` after the aggregate starts, so one request never costs more than one `limits.aggregateTimeoutMs`.
+   */
+  deadline?: number;
 }
 
 const tooLarge = (limit: number, what: string) =>
@@ -59,7 +65,7 @@ export class AggregateBudget {
   private readonly charged = new WeakSet<object>();
 
   constructor(readonly limits: AggregateLimits) {
-    this.deadline = Date.now() + limits.timeoutMs;
+    this.deadline = limits.deadline ?? Date.now() + limits.timeoutMs;
   }
 
   /** Time check: every 64 calls (Date.now is cheap, but not free). */

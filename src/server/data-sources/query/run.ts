@@ -75,11 +75,16 @@ export async function runQuery(
   // One budget for the whole query (`budget`): its `where`, then its joins' reads and `where`s.
   const matches = filterEntries(entries, compiled.where, budget);
 
-  if (compiled.body.aggregate) return aggregateSelect(matches, compiled, aggregateLimits);
+  // The aggregate ends the query: it has what is left of the query's budget, not a fresh one.
+  if (compiled.body.aggregate) return aggregateSelect(matches, compiled, aggregateLimits && withDeadline(aggregateLimits, budget));
 
   if (compiled.joins.length === 0) return compiled.body.distinct ? distinctSelect(matches, compiled) : plainSelect(matches, compiled);
   return joinedSelect(matches, compiled, await loadJoins(compiled, joins, budget));
 }
+
+/** `limits` ending at the query's deadline (budget.ts `AggregateLimits.deadline`), when it has one. */
+export const withDeadline = (limits: AggregateLimits, budget: Budget): AggregateLimits =>
+  Number.isFinite(budget.deadline) ? { ...limits, deadline: budget.deadline } : limits;
 
 /** The query's joins, each loaded (its data source read) and indexed by its key, under the query's budget. */
 export async function loadJoins(compiled: CompiledQuery, joins: JoinLoader, budget: Budget = startBudget()): Promise<LoadedJoin[]> {
