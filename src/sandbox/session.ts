@@ -51,6 +51,13 @@ export interface SessionOptions {
    * computes and bounds it); rejects with the failure that ends the node (the run's time, a cancel).
    */
   sleep?: (id: number, attempt: number) => Promise<void>;
+  /**
+   * The program's `HQ(code, id, iteration)`: runs node `id`'s user code as the walker does (a nested `settle` of the
+   * `call` helper, or the page's function), bounded by the deadline in force; resolves with the answer's JSON text
+   * (src/pipeline/protocol.ts) or rejects with the node's failure. While it runs, the program's settle does not
+   * run guest jobs itself (the nested settle does), and no other user-code request is accepted.
+   */
+  code?: (id: number, iteration: number, signal: AbortSignal) => Promise<string>;
 }
 
 type Arg = string | number;
@@ -194,6 +201,11 @@ export function openSession(options: SessionOptions): Session {
   let grace = 0;
   /** Whether an async segment is running (`settleProgram`): host built-in requests are refused otherwise. */
   let programRunning = false;
+  /**
+   * Whether user code a program asked for (`HQ(code)`) is running under its nested settle: the program's settle then
+   * leaves the guest's jobs to it, so the code's interrupts and failures are the node's, as in the walker.
+   */
+  let codeRunning = false;
   /** Failures the host gave the guest as thrown values (a rejected host built-in, a time check), known by identity. */
   const marked: { handle: QuickJSHandle; failure: PipelineFailure }[] = [];
   /** How to drop an in-flight host built-in call (its timer, its abort listener, its signal). */
@@ -466,13 +478,19 @@ export function openSession(options: SessionOptions): Session {
       const typeOf = (h: QuickJSHandle | undefined) => (h ? ctx.typeof(h) : 'undefined');
       const request = typeOf(requestH) === 'number' ? ctx.getNumber(requestH!) : -1;
       if (request === REQUEST.time) return aborted() || now() > deadline ? { error: mark(timeoutError()) } : undefined;
-      // A built-in's wait is bounded here by the deadline in force; a retry's sleep by the runner (it is never a failure).
+      // A built-in's wait is bounded here by the deadline in force; a retry's sleep by the runner (it is never a
+      // failure); user code by its own nested settle (or, in page mode, the runner), under the deadline in force.
       const bounded = request === REQUEST.builtin;
-      const serve = bounded ? options.builtin : request === REQUEST.sleep ? options.sleep : undefined;
-      if (!serve || !programRunning || typeOf(idH) !== 'number' || typeOf(textH) !== (bounded ? 'string' : 'number'))
+      const isCode = request === REQUEST.code;
+      const serve = bounded ? options.builtin : request === REQUEST.sleep ? options.sleep : isCode ? options.code : undefined;
+      if (!serve || !programRunning || (isCode && codeRunning) || typeOf(idH) !== 'number' || typeOf(textH) !== (bounded ? 'string' : 'number'))
         return { error: newGuestError(new TypeError('Invalid host request')) };
       const node = ctx.getNumber(idH!);
       const arg = bounded ? ctx.getString(textH!) : ctx.getNumber(textH!);
+      if (isCode) {
+        codeRunning = true;
+        grace = 0;
+      }
       const id = ++seq;
       const deferred = ctx.newPromise();
       pending.set(id, deferred);
@@ -481,6 +499,7 @@ export function openSession(options: SessionOptions): Session {
       const answer = (ok: boolean, value: string | PipelineFailure) => {
         stop();
         cancels.delete(id);
+        if (isCode) codeRunning = false;
         if (closed || pending.get(id) !== deferred) return;
         pending.delete(id);
         try {
@@ -509,6 +528,8 @@ export function openSession(options: SessionOptions): Session {
       cancels.set(id, () => {
         stop();
         controller.abort();
+        // A nested settle waiting for the host hears of it at once.
+        if (isCode) wake();
       });
       Promise.resolve()
         .then(() => (serve as (node: number, arg: string | number, signal: AbortSignal) => Promise<string | undefined>)(node, arg, controller.signal))
@@ -684,6 +705,12 @@ export function openSession(options: SessionOptions): Session {
     if (atMemoryCap()) module.broken = true;
   }
 
+  /** Whether a host call with an id from `first` on is still in flight. */
+  function startedSince(first: number): boolean {
+    for (const id of pending.keys()) if (id >= first) return true;
+    return false;
+  }
+
   /**
    * Calls a helper returning a guest promise and pumps jobs and host calls until it settles. `program`: an async
    * segment, bounded by the run's deadline only (see `settleProgram`).
@@ -702,7 +729,8 @@ export function openSession(options: SessionOptions): Session {
         if (program) check(until());
         // A program drains in slices: promise jobs an expression started (even an endless chain of them) share the
         // guest with it, and host answers get in between, as they would while the walker awaits the host.
-        const more = drainJobs(until(), program ? PROGRAM_BATCHES : Infinity);
+        // While user code the program awaits runs, its nested settle runs the jobs (bounded by the node's deadline).
+        const more = program && codeRunning ? false : drainJobs(until(), program ? PROGRAM_BATCHES : Infinity);
         const state = ctx.getPromiseState(promise);
         if (state.type === 'fulfilled') {
           if (state.value !== promise && state.value.alive) state.value.dispose();
@@ -713,7 +741,9 @@ export function openSession(options: SessionOptions): Session {
           await new Promise<void>((resolve) => setTimeout(resolve, 0));
           continue;
         }
-        if (pending.size === 0) throw new PipelineFailure('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
+        // Only host calls this settle started count: a program's own request that awaits this (user code under a
+        // nested settle) must not hide a promise of that code that can never settle.
+        if (!startedSince(firstCall)) throw new PipelineFailure('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
         if (program) await new Promise<void>((resolve) => wakers.push(resolve));
         else await waitForHost(until());
         if (closed) throw new PipelineFailure('ABORTED', 'AbortError', 'The run has ended', true);
