@@ -364,6 +364,17 @@ async function callBuiltin(run: Run, id: number, text: string, signal: AbortSign
 }
 
 /**
+ * The node a user-code request (`HQ(code, id)`) names, if the plan compiled it as user code (and, for a custom
+ * function, the run has its code); anything else is a tampered program: the run fails as a crash.
+ */
+export function userCodeNode(plan: Plan, id: number, custom: ReadonlyMap<string, unknown>): InlineNode & { code: NonNullable<InlineNode['code']> } {
+  const node = Number.isInteger(id) && id >= 0 ? plan.nodes[id] : undefined;
+  if (!node?.code || (node.code.kind === 'custom' && !custom.has(node.pkg)))
+    throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox asked for user code that is not in the program', true);
+  return node as InlineNode & { code: NonNullable<InlineNode['code']> };
+}
+
+/**
  * The host side of an async segment's user-code request (`HQ(code, id, iteration)`, protocol.ts): the node must be
  * one the plan compiled as user code; it runs exactly as the walker runs it (`runFunction`): the guest's `call`
  * helper, with the settings the program left in `st.cur`, under a nested settle bounded by the deadline in force
@@ -373,10 +384,8 @@ async function callBuiltin(run: Run, id: number, text: string, signal: AbortSign
  * page mode; rejects with the node's failure.
  */
 async function callCode(run: Run, id: number, iteration: number): Promise<string> {
-  const node = Number.isInteger(id) ? run.plan.nodes[id] : undefined;
-  const code = node?.code;
-  if (!node || !code || (code.kind === 'custom' && !run.custom.has(node.pkg)))
-    throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox asked for user code that is not in the program', true);
+  const node = userCodeNode(run.plan, id, run.custom);
+  const code = node.code;
   const s = run.session;
   recordEvents(
     run,

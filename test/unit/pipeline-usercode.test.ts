@@ -1,7 +1,8 @@
 import debugVariant from '@jitl/quickjs-wasmfile-debug-sync';
 import { newQuickJSWASMModuleFromVariant, TestQuickJSWASMModule } from 'quickjs-emscripten-core';
 import { describe, expect, test } from 'vitest';
-import { runWith } from '../../src/pipeline/runner.js';
+import { runWith, userCodeNode } from '../../src/pipeline/runner.js';
+import { collectExpressions, planPipeline } from '../../src/pipeline/inline.js';
 import { withoutTimes } from '../helpers/pipeline-outcome.js';
 import { acquireModule, releaseModule, type SandboxModule } from '../../src/sandbox/pool.js';
 import { openSession, retireModule } from '../../src/sandbox/session.js';
@@ -287,10 +288,12 @@ describe('user code compiled as awaited host requests agrees with the walker', (
       limits: { runTimeoutMs: 20_000 },
       functions: [
         script('await null; await Client.DataSources.connect(1).find(); for (;;) {}', { timeout: 80, continueOnError: true }),
-        ret('{{ lastError.code }}'),
+        set({ first: '{{ lastError.code }}' }),
+        script('await Client.DataSources.connect(1).find().then(() => { for (;;) {} })', { timeout: 80, continueOnError: true }),
+        ret('{{ [first, lastError.code] }}'),
       ],
     });
-    expect(result(later.outcome)).toBe('TIMEOUT');
+    expect(result(later.outcome)).toEqual(['TIMEOUT', 'TIMEOUT']);
     const alone = await compare({ limits: { runTimeoutMs: 20_000 }, functions: [set({ a: 1 }), script('for (;;) {}', { timeout: 80 })] });
     expect(result(alone.outcome)).toEqual(['TIMEOUT', 'TimeoutError', 'The function exceeded its timeout']);
   });
@@ -456,7 +459,7 @@ describe('what the guest cannot bend, for user-code requests', () => {
     expect(result(outcome)).toEqual([1, 'TIMEOUT']);
   });
 
-  test('the session refuses user-code requests outside an async segment, for nodes of another kind, and while user code runs', async () => {
+  test('the session refuses user-code requests outside an async segment, with arguments of the wrong types, and while user code runs', async () => {
     const module = await acquireModule(64 * 1024 * 1024);
     const asked: unknown[][] = [];
     let release!: () => void;
@@ -494,6 +497,23 @@ describe('what the guest cannot bend, for user-code requests', () => {
       session.close();
       releaseModule(module);
     }
+  });
+  test('the runner refuses a user-code request for a node its plan did not compile as user code', () => {
+    const functions: PipelineNode[] = [
+      set({ a: 1 }),
+      { functionPackage: F('read-datasource'), settings: { dataSourceId: 1 } },
+      script('return 1'),
+      custom('double', { n: 1 }),
+      { type: 'loop', range: { from: 0, to: 0 }, functions: [custom('gone')] },
+    ];
+    const indexes = new Map(collectExpressions(functions).map((e, i) => [e, i]));
+    const plan = planPipeline(functions, (e) => indexes.get(e), 100);
+    const customs = new Map([['com.acme.function.double', {}]]);
+    expect(userCodeNode(plan, 2, customs).code).toEqual({ kind: 'script', source: 'return 1' });
+    expect(userCodeNode(plan, 3, customs).code).toEqual({ kind: 'custom' });
+    // A set node, a built-in, a loop, a custom function the run does not have, no node, not an index.
+    for (const id of [0, 1, 4, 5, 6, -1, 2.5, Number.NaN])
+      expect(() => userCodeNode(plan, id, customs)).toThrow('The sandbox asked for user code that is not in the program');
   });
 });
 
