@@ -212,12 +212,14 @@ export function planPipeline(
     return call(timedWithin(node) ? 'W' : 'WC', `${id},function(){${fn}}`);
   };
   /**
-   * An if or loop node's code (which starts with `N=<id>;`) under the host's guard, if it has one. Its attempts are
-   * a plain function: a guarded if or loop that awaits a host built-in stays in the walker.
+   * An if or loop node's code (which starts with `N=<id>;`) under the host's guard, if it has one. One that awaits
+   * the host (a built-in, user code, a retry that waits inside it) runs its attempt as an async function under `WA`
+   * (an interrupt inside it is a rejection WA catches, as for an awaiting function node); `retry` does not apply
+   * to if and loop nodes, so it never waits between attempts.
    */
   const guarded = (node: PipelineNode, id: number, code: string, awaited: boolean) => {
     if (!nodes[id]!.guard) return code;
-    if (awaited) throw new NotInline();
+    if (awaited) return `N=${id};await ${call('WA', `${id},async function(){${code}},0`)};`;
     return `N=${id};${guardCall(node, id, code)};`;
   };
   const enter = (node: PipelineNode) => (node.timeout === undefined ? '' : `${call('DP', lit(Number(node.timeout)))};`);

@@ -375,24 +375,102 @@ describe('user code compiled as awaited host requests agrees with the walker', (
     expect(result(spinning.outcome)).toEqual(['TIMEOUT', 'TimeoutError', 'The run exceeded its time limit']);
   });
 
-  test('a guarded loop or if holding user code stays in the walker; the user code inside it is compiled', async () => {
-    const { outcome } = await compare(
-      {
-        functions: [
-          set({ n: 0 }),
-          {
-            type: 'loop',
-            range: { from: 1, to: 3 },
-            continueOnError: true,
-            functions: [set({ n: '{{ n + 1 }}' }), custom('fail', { n: '{{ currentItem }}', condition: '{{ currentItem === 2 }}' })],
-          },
-          { type: 'if', continueOnError: true, conditions: [{ condition: 'n === 2', functions: [script('return { inIf: 1 }')] }] },
-          ret('{{ [n, lastError.errorMessage, inIf] }}'),
-        ],
-      },
-      { walked: ['functions[1]', 'functions[2]'] },
-    );
+  test('a guarded loop or if holding user code is compiled too (its attempt under WA)', async () => {
+    const { outcome } = await compare({
+      functions: [
+        set({ n: 0 }),
+        {
+          type: 'loop',
+          range: { from: 1, to: 3 },
+          continueOnError: true,
+          functions: [set({ n: '{{ n + 1 }}' }), custom('fail', { n: '{{ currentItem }}', condition: '{{ currentItem === 2 }}' })],
+        },
+        { type: 'if', continueOnError: true, conditions: [{ condition: 'n === 2', functions: [script('return { inIf: 1 }')] }] },
+        ret('{{ [n, lastError.errorMessage, inIf] }}'),
+      ],
+    });
     expect(result(outcome)).toEqual([2, 'bad 2', 1]);
+  });
+
+  test('guarded loops and ifs that await: nested, timed, failing deep, ended by a return, and under a retried node', async () => {
+    const timedLoop = await compare({
+      limits: { runTimeoutMs: 20_000 },
+      functions: [
+        {
+          type: 'loop',
+          range: { from: 0, to: 3 },
+          timeout: 150,
+          continueOnError: true,
+          functions: [
+            custom('count', { source: 1 }),
+            { type: 'if', conditions: [{ condition: 'currentItem === 1', functions: [script('await Client.DataSources.connect("hang").find()')] }] },
+          ],
+        },
+        ret('{{ [counted, lastError.code, lastError.path, typeof currentItem] }}'),
+      ],
+    });
+    expect(result(timedLoop.outcome)).toEqual([4, 'TIMEOUT', 'functions[0]', 'undefined']);
+    const nested = await compare({
+      functions: [
+        set({ seen: [] }),
+        {
+          type: 'loop',
+          items: '[1, 2, 3]',
+          continueOnError: true,
+          functions: [
+            {
+              type: 'loop',
+              range: { from: 1, to: 2 },
+              continueOnError: true,
+              functions: [
+                {
+                  type: 'if',
+                  continueOnError: true,
+                  conditions: [
+                    {
+                      condition: 'currentItem === 2',
+                      functions: [custom('fail', { n: '{{ currentIndex }}' }), script('context.never = 1')],
+                    },
+                  ],
+                  elseFunctions: [script('context.seen.push(currentItem)'), { functionPackage: F('read-datasource'), settings: { dataSourceId: 1 } }],
+                },
+              ],
+            },
+            script('if (currentItem === 3) throw new Error("outer " + currentIndex)'),
+          ],
+        },
+        ret('{{ [seen, typeof never, lastError.errorMessage, lastError.path, records.length] }}'),
+      ],
+    });
+    expect(result(nested.outcome)).toEqual([[1, 1, 1], 'undefined', 'outer 2', 'functions[1]', 2]);
+    const returned = await compare({
+      functions: [
+        {
+          type: 'loop',
+          range: { from: 1, to: 5 },
+          continueOnError: true,
+          functions: [script('return { k: currentItem }'), { type: 'if', conditions: [{ condition: 'k === 3', functions: [ret('{{ k }}')] }] }],
+        },
+        ret('unreachable'),
+      ],
+    });
+    expect(result(returned.outcome)).toBe(3);
+    const retried = await compare({
+      functions: [
+        set({ tries: 0 }),
+        {
+          functionPackage: F('set'),
+          settings: { x: 1 },
+          retry: { attempts: 2 },
+          functions: [
+            { type: 'if', continueOnError: true, conditions: [{ condition: 'true', functions: [custom('fail', { n: 'in if' })] }] },
+            script('return { after: context.lastError.errorMessage }'),
+          ],
+        },
+        ret('{{ after }}'),
+      ],
+    });
+    expect(result(retried.outcome)).toBe('bad in if');
   });
 
   test('in page mode, page functions are compiled the same way', async () => {
