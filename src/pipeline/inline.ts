@@ -1,9 +1,10 @@
 /**
  * The run's compiled program: runs of nodes inside the guest in one call.
  *
- * A node is *inline* (compiled) when it is a function node whose package is the built-in
- * `set`, `return`, `if` or `log` or a host built-in (`read-datasource`…), an `if` node
- * or a `loop` node, whose expressions all compiled and whose nested nodes are all inline.
+ * A node is *inline* (compiled) when it is a function node (the built-in `set`, `return`, `if`
+ * or `log`, a host built-in such as `read-datasource`, or user code: a script node or a custom
+ * function), an `if` node or a `loop` node, whose expressions all compiled and whose nested
+ * nodes are all inline.
  * `retry` and `continueOnError` compile to a guard (`W`, `WC`, `WA`; the host side is
  * runner.ts `guardNode`/`guardCaught`). A node `timeout`
  * is compiled: `DP(ms)` before the node and `DQ()` after it move the session's deadline
@@ -12,10 +13,10 @@
  * *segment*; the run's program (one guest source, installed once per run) holds one
  * guest function per segment, so a 10,000-item loop of `if`/`set` costs one
  * host↔guest call instead of several per iteration. A segment that awaits the host (a
- * host built-in, `HB`; a retry that waits, `WA`) is an async function: its requests
- * are `HQ` calls of src/pipeline/protocol.ts. Other nodes (user code; a guarded `if` or
- * `loop` that awaits) run in the host walker (src/pipeline/runner.ts), which calls the
- * segments of their nested lists.
+ * host built-in, `HB`; user code, `HU`; a retry that waits, `WA`) is an async function: its
+ * requests are `HQ` calls of src/pipeline/protocol.ts. Other nodes (one whose expressions do
+ * not compile, and the nodes around it) run in the host walker (src/pipeline/runner.ts),
+ * which calls the segments of their nested lists.
  *
  * The generated code holds only numbers, fixed engine code and JSON string literals:
  * user expressions stay separate guest functions (compiled by the `fns` helper), so
