@@ -375,6 +375,37 @@ describe('user code compiled as awaited host requests agrees with the walker', (
     expect(result(spinning.outcome)).toEqual(['TIMEOUT', 'TimeoutError', 'The run exceeded its time limit']);
   });
 
+  test('cancelling the run while user code awaits the host ends it with ABORTED, as in the walker', async () => {
+    const run = async (walkOnly: boolean) => {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 100);
+      const options: RunPipelineOptions = {
+        environment: 'client',
+        services: createFakeServices().services,
+        signal: controller.signal,
+        customFunctions,
+        functions: [
+          { type: 'loop', range: { from: 0, to: 1 }, functions: [custom('count', { source: 'hang' }, { continueOnError: true, retry: { attempts: 2 } })] },
+        ],
+      };
+      return strip(await runWith(options, { ...hooks, walkOnly }));
+    };
+    const compiled = await run(false);
+    expect(compiled).toEqual(await run(true));
+    expect(!compiled.ok && compiled.error.code).toBe('ABORTED');
+  });
+
+  test('settings that spin past a user-code node timeout are interrupted before the code runs', async () => {
+    const { outcome } = await compare({
+      limits: { runTimeoutMs: 20_000 },
+      functions: [
+        script('context.ran = true', { settings: { x: '{{ (() => { for (;;) {} })() }}' }, timeout: 80, continueOnError: true }),
+        ret('{{ [lastError.code, typeof ran] }}'),
+      ],
+    });
+    expect(result(outcome)).toEqual(['TIMEOUT', 'undefined']);
+  });
+
   test('a guarded loop or if holding user code is compiled too (its attempt under WA)', async () => {
     const { outcome } = await compare({
       functions: [
