@@ -206,6 +206,8 @@ export function openSession(options: SessionOptions): Session {
    * leaves the guest's jobs to it, so the code's interrupts and failures are the node's, as in the walker.
    */
   let codeRunning = false;
+  /** The id of that request (in `pending` while the code runs): not a host call the code awaits. */
+  let codeRequest = 0;
   /** Failures the host gave the guest as thrown values (a rejected host built-in, a time check), known by identity. */
   const marked: { handle: QuickJSHandle; failure: PipelineFailure }[] = [];
   /** How to drop an in-flight host built-in call (its timer, its abort listener, its signal). */
@@ -492,6 +494,7 @@ export function openSession(options: SessionOptions): Session {
         grace = 0;
       }
       const id = ++seq;
+      if (isCode) codeRequest = id;
       const deferred = ctx.newPromise();
       pending.set(id, deferred);
       const controller = new AbortController();
@@ -705,10 +708,9 @@ export function openSession(options: SessionOptions): Session {
     if (atMemoryCap()) module.broken = true;
   }
 
-  /** Whether a host call with an id from `first` on is still in flight. */
-  function startedSince(first: number): boolean {
-    for (const id of pending.keys()) if (id >= first) return true;
-    return false;
+  /** Whether a host call other than `request` (0: none) is still in flight. */
+  function hostCallsBesides(request: number): boolean {
+    return pending.size > (request > 0 && pending.has(request) ? 1 : 0);
   }
 
   /**
@@ -741,9 +743,11 @@ export function openSession(options: SessionOptions): Session {
           await new Promise<void>((resolve) => setTimeout(resolve, 0));
           continue;
         }
-        // Only host calls this settle started count: a program's own request that awaits this (user code under a
-        // nested settle) must not hide a promise of that code that can never settle.
-        if (!startedSince(firstCall)) throw new PipelineFailure('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
+        // The program's request that awaits this settle (user code under a nested settle) is no host call the code
+        // awaits: it must not hide a promise of that code that can never settle. Any other call counts, also one an
+        // earlier node started (its promise may be awaited here).
+        if (!hostCallsBesides(program ? 0 : codeRequest))
+          throw new PipelineFailure('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
         if (program) await new Promise<void>((resolve) => wakers.push(resolve));
         else await waitForHost(until());
         if (closed) throw new PipelineFailure('ABORTED', 'AbortError', 'The run has ended', true);

@@ -312,6 +312,22 @@ describe('user code compiled as awaited host requests agrees with the walker', (
     expect(result(failed.outcome)).toEqual(['NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle']);
   });
 
+  test('a host call an earlier node started and left in the context can be awaited by a later node', async () => {
+    const { outcome } = await compare(
+      {
+        functions: [
+          script('context.p = Client.DataSources.connect("slow").find(); return { started: 1 }'),
+          set({ between: '{{ started + 1 }}' }),
+          custom('double', { n: '{{ between }}' }),
+          script('const rows = await context.p; delete context.p; return { rows: rows.length }'),
+          ret('{{ [between, doubled, rows] }}'),
+        ],
+      },
+      { services: slow(50) },
+    );
+    expect(result(outcome)).toEqual([2, 4, 2]);
+  });
+
   test('timing out while awaiting a host call: the node fails, the late answer resumes nothing', async () => {
     const { outcome, calls } = await compare(
       {
