@@ -723,9 +723,21 @@ export function openSession(options: SessionOptions): Session {
     const until = () => (program ? options.runDeadline : deadline);
     // A program waits for many host answers under one fixed deadline (the run's): one timer and one abort listener
     // for all of them, where a node's settle sets them per wait.
-    const ring = () => wake();
-    const timer = program ? setTimeout(ring, Math.max(0, options.runDeadline - now()) + 1) : undefined;
-    if (program) options.signal?.addEventListener('abort', ring);
+    // A timer may fire early by the time the event loop spent before it was set (its clock is read once per turn,
+    // and the guest may have run long in this one): one that rang before the deadline is set again before the next
+    // wait, else nothing would wake the program when its host calls never answer.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ring = () => {
+      timer = undefined;
+      wake();
+    };
+    const arm = () => {
+      timer = setTimeout(ring, Math.max(0, options.runDeadline - now()) + 1);
+    };
+    if (program) {
+      arm();
+      options.signal?.addEventListener('abort', ring);
+    }
     try {
       for (;;) {
         if (program) check(until());
@@ -748,8 +760,10 @@ export function openSession(options: SessionOptions): Session {
         // earlier node started (its promise may be awaited here).
         if (!hostCallsBesides(program ? 0 : codeRequest))
           throw new PipelineFailure('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
-        if (program) await new Promise<void>((resolve) => wakers.push(resolve));
-        else await waitForHost(until());
+        if (program) {
+          if (timer === undefined) arm();
+          await new Promise<void>((resolve) => wakers.push(resolve));
+        } else await waitForHost(until());
         if (closed) throw new PipelineFailure('ABORTED', 'AbortError', 'The run has ended', true);
       }
     } catch (error) {

@@ -524,6 +524,33 @@ describe('what the guest cannot bend, for built-in requests', () => {
     }
   });
 
+  test("a program whose host call never answers ends at the run's deadline even when its timer fires early", async () => {
+    // A timer's delay counts from the event loop's clock, read once per turn: after a long turn it fires early. Here
+    // the session's clock runs at half speed, so every timer fires before the deadline it was set for.
+    const module = await acquireModule(64 * 1024 * 1024);
+    const origin = performance.now();
+    const now = () => origin + (performance.now() - origin) / 2;
+    const session = openSession({
+      module,
+      now,
+      runDeadline: now() + 100,
+      memoryBytes: 48 * 1024 * 1024,
+      builtin: () => new Promise<string>(() => {}),
+      program: "api.go=async function(){await HQ(0,1,'{}')};",
+    });
+    try {
+      const error = await session.settleProgram('go').then(
+        () => undefined,
+        (e: unknown) => e as { code?: string },
+      );
+      expect(error?.code).toBe('TIMEOUT');
+      expect(performance.now() - origin).toBeLessThan(5000);
+    } finally {
+      session.close();
+      releaseModule(module);
+    }
+  });
+
   test('patched Date.now, Array.prototype.pop and Promise.prototype.then move no deadline of an awaited node', async () => {
     const { outcome } = await compare({
       limits: { runTimeoutMs: 20_000 },
