@@ -790,12 +790,17 @@ async function withPolicies(
 
 /**
  * The wait between two attempts of a retry (both paths): `delay`, cut at the deadline around the node, where it wakes
- * just past it (a timer may fire up to a millisecond early), so that the next attempt fails at once; then the run's
- * time is checked (a failure that escapes the node).
+ * just past it, so that the next attempt fails at once; then the run's time is checked (a failure that escapes the
+ * node). A timer counts from the event loop's clock, read once per turn, so after a long turn it fires early: a wait
+ * cut at the deadline sleeps again until the deadline has passed (or the run is cancelled).
  */
 async function retryWait(run: Run, delay: number, around: number): Promise<void> {
   const left = Math.max(0, around - now());
-  await sleep(run, delay <= 0 ? 0 : delay < left ? delay : left + 1);
+  if (delay <= 0 || delay < left) await sleep(run, delay);
+  else {
+    do await sleep(run, Math.max(0, around - now()) + 1);
+    while (now() <= around && !run.options.signal?.aborted);
+  }
   checkTime(run, run.runDeadline);
 }
 
