@@ -1,9 +1,10 @@
 /**
  * The run's compiled program: runs of nodes inside the guest in one call.
  *
- * A node is *inline* (compiled) when it is a function node whose package is the built-in
- * `set`, `return`, `if` or `log` or a host built-in (`read-datasource`…), an `if` node
- * or a `loop` node, whose expressions all compiled and whose nested nodes are all inline.
+ * A node is *inline* (compiled) when it is a function node (the built-in `set`, `return`, `if`
+ * or `log`, a host built-in such as `read-datasource`, or user code: a script node or a custom
+ * function), an `if` node or a `loop` node, whose expressions all compiled and whose nested
+ * nodes are all inline.
  * `retry` and `continueOnError` compile to a guard (`W`, `WC`, `WA`; the host side is
  * runner.ts `guardNode`/`guardCaught`). A node `timeout`
  * is compiled: `DP(ms)` before the node and `DQ()` after it move the session's deadline
@@ -12,10 +13,10 @@
  * *segment*; the run's program (one guest source, installed once per run) holds one
  * guest function per segment, so a 10,000-item loop of `if`/`set` costs one
  * host↔guest call instead of several per iteration. A segment that awaits the host (a
- * host built-in, `HB`; a retry that waits, `WA`) is an async function: its requests
- * are `HQ` calls of src/pipeline/protocol.ts. Other nodes (user code; a guarded `if` or
- * `loop` that awaits) run in the host walker (src/pipeline/runner.ts), which calls the
- * segments of their nested lists.
+ * host built-in, `HB`; user code, `HU`; a retry that waits, `WA`) is an async function: its
+ * requests are `HQ` calls of src/pipeline/protocol.ts. Other nodes (one whose expressions do
+ * not compile, and the nodes around it) run in the host walker (src/pipeline/runner.ts),
+ * which calls the segments of their nested lists.
  *
  * The generated code holds only numbers, fixed engine code and JSON string literals:
  * user expressions stay separate guest functions (compiled by the `fns` helper), so
@@ -56,6 +57,11 @@ export interface InlineNode {
   guard?: { attempts: number; continueOnError: boolean; wait?: { delayMs: number; exponential: boolean } };
   /** A host built-in (`read-datasource`…): the program awaits it as a host request (`HB` → `HQ`, protocol.ts). */
   builtin?: string;
+  /**
+   * User code (a script node or a custom function): the program awaits it as a host request (`HU` → `HQ(code)`,
+   * protocol.ts), which the host runs as the walker does (runner.ts `callCode`). `source`: a script node's code.
+   */
+  code?: { kind: 'script' | 'custom'; source?: string };
 }
 
 /**
@@ -207,12 +213,14 @@ export function planPipeline(
     return call(timedWithin(node) ? 'W' : 'WC', `${id},function(){${fn}}`);
   };
   /**
-   * An if or loop node's code (which starts with `N=<id>;`) under the host's guard, if it has one. Its attempts are
-   * a plain function: a guarded if or loop that awaits a host built-in stays in the walker.
+   * An if or loop node's code (which starts with `N=<id>;`) under the host's guard, if it has one. One that awaits
+   * the host (a built-in, user code, a retry that waits inside it) runs its attempt as an async function under `WA`
+   * (an interrupt inside it is a rejection WA catches, as for an awaiting function node); `retry` does not apply
+   * to if and loop nodes, so it never waits between attempts.
    */
   const guarded = (node: PipelineNode, id: number, code: string, awaited: boolean) => {
     if (!nodes[id]!.guard) return code;
-    if (awaited) throw new NotInline();
+    if (awaited) return `N=${id};await ${call('WA', `${id},async function(){${code}},0`)};`;
     return `N=${id};${guardCall(node, id, code)};`;
   };
   const enter = (node: PipelineNode) => (node.timeout === undefined ? '' : `${call('DP', lit(Number(node.timeout)))};`);
@@ -255,8 +263,12 @@ export function planPipeline(
       return guarded(node, id, timed(node, id, code), awaits > before);
     }
     const name = builtinName(node.functionPackage);
-    if (name !== undefined && Object.hasOwn(HOST_BUILTINS, name)) return genBuiltin(node, name, path, parent, loop, id);
-    if (!name || !INLINE_BUILTINS.has(name)) throw new NotInline();
+    if (name !== undefined && Object.hasOwn(HOST_BUILTINS, name)) return genAwaited(node, { builtin: name }, path, parent, loop, id);
+    // User code: a script node, or a custom function (any package that is not a built-in; the run's validation
+    // checked it is one of the run's custom functions).
+    if (name === 'script') return genAwaited(node, { code: { kind: 'script', source: String(node.settings?.code) } }, path, parent, loop, id);
+    if (name === undefined) return genAwaited(node, { code: { kind: 'custom' } }, path, parent, loop, id);
+    if (!INLINE_BUILTINS.has(name)) throw new NotInline();
     nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop, guard: guardOf(node) });
     const settings = specJs(settingsOf(node, index));
     const children = genList(node.functions, `${path}.functions`, id, loop);
@@ -280,19 +292,21 @@ export function planPipeline(
   };
 
   /**
-   * A host built-in node: the guest evaluates its settings and awaits the host (`HB`, one `HQ` request); its guard
-   * (`WA`) runs its attempts in the guest and asks the host (`GH`) after a failed one, as `WC` does. A timeout is
-   * `DP`/`DQ` around the node's own work; the host bounds its wait by the deadline in force.
+   * A node that awaits the host, a host built-in (`HB`) or user code (`HU`): the guest evaluates its settings and
+   * awaits the host (one `HQ` request); its guard (`WA`) runs its attempts in the guest and asks the host (`GH`)
+   * after a failed one, as `WC` does. A timeout is `DP`/`DQ` around the node's own work; the host bounds its wait
+   * by the deadline in force.
    */
-  const genBuiltin = (node: FunctionNode, name: string, path: string, parent: number, loop: number, id: number): string => {
-    nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop, guard: guardOf(node), builtin: name });
+  const genAwaited = (node: FunctionNode, what: Pick<InlineNode, 'builtin' | 'code'>, path: string, parent: number, loop: number, id: number): string => {
+    nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop, guard: guardOf(node), ...what });
+    const helper = what.code ? 'HU' : 'HB';
     awaits++;
     const settings = specJs(settingsOf(node, index));
     const children = genList(node.functions, `${path}.functions`, id, loop);
     const [on, off] = [enter(node), leave(node)];
     const gated = node.settings !== undefined && 'condition' in node.settings;
     const skip = `${call('V', `${id},${EVENT.skipped},0,0,0,S`)};${off}`;
-    const await_ = (value: string) => `await ${call('HB', `${id},${value}`)};${off}`;
+    const await_ = (value: string) => `await ${call(helper, `${id},${value}`)};${off}`;
     if (nodes[id]!.guard) {
       const own = gated ? `${CHECK}${on}S=${settings};if(!S.condition){${skip}WR=0}else{${await_('S')}}` : `${CHECK}${on}${await_(settings)}`;
       return `N=${id};if(await ${call('WA', `${id},async function(){${own}},${nodes[id]!.guard!.wait ? 1 : 0}`)}){${children}}`;
@@ -403,6 +417,11 @@ export function planPipeline(
     // like any failure; the node timeouts it entered are left on the guest's side and, as many (c), on the host's
     // (GH pops them, never below an attempt's floor), so the guard decides under the deadline the node began with. w: a retry that waits:
     // the host sleeps (HQ(sleep)) before the next attempt, which then checks the deadline (CHECK) as the walker's does.
+    // HU(id, S): user code with its evaluated settings S (left in st.cur, where the `call` helper of the user-code
+    // extension reads them), awaited (HQ(code): the host runs it as the walker does and answers with the trace's
+    // room and, in page mode, the returned value; the value is merged already). The input is encoded before the
+    // call (the code may change its settings), the output after it, as the walker's tv(0) and tv(2).
+    HU: `async function HU(id,S){var t=NOW(),e=EC<RM?TV(S,MX):0,r;FV=e?[id,e]:0;st.cur=S;st.out=undefined;r=J.parse(await HQ(${REQUEST.code},id,I));FV=0;RM=EC+r[0];RI=EC+r[1];if(r.length>2)st.out=r[2];V(id,${EVENT.ok},0,NOW()-t,t,S,st.out,e,e&&st.out===S?TV(S,MX):0)}`,
     WA: `async function WA(id,f,w){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DN,a=0,t,r,c,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it};for(;;){a++;RA[id]=a;b();WR=1;N=id;t=NOW();try{await f()}catch(e){for(c=0;DN>dl;)if(DS[--DN]>=0)c++;HD=hd;r=GH(id,${GUARD.failed},e,NOW()-t,a,c);if(r===${ANSWER.again}){if(w)await HQ(${REQUEST.sleep},id,a);continue}b();WR=0;N=id;return ${ANSWER.gaveUp}}if(a>1)GH(id,${GUARD.succeeded},undefined,NOW()-t,a);N=id;return WR}}`,
     W: `function W(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DN,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it;HD=hd;DN=dl};var r=GH(id,0,function(){b();WR=1;N=id;f()});if(!r){b();WR=0}N=id;return r&&WR}`,
     B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v)){var s=J.stringify(v)||"null";X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(s.length>1000?"a value over 1000 characters of JSON":s))}return v}`,
@@ -420,9 +439,9 @@ export function planPipeline(
       .join('') +
     // V records an event while the trace has room (logs have more): node, iteration, event, its number, duration,
     // start (ms since the segment began), index of its input and output in VA (encoded by TV, or e: the input encoded
-    // already; an output that is the input is 1) or -1; then counts per node.
+    // already, f: the output; an output that is the input is 1) or -1; then counts per node.
     TRACE_VALUE_JS +
-    `function V(id,k,q,d,s,i,o,e){if(EC<(k===7?RI:RM)){var t=NOW(),v=-1;if(i!==undefined||o!==undefined){v=VA.length;var a=e||TV(i,MX);VA.push(a,o===i?1:TV(o,MX))}EV.push(id,I,k,q|0,d|0,(s||t)-T0,v);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d|0}}` +
+    `function V(id,k,q,d,s,i,o,e,f){if(EC<(k===7?RI:RM)){var t=NOW(),v=-1;if(i!==undefined||o!==undefined){v=VA.length;var a=e||TV(i,MX);VA.push(a,f||(o===i?1:TV(o,MX)))}EV.push(id,I,k,q|0,d|0,(s||t)-T0,v);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d|0}}` +
     (usesLoops
       ? `function X(id,code,type,m){N=id;FL=J.stringify([code,type,m]);throw new Error(m)}` +
         `function P(id,n){if(n<0)n=0;if(n>${maxLoopIterations})X(id,"LOOP_LIMIT","LimitError","The loop has "+n+" iterations; the limit is ${maxLoopIterations}");return{d:NOW(),o:I,h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex}}` +
@@ -432,12 +451,13 @@ export function planPipeline(
         `api.unwind=function(){R(SC)};`
       : '') +
     `var G=[${segments.map((g) => `${g.async ? 'async ' : ''}function(){${g.code.replaceAll(CHECK, g.async ? CHECK_CODE : '')}}`).join(',')}];` +
-    // run(k, iteration, room, room for logs, ms left before the host's deadline) runs segment k; run(-1) only reports what was recorded since the last report (after a failure, or for a guard) and forgets it: [ended, events, log messages,
+    // run(k, iteration, room, room for logs, ms left before the host's deadline) runs segment k; run(-1) only reports what was recorded since the last report (after a failure, or for a guard) and forgets it
+    // (run(-2), before user code runs, keeps FV, the awaiting node's input): [ended, events, log messages,
     // counts per node, failing node, failing condition, engine failure, active loop indexes (or 0), traced values, attempts].
     // go(k, …) starts async segment k the same way and returns its promise; run(-1) then reports.
     `function A(it,rm,ri,rem){EV=[];MS=[];AG={};VA=[];T0=NOW();HD=T0+rem;DN=0;EC=0;RM=rm;RI=ri;FL='';FV=0;N=-1;I=it;E=0;` +
     (usesLoops ? `SC={h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex};` : '') +
-    `}api.run=function(k,it,rm,ri,rem){if(k>=0){A(it,rm,ri,rem);G[k]()}var t=J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA,RA,FV]);if(k<0){EV=[];MS=[];AG={};VA=[];FL='';FV=0}return t};` +
+    `}api.run=function(k,it,rm,ri,rem){if(k>=0){A(it,rm,ri,rem);G[k]()}var t=J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA,RA,FV]);if(k<0){EV=[];MS=[];AG={};VA=[];FL='';if(k===-1)FV=0}return t};` +
     `api.go=function(k,it,rm,ri,rem){A(it,rm,ri,rem);return G[k]()};`;
   return { source, nodes, lists };
 }

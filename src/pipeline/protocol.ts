@@ -28,8 +28,14 @@ export const ANSWER = { gaveUp: 0, ran: 1, again: 2 } as const;
  * `sleep`: `HQ(2, id, attempt)` after attempt `attempt` of node `id` failed and its guard said "again": a guest
  * promise resolved once the node's retry wait (from the host's plan, cut at the deadline around the node) is over;
  * rejected when the run's time is up or the run was cancelled meanwhile.
+ * `code`: `HQ(3, id, iteration)` runs node `id`'s user code (a script node or a custom function; in page mode, the
+ * page's function) with the settings the guest evaluated and left in `st.cur`, exactly as the walker runs it (the
+ * guest's `call` helper under a nested settle of the host, or `callInPage`); `iteration` (the program's `I`) only
+ * labels the code's console lines. Returns a guest promise of '' (sandbox: the value is in `st.out`, already merged)
+ * or, in page mode, of the returned value's JSON text (already merged); rejected with the node's failure. The
+ * host refuses it unless an async segment runs, no other user code runs, and `id` is a user-code node of its plan.
  */
-export const REQUEST = { builtin: 0, time: 1, sleep: 2 } as const;
+export const REQUEST = { builtin: 0, time: 1, sleep: 2, code: 3 } as const;
 
 /** Indexes in the program's report (`run(-1)`, a JSON array). */
 export const REPORT = {

@@ -32,6 +32,8 @@ export interface EngineHooks {
   stackBytes?: number;
   /** Tests only: run every node in the host walker (the oracle the compiled segments are checked against). */
   walkOnly?: boolean;
+  /** Tests only: told the path of every node the host walker runs (none for a pipeline compiled whole). */
+  walked?: (path: string) => void;
 }
 
 interface Run {
@@ -50,6 +52,8 @@ interface Run {
   expressions: Map<string, number>;
   specs: WeakMap<object, number>;
   scripts: WeakMap<object, number>;
+  /** Guest indexes of the compiled script nodes' code, by plan node id (`callCode`). */
+  compiledScripts: Map<number, number>;
   customs: Map<string, number>;
   custom: Map<string, FunctionPackageSource>;
   /** Inline segments and host-run nodes of every node list (src/pipeline/inline.ts). */
@@ -60,6 +64,8 @@ interface Run {
   segment: { start: number; iteration: number | undefined };
   /** A failure a guard (guardNode) passes up, traced from its failing node up to `traced` (a plan node id). */
   passing?: { failure: PipelineFailure; traced: number; inLoop: boolean };
+  /** `EngineHooks.walked`. */
+  walked?: (path: string) => void;
   /** The guarded node whose retry wait is running (`retrySleep`): a failure meanwhile escapes it, as in the walker. */
   sleeping?: number;
 }
@@ -144,11 +150,13 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       expressions: new Map(),
       specs: new WeakMap(),
       scripts: new WeakMap(),
+      compiledScripts: new Map(),
       customs: new Map(),
       custom,
       plan: { source: '', nodes: [], lists: new Map() },
       at: { path: '', pkg: '', iteration: undefined },
       segment: { start: 0, iteration: undefined },
+      walked: hooks.walked,
     };
     // Planned as if every expression compiles (the usual case): the program is then installed when the sandbox opens.
     const planned = planFor(options.functions, limits.maxLoopIterations, run.valueBytes);
@@ -168,6 +176,7 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       caught: (id, failure, took, attempt) => guardCaught(run, id, failure, took, attempt),
       builtin: (id, settings, signal) => callBuiltin(run, id, settings, signal),
       sleep: (id, attempt) => retrySleep(run, id, attempt),
+      code: (id, iteration) => callCode(run, id, iteration),
       onConsole: (level, message) =>
         run.trace.add({
           path: run.at.path,
@@ -268,6 +277,7 @@ async function runNodes(run: Run, nodes: PipelineNode[] | undefined, base: strin
     }
     const node = nodes[step.host]!;
     const path = `${base}[${step.host}]`;
+    run.walked?.(path);
     if (node.type === 'loop') await runLoop(run, node, path, deadline, iteration);
     else if (node.type === 'if') await runIf(run, node, path, deadline, iteration);
     else await runFunction(run, node, path, deadline, iteration);
@@ -351,6 +361,59 @@ async function callBuiltin(run: Run, id: number, text: string, signal: AbortSign
   } catch (error) {
     throw toFailure(error, 'FUNCTION_FAILED');
   }
+}
+
+/**
+ * The node a user-code request (`HQ(code, id)`) names, if the plan compiled it as user code (and, for a custom
+ * function, the run has its code); anything else is a tampered program: the run fails as a crash.
+ */
+export function userCodeNode(plan: Plan, id: number, custom: ReadonlyMap<string, unknown>): InlineNode & { code: NonNullable<InlineNode['code']> } {
+  const node = Number.isInteger(id) && id >= 0 ? plan.nodes[id] : undefined;
+  if (!node?.code || (node.code.kind === 'custom' && !custom.has(node.pkg)))
+    throw new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox asked for user code that is not in the program', true);
+  return node as InlineNode & { code: NonNullable<InlineNode['code']> };
+}
+
+/**
+ * The host side of an async segment's user-code request (`HQ(code, id, iteration)`, protocol.ts): the node must be
+ * one the plan compiled as user code; it runs exactly as the walker runs it (`runFunction`): the guest's `call`
+ * helper, with the settings the program left in `st.cur`, under a nested settle bounded by the deadline in force
+ * (the node's, moved by the program's `DP`, or one around it), or the page's function in page mode. What the segment
+ * recorded before it is traced first, so that the code's console lines come after it, as in the walker. Resolves
+ * with `[room, room for failures and logs]` (the trace's, for the program's listing), plus the returned value in
+ * page mode; rejects with the node's failure.
+ */
+async function callCode(run: Run, id: number, iteration: number): Promise<string> {
+  const node = userCodeNode(run.plan, id, run.custom);
+  const code = node.code;
+  const s = run.session;
+  recordEvents(
+    run,
+    s.grace(REPORT_GRACE_MS, () => s.string('run', -2)),
+    run.segment.start,
+  );
+  run.at = { path: node.path, pkg: node.pkg, iteration: Number.isInteger(iteration) && iteration >= 0 ? iteration : undefined };
+  let returned = '';
+  try {
+    const page = run.options.inPage;
+    if (page) {
+      const fn = code.kind === 'script' ? page.script(node.path, code.source ?? '') : page.custom(node.pkg, run.custom.get(node.pkg)!.code);
+      const value = await pageCall(run, s.deadline, fn, code.kind === 'script' ? `script node ${node.path}` : `custom function ${node.pkg}`);
+      if (value !== undefined) returned = JSON.stringify(value);
+    } else {
+      let index = code.kind === 'script' ? run.compiledScripts.get(id) : run.customs.get(node.pkg);
+      if (index === undefined) {
+        index = code.kind === 'script' ? s.number('script', code.source ?? '') : s.number('custom', run.custom.get(node.pkg)!.code);
+        if (code.kind === 'script') run.compiledScripts.set(id, index);
+        else run.customs.set(node.pkg, index);
+      }
+      await s.settle('call', index, code.kind === 'script' ? 1 : 0);
+    }
+  } catch (error) {
+    throw toFailure(error, 'FUNCTION_FAILED');
+  }
+  const room = run.trace.room();
+  return `[${room.ordinary},${room.important}${returned === '' ? '' : `,${returned}`}]`;
 }
 
 /**
@@ -727,12 +790,17 @@ async function withPolicies(
 
 /**
  * The wait between two attempts of a retry (both paths): `delay`, cut at the deadline around the node, where it wakes
- * just past it (a timer may fire up to a millisecond early), so that the next attempt fails at once; then the run's
- * time is checked (a failure that escapes the node).
+ * just past it, so that the next attempt fails at once; then the run's time is checked (a failure that escapes the
+ * node). A timer counts from the event loop's clock, read once per turn, so after a long turn it fires early: a wait
+ * cut at the deadline sleeps again until the deadline has passed (or the run is cancelled).
  */
 async function retryWait(run: Run, delay: number, around: number): Promise<void> {
   const left = Math.max(0, around - now());
-  await sleep(run, delay <= 0 ? 0 : delay < left ? delay : left + 1);
+  if (delay <= 0 || delay < left) await sleep(run, delay);
+  else {
+    do await sleep(run, Math.max(0, around - now()) + 1);
+    while (now() <= around && !run.options.signal?.aborted);
+  }
   checkTime(run, run.runDeadline);
 }
 
@@ -837,17 +905,22 @@ async function runFunction(run: Run, node: FunctionNode, path: string, parentDea
 
 /** Page mode (debug in page): the node's code runs as a function of the host page (src/pipeline/in-page.ts). */
 async function inPage(run: Run, deadline: number, values: EntryValues, fn: InPageFunction | undefined, what: string): Promise<'ok'> {
+  const returned = await pageCall(run, deadline, fn, what);
+  // The trace's output, as the sandbox's `tv(2)` would give it (the same encoding on both sides).
+  if (run.trace.listing()) values.output = encode(run, returned);
+  return 'ok';
+}
+
+/** Calls a page function (its settings prepared in the guest), bounded by `deadline`; returns what it returned, as JSON made it. */
+async function pageCall(run: Run, deadline: number, fn: InPageFunction | undefined, what: string): Promise<unknown> {
   if (typeof fn !== 'function') throw new PipelineFailure('FUNCTION_FAILED', 'ReferenceError', `Debug in page: the ${what} is not loaded on this page`);
-  const returned = await callInPage({
+  return callInPage({
     session: run.session,
     fn,
     maxBytes: run.limits.resultBytes,
     services: run.options.services,
     wait: (start) => awaitHost(run, deadline, start),
   });
-  // The trace's output, as the sandbox's `tv(2)` would give it (the same encoding on both sides).
-  if (run.trace.listing()) values.output = encode(run, returned);
-  return 'ok';
 }
 
 /** Waits for trusted host code, bounded by the deadline (the signal tells the host to give up). */

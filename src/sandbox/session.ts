@@ -51,6 +51,13 @@ export interface SessionOptions {
    * computes and bounds it); rejects with the failure that ends the node (the run's time, a cancel).
    */
   sleep?: (id: number, attempt: number) => Promise<void>;
+  /**
+   * The program's `HQ(code, id, iteration)`: runs node `id`'s user code as the walker does (a nested `settle` of the
+   * `call` helper, or the page's function), bounded by the deadline in force; resolves with the answer's JSON text
+   * (src/pipeline/protocol.ts) or rejects with the node's failure. While it runs, the program's settle does not
+   * run guest jobs itself (the nested settle does), and no other user-code request is accepted.
+   */
+  code?: (id: number, iteration: number, signal: AbortSignal) => Promise<string>;
 }
 
 type Arg = string | number;
@@ -194,6 +201,13 @@ export function openSession(options: SessionOptions): Session {
   let grace = 0;
   /** Whether an async segment is running (`settleProgram`): host built-in requests are refused otherwise. */
   let programRunning = false;
+  /**
+   * Whether user code a program asked for (`HQ(code)`) is running under its nested settle: the program's settle then
+   * leaves the guest's jobs to it, so the code's interrupts and failures are the node's, as in the walker.
+   */
+  let codeRunning = false;
+  /** The id of that request (in `pending` while the code runs): not a host call the code awaits. */
+  let codeRequest = 0;
   /** Failures the host gave the guest as thrown values (a rejected host built-in, a time check), known by identity. */
   const marked: { handle: QuickJSHandle; failure: PipelineFailure }[] = [];
   /** How to drop an in-flight host built-in call (its timer, its abort listener, its signal). */
@@ -466,14 +480,21 @@ export function openSession(options: SessionOptions): Session {
       const typeOf = (h: QuickJSHandle | undefined) => (h ? ctx.typeof(h) : 'undefined');
       const request = typeOf(requestH) === 'number' ? ctx.getNumber(requestH!) : -1;
       if (request === REQUEST.time) return aborted() || now() > deadline ? { error: mark(timeoutError()) } : undefined;
-      // A built-in's wait is bounded here by the deadline in force; a retry's sleep by the runner (it is never a failure).
+      // A built-in's wait is bounded here by the deadline in force; a retry's sleep by the runner (it is never a
+      // failure); user code by its own nested settle (or, in page mode, the runner), under the deadline in force.
       const bounded = request === REQUEST.builtin;
-      const serve = bounded ? options.builtin : request === REQUEST.sleep ? options.sleep : undefined;
-      if (!serve || !programRunning || typeOf(idH) !== 'number' || typeOf(textH) !== (bounded ? 'string' : 'number'))
+      const isCode = request === REQUEST.code;
+      const serve = bounded ? options.builtin : request === REQUEST.sleep ? options.sleep : isCode ? options.code : undefined;
+      if (!serve || !programRunning || (isCode && codeRunning) || typeOf(idH) !== 'number' || typeOf(textH) !== (bounded ? 'string' : 'number'))
         return { error: newGuestError(new TypeError('Invalid host request')) };
       const node = ctx.getNumber(idH!);
       const arg = bounded ? ctx.getString(textH!) : ctx.getNumber(textH!);
+      if (isCode) {
+        codeRunning = true;
+        grace = 0;
+      }
       const id = ++seq;
+      if (isCode) codeRequest = id;
       const deferred = ctx.newPromise();
       pending.set(id, deferred);
       const controller = new AbortController();
@@ -481,6 +502,7 @@ export function openSession(options: SessionOptions): Session {
       const answer = (ok: boolean, value: string | PipelineFailure) => {
         stop();
         cancels.delete(id);
+        if (isCode) codeRunning = false;
         if (closed || pending.get(id) !== deferred) return;
         pending.delete(id);
         try {
@@ -509,6 +531,8 @@ export function openSession(options: SessionOptions): Session {
       cancels.set(id, () => {
         stop();
         controller.abort();
+        // A nested settle waiting for the host hears of it at once.
+        if (isCode) wake();
       });
       Promise.resolve()
         .then(() => (serve as (node: number, arg: string | number, signal: AbortSignal) => Promise<string | undefined>)(node, arg, controller.signal))
@@ -684,6 +708,11 @@ export function openSession(options: SessionOptions): Session {
     if (atMemoryCap()) module.broken = true;
   }
 
+  /** Whether a host call other than `request` (0: none) is still in flight. */
+  function hostCallsBesides(request: number): boolean {
+    return pending.size > (request > 0 && pending.has(request) ? 1 : 0);
+  }
+
   /**
    * Calls a helper returning a guest promise and pumps jobs and host calls until it settles. `program`: an async
    * segment, bounded by the run's deadline only (see `settleProgram`).
@@ -694,15 +723,28 @@ export function openSession(options: SessionOptions): Session {
     const until = () => (program ? options.runDeadline : deadline);
     // A program waits for many host answers under one fixed deadline (the run's): one timer and one abort listener
     // for all of them, where a node's settle sets them per wait.
-    const ring = () => wake();
-    const timer = program ? setTimeout(ring, Math.max(0, options.runDeadline - now()) + 1) : undefined;
-    if (program) options.signal?.addEventListener('abort', ring);
+    // A timer may fire early by the time the event loop spent before it was set (its clock is read once per turn,
+    // and the guest may have run long in this one): one that rang before the deadline is set again before the next
+    // wait, else nothing would wake the program when its host calls never answer.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ring = () => {
+      timer = undefined;
+      wake();
+    };
+    const arm = () => {
+      timer = setTimeout(ring, Math.max(0, options.runDeadline - now()) + 1);
+    };
+    if (program) {
+      arm();
+      options.signal?.addEventListener('abort', ring);
+    }
     try {
       for (;;) {
         if (program) check(until());
         // A program drains in slices: promise jobs an expression started (even an endless chain of them) share the
         // guest with it, and host answers get in between, as they would while the walker awaits the host.
-        const more = drainJobs(until(), program ? PROGRAM_BATCHES : Infinity);
+        // While user code the program awaits runs, its nested settle runs the jobs (bounded by the node's deadline).
+        const more = program && codeRunning ? false : drainJobs(until(), program ? PROGRAM_BATCHES : Infinity);
         const state = ctx.getPromiseState(promise);
         if (state.type === 'fulfilled') {
           if (state.value !== promise && state.value.alive) state.value.dispose();
@@ -713,9 +755,15 @@ export function openSession(options: SessionOptions): Session {
           await new Promise<void>((resolve) => setTimeout(resolve, 0));
           continue;
         }
-        if (pending.size === 0) throw new PipelineFailure('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
-        if (program) await new Promise<void>((resolve) => wakers.push(resolve));
-        else await waitForHost(until());
+        // The program's request that awaits this settle (user code under a nested settle) is no host call the code
+        // awaits: it must not hide a promise of that code that can never settle. Any other call counts, also one an
+        // earlier node started (its promise may be awaited here).
+        if (!hostCallsBesides(program ? 0 : codeRequest))
+          throw new PipelineFailure('NEVER_SETTLES', 'PipelineError', 'The function awaits a promise that can never settle', false);
+        if (program) {
+          if (timer === undefined) arm();
+          await new Promise<void>((resolve) => wakers.push(resolve));
+        } else await waitForHost(until());
         if (closed) throw new PipelineFailure('ABORTED', 'AbortError', 'The run has ended', true);
       }
     } catch (error) {

@@ -333,7 +333,7 @@ describe('where awaiting nodes are planned', () => {
     return planPipeline(functions, (e) => indexes.get(e), 100);
   };
 
-  test('a timed loop or if around a built-in is compiled; a guarded one stays in the walker, its list async inside', () => {
+  test('a timed or guarded loop or if around a built-in is compiled (a guarded one under WA)', () => {
     const timed = plan([
       { type: 'loop', range: { from: 0, to: 1 }, timeout: 50, functions: [read({ dataSourceId: 1 })] },
       { type: 'if', timeout: 50, conditions: [{ condition: 'true', functions: [read({ dataSourceId: 1 })] }] },
@@ -344,14 +344,14 @@ describe('where awaiting nodes are planned', () => {
       { type: 'loop', range: { from: 0, to: 1 }, continueOnError: true, functions: [read({ dataSourceId: 1 }), set({ b: 1 })] },
       { type: 'if', continueOnError: true, conditions: [{ condition: 'true', functions: [set({ c: 1 })] }] },
     ]);
-    expect(guarded.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 1 }, { host: 1 }, { segment: 2, start: 2, end: 3 }]);
-    expect(guarded.lists.get('functions[1].functions')).toEqual([{ segment: 1, start: 0, end: 2, async: true }]);
+    expect(guarded.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 3, async: true }]);
+    expect(guarded.nodes.filter((n) => n.guard).map((n) => n.path)).toEqual(['functions[1]', 'functions[2]']);
     // A function node's guard covers its own work: its nested built-ins are compiled under it.
     const parent = plan([set({ a: 1 }, { continueOnError: true, functions: [read({ dataSourceId: 1 })] })]);
     expect(parent.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 1, async: true }]);
   });
 
-  test('a guarded loop and if in the walker around async segments: failures caught, traced and recovered as before', async () => {
+  test('a guarded loop and if around built-ins: failures caught, traced and recovered as in the walker', async () => {
     const { outcome } = await compare({
       functions: [
         set({ n: 0 }),
@@ -518,6 +518,33 @@ describe('what the guest cannot bend, for built-in requests', () => {
         { ok: true },
       ]);
       expect(asked).toEqual([[2, '{"a":1}']]);
+    } finally {
+      session.close();
+      releaseModule(module);
+    }
+  });
+
+  test("a program whose host call never answers ends at the run's deadline even when its timer fires early", async () => {
+    // A timer's delay counts from the event loop's clock, read once per turn: after a long turn it fires early. Here
+    // the session's clock runs at half speed, so every timer fires before the deadline it was set for.
+    const module = await acquireModule(64 * 1024 * 1024);
+    const origin = performance.now();
+    const now = () => origin + (performance.now() - origin) / 2;
+    const session = openSession({
+      module,
+      now,
+      runDeadline: now() + 100,
+      memoryBytes: 48 * 1024 * 1024,
+      builtin: () => new Promise<string>(() => {}),
+      program: "api.go=async function(){await HQ(0,1,'{}')};",
+    });
+    try {
+      const error = await session.settleProgram('go').then(
+        () => undefined,
+        (e: unknown) => e as { code?: string },
+      );
+      expect(error?.code).toBe('TIMEOUT');
+      expect(performance.now() - origin).toBeLessThan(5000);
     } finally {
       session.close();
       releaseModule(module);

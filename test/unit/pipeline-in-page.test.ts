@@ -36,6 +36,7 @@ const SANDBOX_ONLY = new Set([
   'one huge allocation → OUT_OF_MEMORY',
   'deep recursion → clean STACK_OVERFLOW error',
   'console.log inside scripts goes into the trace',
+  'user code that can never settle or spins past its timeout fails only its node under continueOnError',
 ]);
 
 const usesCode = (nodes: PipelineNode[] | undefined): boolean =>

@@ -69,7 +69,7 @@ async function both(options: Omit<RunPipelineOptions, 'services' | 'environment'
 }
 
 describe('inline segments (guest-run node lists) behave like the host walker', () => {
-  test('the planner makes one segment of a whole expression-only pipeline, and keeps script nodes in the host', () => {
+  test('the planner makes one segment of a whole pipeline, script nodes included (an async one: it awaits user code)', () => {
     const nodes: PipelineNode[] = [
       { functionPackage: F('set'), settings: { a: '{{ 1 }}' } },
       { type: 'loop', range: { from: 1, to: 3 }, functions: [{ functionPackage: F('set'), settings: { a: '{{ a + currentItem }}' } }] },
@@ -78,10 +78,11 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
     ];
     const indexes = new Map(collectExpressions(nodes).map((e, i) => [e, i]));
     const plan = planPipeline(nodes, (e) => indexes.get(e), 100);
-    expect(plan.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 2 }, { host: 2 }, { segment: 1, start: 3, end: 4 }]);
+    expect(plan.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 4, async: true }]);
+    expect(plan.nodes.filter((n) => n.code).map((n) => [n.path, n.code])).toEqual([['functions[2]', { kind: 'script', source: 'return {}' }]]);
     // A node whose expression did not compile stays in the host walker (which reports the error where it is reached).
     const broken = planPipeline(nodes, (e) => (e === 'a' ? undefined : indexes.get(e)), 100);
-    expect(broken.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 2 }, { host: 2 }, { host: 3 }]);
+    expect(broken.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 3, async: true }, { host: 3 }]);
   });
 
   test('loops over items and ranges, nested, with if/else, gates, set, log and return', async () => {

@@ -663,4 +663,71 @@ export const cases = [
         'logs',
       ),
   },
+  {
+    name: 'user code with retry, continueOnError and timeouts in loops and ifs (compiled segments)',
+    options: {
+      limits: { runTimeoutMs: 20000 },
+      customFunctions: [
+        {
+          package: 'com.acme.function.flaky',
+          code: 'async (settings, context) => { context.tries = (context.tries ?? 0) + 1; if (context.tries % 2 === 1) throw new RangeError("odd " + context.tries); const rows = await Client.DataSources.connect(1).find(); return { rows: rows.length } }',
+        },
+      ],
+      functions: [
+        set({ n: 0 }),
+        {
+          type: 'loop',
+          range: { from: 1, to: 3 },
+          functions: [
+            { functionPackage: 'com.acme.function.flaky', settings: { i: '{{ currentItem }}' }, retry: { attempts: 2 } },
+            {
+              type: 'if',
+              conditions: [
+                {
+                  condition: 'currentItem !== 2',
+                  functions: [script('if (currentItem === 3) throw new TypeError("three"); return { n: context.n + currentItem }', { continueOnError: true })],
+                },
+              ],
+              elseFunctions: [script('await Client.DataSources.connect("hang").find()', { timeout: 60, continueOnError: true })],
+            },
+          ],
+        },
+        ret('{{ [n, rows, tries, lastError.errorMessage, lastError.path] }}'),
+      ],
+    },
+    check: (o, calls) => {
+      ok(o, [1, 2, 6, 'three', 'functions[1].functions[1].conditions[0].functions[0]']);
+      eq(
+        o.trace.filter((t) => t.outcome === 'retried').map((t) => [t.path, t.iteration]),
+        [
+          ['functions[1].functions[0]', 0],
+          ['functions[1].functions[0]', 1],
+          ['functions[1].functions[0]', 2],
+        ],
+        'retried',
+      );
+      eq(
+        calls.map((c) => c[1]),
+        [1, 1, 'hang', 1],
+        'calls',
+      );
+    },
+  },
+  {
+    name: 'user code that can never settle or spins past its timeout fails only its node under continueOnError',
+    options: {
+      limits: { runTimeoutMs: 20000 },
+      functions: [
+        script('await new Promise(() => {})', { continueOnError: true }),
+        set({ first: '{{ lastError.code }}' }),
+        {
+          type: 'loop',
+          range: { from: 0, to: 1 },
+          functions: [script('for (;;) {}', { timeout: 50, continueOnError: true }), set({ i: '{{ currentItem }}' })],
+        },
+        ret('{{ [first, lastError.code, i] }}'),
+      ],
+    },
+    check: (o) => ok(o, ['NEVER_SETTLES', 'TIMEOUT', 1]),
+  },
 ];
