@@ -48,7 +48,10 @@ export interface PostgresOptions {
   applicationName?: string;
   /** Attempts of a transaction that keeps failing to serialize (default 30). */
   maxAttempts?: number;
-  /** Session settings of every connection (`SET key = value`), e.g. custom `iar.*` settings read by column defaults. */
+  /**
+   * Session settings of every connection (`SET key = value`), e.g. custom `iar.*` settings read by column defaults.
+   * Defaults: `jit: 'off'` (see SESSION_DEFAULTS); a value given here wins.
+   */
   settings?: Record<string, string | number>;
 }
 
@@ -74,6 +77,16 @@ function toParam(value: SqlValue | boolean | undefined): unknown {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Session settings every connection starts with. `jit = off`: the translated data source statements (docs/sql.md)
+ * are long expressions over jsonb whose cost the planner cannot estimate (no statistics on JSON paths, one table
+ * shared by every data source), so most of them passed `jit_above_cost` and PostgreSQL compiled them with LLVM
+ * before running them: 45 generated selects over a 470-entry data source took 25.3 s with JIT, 0.45 s without
+ * (56x; 36 of them compiled; 2026-11-27, a loaded 2-core machine, docs/benchmarks.md). A tenant's read touches
+ * few rows, so compiling never pays back.
+ */
+export const SESSION_DEFAULTS: Readonly<Record<string, string>> = { jit: 'off' };
+
 export function openPostgres(options: PostgresOptions): PostgresDatabase {
   const pool = new pg.Pool({
     connectionString: options.url,
@@ -81,10 +94,9 @@ export function openPostgres(options: PostgresOptions): PostgresDatabase {
     application_name: options.applicationName ?? 'in-app-runtime',
     types: typeParsers,
     idleTimeoutMillis: 30_000,
-    options:
-      Object.entries(options.settings ?? {})
-        .map(([key, value]) => `-c ${key}=${String(value).replace(/[\s\\]/g, (c) => `\\${c}`)}`)
-        .join(' ') || undefined,
+    options: Object.entries({ ...SESSION_DEFAULTS, ...options.settings })
+      .map(([key, value]) => `-c ${key}=${String(value).replace(/[\s\\]/g, (c) => `\\${c}`)}`)
+      .join(' '),
   });
   const clients = new Set<pg.PoolClient>();
   pool.on('connect', (client) => {
