@@ -12,6 +12,8 @@ import { countEntriesUpTo } from './store/entries.js';
  * entries: the index is worth building after one `$group` over 500,000 entries as after 50 small selects.
  */
 const MAX_COUNTED = 10_000;
+/** How long after a scan's answer its data source is counted (noteScan). */
+const WEIGH_AFTER_MS = 100;
 
 /** The counts and builds of one backend's data source service (core.ts builds it with the service). */
 export interface AutoIndexes {
@@ -51,7 +53,11 @@ export function createAutoIndexes(ctx: ServerContext): AutoIndexes {
       if (after() <= 0 || indexed.has(path) || building.has(`${dataSourceId}:${path}`)) return;
       const rowsPerQuery = Math.max(1, ctx.limits.autoIndexScanRows ?? 10_000);
       // Counting stops where the weight would reach the threshold: at most `after * rowsPerQuery` index entries read.
-      const weigh = countEntriesUpTo(ctx.db, dataSourceId, after() * rowsPerQuery)
+      // A moment later: on SQLite the count and a build run on the server's thread (better-sqlite3 is synchronous, so
+      // a build holds every request of the instance), and the answer that counted goes out first (an immediate
+      // was too soon: the response was still being written).
+      const weigh = new Promise<void>((resolve) => setTimeout(resolve, WEIGH_AFTER_MS))
+        .then(() => countEntriesUpTo(ctx.db, dataSourceId, after() * rowsPerQuery))
         .then((rows) => auto.note(dataSourceId, new Set([path]), indexed, Math.max(1, Math.floor(rows / rowsPerQuery))))
         .catch((error: Error) => console.warn(`automatic index of "${path}" on data source ${dataSourceId}: counting failed: ${error.message}`))
         .finally(() => weighing.delete(weigh));
