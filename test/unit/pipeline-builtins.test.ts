@@ -1,12 +1,11 @@
-import debugVariant from '@jitl/quickjs-wasmfile-debug-sync';
-import { newQuickJSWASMModuleFromVariant, TestQuickJSWASMModule } from 'quickjs-emscripten-core';
 import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
+import { expectNoLeaks } from '../helpers/leak-check.js';
 import { runWith } from '../../src/pipeline/runner.js';
 import { withoutTimes } from '../helpers/pipeline-outcome.js';
 import { collectExpressions, planPipeline } from '../../src/pipeline/inline.js';
-import { acquireModule, releaseModule, type SandboxModule } from '../../src/sandbox/pool.js';
-import { openSession, retireModule } from '../../src/sandbox/session.js';
+import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
+import { openSession } from '../../src/sandbox/session.js';
 import type { HostServices, InPageCode, InPageFunction, PipelineNode, RunOutcome, RunPipelineOptions } from '../../src/contract/pipeline.js';
 import { createFakeServices } from '../browser/pipeline-page/cases.mjs';
 
@@ -579,8 +578,6 @@ describe('what the guest cannot bend, for built-in requests', () => {
 });
 
 test('awaited built-ins, their failures, timeouts and guards leave no handle alive (debug build)', async () => {
-  const quickjs = new TestQuickJSWASMModule(await newQuickJSWASMModuleFromVariant(debugVariant));
-  const sandbox = { quickjs: quickjs as never, memory: quickjs.getWasmMemory(), maxBytes: 2 ** 31, broken: false } as SandboxModule;
   const pipelines: PipelineNode[][] = [
     [{ type: 'loop', range: { from: 0, to: 3 }, functions: [read({ dataSourceId: 1 })] }, ret('{{ records.length }}')],
     [read({ dataSourceId: 404 })],
@@ -588,16 +585,5 @@ test('awaited built-ins, their failures, timeouts and guards leave no handle ali
     [read({ dataSourceName: 'hang' }, { timeout: 50, continueOnError: true }), read({ dataSourceName: 'hang' }, { timeout: 50 })],
     [read({ dataSourceId: '{{ (() => { for (;;) {} })() }}' }, { timeout: 50, continueOnError: true })],
   ];
-  for (const functions of pipelines) {
-    const outcome = await runWith(
-      { environment: 'client', services: flaky(2).services, functions, limits: { maxTraceEntries: 3, runTimeoutMs: 20_000 } },
-      { acquire: async () => sandbox, release: () => {} },
-    );
-    expect(outcome.trace.length).toBeGreaterThan(0);
-    expect(sandbox.broken).toBe(false);
-  }
-  retireModule(sandbox);
-  expect(sandbox.broken).toBe(false);
-  expect(quickjs.getFFI().QTS_RecoverableLeakCheck()).toBe(0);
-  expect([...quickjs.runtimes].filter((rt) => rt.alive)).toHaveLength(0);
+  await expectNoLeaks(pipelines, { environment: 'client', services: flaky(2).services, limits: { maxTraceEntries: 3, runTimeoutMs: 20_000 } });
 });

@@ -1,10 +1,8 @@
-import debugVariant from '@jitl/quickjs-wasmfile-debug-sync';
-import { newQuickJSWASMModuleFromVariant, TestQuickJSWASMModule } from 'quickjs-emscripten-core';
 import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
+import { expectNoLeaks } from '../helpers/leak-check.js';
 import { runWith } from '../../src/pipeline/runner.js';
-import { acquireModule, releaseModule, type SandboxModule } from '../../src/sandbox/pool.js';
-import { retireModule } from '../../src/sandbox/session.js';
+import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
 import { collectExpressions, planPipeline } from '../../src/pipeline/inline.js';
 import type { HostServices, PipelineNode, RunOutcome, RunPipelineOptions, TraceEntry } from '../../src/contract/pipeline.js';
 
@@ -808,8 +806,6 @@ describe('result size', () => {
 });
 
 test('inline segments, their failures and the host walker around them leave no handle alive (debug build)', async () => {
-  const quickjs = new TestQuickJSWASMModule(await newQuickJSWASMModuleFromVariant(debugVariant));
-  const sandbox = { quickjs: quickjs as never, memory: quickjs.getWasmMemory(), maxBytes: 2 ** 31, broken: false } as SandboxModule;
   const loop = (functions: PipelineNode[], extra: Partial<PipelineNode> = {}): PipelineNode =>
     ({ type: 'loop', range: { from: 0, to: 3 }, functions, ...extra }) as PipelineNode;
   const pipelines: PipelineNode[][] = [
@@ -819,17 +815,5 @@ test('inline segments, their failures and the host walker around them leave no h
     [{ functionPackage: F('set'), settings: { x: '{{ 1 + }}' } }],
     [loop([{ functionPackage: F('log'), settings: { message: 'at {{ currentItem }}' } }], { timeout: 10_000 })],
   ];
-  for (const functions of pipelines) {
-    const outcome = await runWith(
-      { environment: 'client', services, functions, limits: { maxTraceEntries: 3 } },
-      { acquire: async () => sandbox, release: () => {} },
-    );
-    expect(outcome.trace.length).toBeGreaterThan(0);
-    expect(sandbox.broken).toBe(false);
-  }
-  // The last run's session is closed when the thread is idle, and a spare sandbox may be prepared: retired here.
-  retireModule(sandbox);
-  expect(sandbox.broken).toBe(false);
-  expect(quickjs.getFFI().QTS_RecoverableLeakCheck()).toBe(0);
-  expect([...quickjs.runtimes].filter((rt) => rt.alive)).toHaveLength(0);
+  await expectNoLeaks(pipelines, { environment: 'client', services, limits: { maxTraceEntries: 3 } });
 });

@@ -1,11 +1,10 @@
-import debugVariant from '@jitl/quickjs-wasmfile-debug-sync';
-import { newQuickJSWASMModuleFromVariant, TestQuickJSWASMModule } from 'quickjs-emscripten-core';
 import { describe, expect, test } from 'vitest';
+import { expectNoLeaks } from '../helpers/leak-check.js';
 import { runWith, userCodeNode } from '../../src/pipeline/runner.js';
 import { collectExpressions, planPipeline } from '../../src/pipeline/inline.js';
 import { withoutTimes } from '../helpers/pipeline-outcome.js';
-import { acquireModule, releaseModule, type SandboxModule } from '../../src/sandbox/pool.js';
-import { openSession, retireModule } from '../../src/sandbox/session.js';
+import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
+import { openSession } from '../../src/sandbox/session.js';
 import type {
   FunctionPackageSource,
   HostServices,
@@ -643,8 +642,6 @@ describe('what the guest cannot bend, for user-code requests', () => {
 });
 
 test('compiled user code, its failures, timeouts and guards leave no handle alive (debug build)', async () => {
-  const quickjs = new TestQuickJSWASMModule(await newQuickJSWASMModuleFromVariant(debugVariant));
-  const sandbox = { quickjs: quickjs as never, memory: quickjs.getWasmMemory(), maxBytes: 2 ** 31, broken: false } as SandboxModule;
   const pipelines: PipelineNode[][] = [
     [{ type: 'loop', range: { from: 0, to: 3 }, functions: [custom('count', { source: 1 }), script('console.log(1); return { x: 1 }')] }],
     [custom('fail', { n: 1 })],
@@ -652,16 +649,10 @@ test('compiled user code, its failures, timeouts and guards leave no handle aliv
     [custom('count', { source: 'hang' }, { timeout: 50, continueOnError: true }), script('for(;;){}', { timeout: 50, continueOnError: true })],
     [custom('count', { source: 'hang' }, { timeout: 50 })],
   ];
-  for (const functions of pipelines) {
-    const outcome = await runWith(
-      { environment: 'client', services: createFakeServices().services, functions, customFunctions, limits: { maxTraceEntries: 3, runTimeoutMs: 20_000 } },
-      { acquire: async () => sandbox, release: () => {} },
-    );
-    expect(outcome.trace.length).toBeGreaterThan(0);
-    expect(sandbox.broken).toBe(false);
-  }
-  retireModule(sandbox);
-  expect(sandbox.broken).toBe(false);
-  expect(quickjs.getFFI().QTS_RecoverableLeakCheck()).toBe(0);
-  expect([...quickjs.runtimes].filter((rt) => rt.alive)).toHaveLength(0);
+  await expectNoLeaks(pipelines, {
+    environment: 'client',
+    services: createFakeServices().services,
+    customFunctions,
+    limits: { maxTraceEntries: 3, runTimeoutMs: 20_000 },
+  });
 });
