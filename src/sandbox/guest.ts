@@ -29,6 +29,11 @@ import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
  * Texts copied out (`out`) are refused ('!') past `max` characters; the host
  * checks their UTF-8 size.
  *
+ * `Promise.prototype.constructor` is made read-only before any user code runs: `await p` then always takes the
+ * engine's own path for a promise (its constructor is the intrinsic Promise) and never calls a `then` user code
+ * could have patched, so no code can resume the program's awaits of host requests itself (it could lift a node's
+ * timeout that way: found by review, test/unit/pipeline-usercode.test.ts).
+ *
  * Spec format (built by src/pipeline/templates.ts) for settings values, used by WALK:
  *   {k:'x',i}      exact template: the value of expression i
  *   {k:'t',p:[..]} interpolated text: strings and expression indexes
@@ -40,6 +45,7 @@ export function baseSource(program = ''): string {
 var J=JSON,Obj=Object,JP=J.parse,ctx=JP(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,J:J,def:Obj.defineProperty,keys:Obj.keys,isArr:Array.isArray,String:String,now:Date.now},
 api={_:_,finish:function(max){var v=st.ended?st.result:st.last,t=v===undefined?'':J.stringify(v);return t===undefined?'':t.length>max?'!':t}},bad=[];
 scope.context=ctx;
+Obj.defineProperty(Promise.prototype,'constructor',{value:Promise,writable:false,enumerable:false,configurable:false});
 for(var src=_.src=J.parse(exprs),ix=0;ix<src.length;ix++){try{fns.push(Function('return function $$e'+ix+'($$c,$$s){with($$c)with($$s)return('+src[ix]+'\\n)}')())}catch(e){fns.push(null);bad.push(ix)}}
 api.bad=bad.join(',');
 api.init=function(t){var o=JP(t),k=_.keys(o);for(var i=0;i<k.length;i++)_.def(ctx,k[i],{value:o[k[i]],writable:true,enumerable:true,configurable:true})};

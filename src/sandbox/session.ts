@@ -728,6 +728,8 @@ export function openSession(options: SessionOptions): Session {
     // wait, else nothing would wake the program when its host calls never answer.
     let timer: ReturnType<typeof setTimeout> | undefined;
     const ring = () => {
+      // Also when the abort listener rings: the pending run-deadline timer goes (it would keep the process alive).
+      clearTimeout(timer);
       timer = undefined;
       wake();
     };
@@ -780,6 +782,8 @@ export function openSession(options: SessionOptions): Session {
             /* already gone */
           }
         }
+      // A program that failed while its user code ran (the run's time, a cancel): that request was dropped above.
+      if (program && codeRunning && !pending.has(codeRequest)) codeRunning = false;
       if (error instanceof PipelineFailure) throw error;
       throw crash(error);
     } finally {

@@ -583,6 +583,32 @@ describe('what the guest cannot bend, for user-code requests', () => {
     expect(result(outcome)).toEqual([1, 'TIMEOUT']);
   });
 
+  test('user code that patches Promise.prototype cannot resume the program itself (found by review)', async () => {
+    // The patch would make `await` of the program's host request call the patched `then` and resume the program
+    // early, lifting the next node's timeout; the base script made the constructor read-only, so it throws.
+    const patch = `(settings) => {
+      const P = Promise.prototype, then0 = P.then; let armed = true;
+      Object.defineProperty(P, 'constructor', { value: Object, configurable: true, writable: true });
+      P.then = function (a, b) { if (armed && typeof a === 'function' && !('prototype' in a)) { armed = false; a('[1000,1000]'); return; } return then0.call(this, a, b); };
+      return { patched: true }; }`;
+    const assign = '(settings) => { Promise.prototype.constructor = Object; return { assigned: Promise.prototype.constructor === Promise } }';
+    const { outcome } = await compare({
+      limits: { runTimeoutMs: 20_000 },
+      customFunctions: [
+        { package: 'com.acme.function.patch', code: patch },
+        { package: 'com.acme.function.assign', code: assign },
+      ],
+      functions: [
+        custom('patch', {}, { continueOnError: true }),
+        set({ refused: '{{ lastError.errorType }}' }),
+        custom('assign', {}),
+        script('for(;;){}', { timeout: 100, continueOnError: true }),
+        ret('{{ [refused, assigned, lastError.code, lastError.path] }}'),
+      ],
+    });
+    expect(result(outcome)).toEqual(['TypeError', true, 'TIMEOUT', 'functions[3]']);
+  });
+
   test('the session refuses user-code requests outside an async segment, with arguments of the wrong types, and while user code runs', async () => {
     const module = await acquireModule(64 * 1024 * 1024);
     const asked: unknown[][] = [];
