@@ -31,7 +31,8 @@ export interface AutoIndexes {
 export function createAutoIndexes(ctx: ServerContext): AutoIndexes {
   const counts = new Map<string, number>();
   const building = new Map<string, Promise<void>>();
-  const weighing = new Set<Promise<void>>();
+  /** Counts pending, by `dataSourceId:path`: one at a time per path; scans noted meanwhile share its weight. */
+  const weighing = new Map<string, { done: Promise<void>; scans: number }>();
   const after = () => ctx.limits.autoIndexAfter ?? 50;
   const auto: AutoIndexes = {
     note(dataSourceId, paths, indexed, weight = 1) {
@@ -50,21 +51,30 @@ export function createAutoIndexes(ctx: ServerContext): AutoIndexes {
       }
     },
     noteScan(dataSourceId, path, indexed) {
-      if (after() <= 0 || indexed.has(path) || building.has(`${dataSourceId}:${path}`)) return;
+      const key = `${dataSourceId}:${path}`;
+      if (after() <= 0 || indexed.has(path) || building.has(key)) return;
+      const pending = weighing.get(key);
+      if (pending) return void pending.scans++;
       const rowsPerQuery = Math.max(1, ctx.limits.autoIndexScanRows ?? 10_000);
       // Counting stops where the weight would reach the threshold: at most `after * rowsPerQuery` index entries read.
       // A moment later: on SQLite the count and a build run on the server's thread (better-sqlite3 is synchronous, so
       // a build holds every request of the instance), and the answer that counted goes out first (an immediate
       // was too soon: the response was still being written).
-      const weigh = new Promise<void>((resolve) => setTimeout(resolve, WEIGH_AFTER_MS))
+      const entry = { done: Promise.resolve(), scans: 1 };
+      entry.done = new Promise<void>((resolve) => setTimeout(resolve, WEIGH_AFTER_MS))
         .then(() => countEntriesUpTo(ctx.db, dataSourceId, after() * rowsPerQuery))
-        .then((rows) => auto.note(dataSourceId, new Set([path]), indexed, Math.max(1, Math.floor(rows / rowsPerQuery))))
+        .then((rows) => {
+          weighing.delete(key);
+          auto.note(dataSourceId, new Set([path]), indexed, entry.scans * Math.max(1, Math.floor(rows / rowsPerQuery)));
+        })
         .catch((error: Error) => console.warn(`automatic index of "${path}" on data source ${dataSourceId}: counting failed: ${error.message}`))
-        .finally(() => weighing.delete(weigh));
-      weighing.add(weigh);
+        .finally(() => {
+          if (weighing.get(key) === entry) weighing.delete(key);
+        });
+      weighing.set(key, entry);
     },
     settled: async () => {
-      await Promise.all([...weighing]);
+      await Promise.all([...weighing.values()].map((entry) => entry.done));
       await Promise.all([...building.values()]);
     },
   };

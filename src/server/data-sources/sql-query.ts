@@ -9,7 +9,7 @@ import type { EntryRecord, QueryResult } from './query/types.js';
 import { indexedPaths } from './indexes.js';
 import { runSqlAggregate } from './sql/aggregate.js';
 import { indexedGroupPath } from './sql/aggregate-indexed.js';
-import { planSqlAggregate } from './sql/aggregate-plan.js';
+import { planSqlAggregate, type SqlAggregatePlan } from './sql/aggregate-plan.js';
 import { joinedColumns, type SqlJoinPlan } from './sql/joins.js';
 import { planSqlSelect, runSqlSelect, type SqlSelectResult } from './sql/select.js';
 import { withTimeBudget } from './sql/time-budget.js';
@@ -116,15 +116,24 @@ async function aggregateWithSql(core: Core, caller: Caller, ds: DataSourceRecord
     entries = await withTimeBudget(ctx.db, limits.timeoutMs, (q) => runSqlAggregate(q, ctx.db.dialect, ds.id, plan, limits, indexed));
   } catch (error) {
     // The budgets' refusals stand (memory, and time: sql/time-budget.ts); data the SQL functions refuse (or an integer overflow) goes to the JS evaluator.
-    if (error instanceof HttpError) throw error;
+    if (error instanceof HttpError) {
+      // A group that ran out of time read (most of) the data source too: it counts, so the index can come.
+      if (error.code === 'QUERY_TIMEOUT') noteGroup(core, ds.id, plan, indexed);
+      throw error;
+    }
     return null;
   }
-  // SQLite: a grouped path counts toward an automatic index; a group its index would serve alone (counting over
-  // every entry, aggregate-indexed.ts) by the entries the statement read: every entry of the data source.
-  if (ctx.db.dialect === 'sqlite' && plan.key.kind === 'path') {
-    const path = plan.key.segments.join('.');
-    if (indexedGroupPath('sqlite', plan, new Set([path]))) core.autoIndexes.noteScan(ds.id, path, indexed);
-    else core.autoIndexes.note(ds.id, new Set([path]), indexed);
-  }
+  noteGroup(core, ds.id, plan, indexed);
   return entries && { entries };
+}
+
+/**
+ * SQLite: a grouped path counts toward an automatic index; a group its index would serve alone (counting over every
+ * entry, aggregate-indexed.ts) by the entries the statement read: every entry of the data source.
+ */
+function noteGroup(core: Core, dataSourceId: number, plan: SqlAggregatePlan, indexed: ReadonlySet<string>): void {
+  if (core.ctx.db.dialect !== 'sqlite' || plan.key.kind !== 'path') return;
+  const path = plan.key.segments.join('.');
+  if (indexedGroupPath('sqlite', plan, new Set([path]))) core.autoIndexes.noteScan(dataSourceId, path, indexed);
+  else core.autoIndexes.note(dataSourceId, new Set([path]), indexed);
 }

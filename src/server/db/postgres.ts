@@ -82,8 +82,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * are long expressions over jsonb whose cost the planner cannot estimate (no statistics on JSON paths, one table
  * shared by every data source), so most of them passed `jit_above_cost` and PostgreSQL compiled them with LLVM
  * before running them: 45 generated selects over a 470-entry data source took 25.3 s with JIT, 0.45 s without
- * (56x; 36 of them compiled; 2026-11-27, a loaded 2-core machine, docs/benchmarks.md). A tenant's read touches
- * few rows, so compiling never pays back.
+ * (56x; 36 of them compiled; 2026-11-27, a loaded 2-core machine, docs/sql.md). A tenant's read touches few rows,
+ * so compiling never pays back. `bounded` reads set it per transaction already; this covers every other statement.
  */
 export const SESSION_DEFAULTS: Readonly<Record<string, string>> = { jit: 'off' };
 
