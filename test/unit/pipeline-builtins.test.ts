@@ -67,6 +67,8 @@ async function compare(options: Options, services = () => createFakeServices(), 
   const walked = services();
   const inline = await runPipeline({ environment, ...options, services: compiled.services });
   const oracle = await runWith({ environment, ...options, services: walked.services }, { acquire: acquireModule, release: releaseModule, walkOnly: true });
+  expect(strip(oracle)).toMatchSnapshot();
+  expect(walked.calls).toMatchSnapshot();
   expect(strip(inline)).toEqual(strip(oracle));
   expect(compiled.calls).toEqual(walked.calls);
   return { outcome: inline, calls: compiled.calls };
@@ -264,7 +266,9 @@ describe('host built-ins compiled as awaited host requests agree with the walker
       return strip(walkOnly ? await runWith(options, { acquire: acquireModule, release: releaseModule, walkOnly }) : await runPipeline(options));
     };
     const compiled = await run(false);
-    expect(compiled).toEqual(await run(true));
+    const oracle = await run(true);
+    expect(oracle).toMatchSnapshot();
+    expect(compiled).toEqual(oracle);
     expect(!compiled.ok && compiled.error.code).toBe('ABORTED');
   });
 
@@ -461,7 +465,9 @@ describe("a retry that waits: the guest awaits the host's sleep, as the walker w
       return strip(walkOnly ? await runWith(options, { acquire: acquireModule, release: releaseModule, walkOnly }) : await runPipeline(options));
     };
     const compiled = await run(false);
-    expect(compiled).toEqual(await run(true));
+    const oracle = await run(true);
+    expect(oracle).toMatchSnapshot();
+    expect(compiled).toEqual(oracle);
     expect(!compiled.ok && compiled.error.code).toBe('ABORTED');
     expect(outcomes(compiled as RunOutcome)).toEqual([
       ['functions[0].functions[0]', 'retried', 0, undefined],

@@ -29,6 +29,8 @@ describe('pipeline cases: compiled segments against the host walker alone (the o
         { acquire: acquireModule, release: releaseModule, walkOnly: true },
       );
       c.check(oracle, walked.calls);
+      expect(strip(oracle)).toMatchSnapshot();
+      expect(walked.calls).toMatchSnapshot();
       expect(strip(inline)).toEqual(strip(oracle));
       expect(compiled.calls).toEqual(walked.calls);
     });

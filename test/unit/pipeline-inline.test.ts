@@ -51,7 +51,9 @@ const walker = (options: RunPipelineOptions) => runWith(options, { acquire: acqu
 async function compare(options: Omit<RunPipelineOptions, 'services' | 'environment'>) {
   const plain = { environment: 'client', services, ...options } as const;
   const inline = await runPipeline(plain);
-  expect(strip(inline)).toEqual(strip(await walker(plain)));
+  const oracle = strip(await walker(plain));
+  expect(oracle).toMatchSnapshot();
+  expect(strip(inline)).toEqual(oracle);
   return inline;
 }
 
@@ -60,6 +62,7 @@ async function both(options: Omit<RunPipelineOptions, 'services' | 'environment'
   const withTimeouts = { ...plain, functions: timed(options.functions)! };
   const inline = await runPipeline(plain);
   const oracle = strip(await walker(plain));
+  expect(oracle).toMatchSnapshot();
   expect(strip(inline)).toEqual(oracle);
   expect(strip(await runPipeline(withTimeouts))).toEqual(oracle);
   expect(strip(await walker(withTimeouts))).toEqual(oracle);

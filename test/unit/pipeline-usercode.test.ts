@@ -94,6 +94,8 @@ async function compare(options: Options, { services = () => createFakeServices()
   const inline = await runWith({ environment: 'client', ...all, services: compiled.services }, { ...hooks, walked: (p) => paths.push(p) });
   const walkedPaths: string[] = [];
   const walker = await runWith({ environment: 'client', ...all, services: oracle.services }, { ...hooks, walkOnly: true, walked: (p) => walkedPaths.push(p) });
+  expect(strip(walker)).toMatchSnapshot();
+  expect(oracle.calls).toMatchSnapshot();
   expect(strip(inline)).toEqual(strip(walker));
   expect(compiled.calls).toEqual(oracle.calls);
   expect([...new Set(paths)]).toEqual(walked);
@@ -406,7 +408,9 @@ describe('user code compiled as awaited host requests agrees with the walker', (
       return strip(await runWith(options, { ...hooks, walkOnly }));
     };
     const compiled = await run(false);
-    expect(compiled).toEqual(await run(true));
+    const oracle = await run(true);
+    expect(oracle).toMatchSnapshot();
+    expect(compiled).toEqual(oracle);
     expect(!compiled.ok && compiled.error.code).toBe('ABORTED');
   });
 
