@@ -1,22 +1,19 @@
 /**
- * The run's compiled program: runs of nodes inside the guest in one call.
+ * The run's compiled program: the whole pipeline as one guest function, run in one call.
  *
- * A node is *inline* (compiled) when it is a function node (the built-in `set`, `return`, `if`
- * or `log`, a host built-in such as `read-datasource`, or user code: a script node or a custom
- * function), an `if` node or a `loop` node, whose expressions all compiled and whose nested
- * nodes are all inline.
+ * Every node is compiled: function nodes (the built-ins `set`, `return`, `if` and `log`, host
+ * built-ins such as `read-datasource`, and user code: script nodes and custom functions), `if`
+ * nodes and `loop` nodes. An expression that does not compile makes its node fail where the run
+ * reaches it (`X`, with the compiler's error: `BrokenExpression`).
  * `retry` and `continueOnError` compile to a guard (`W`, `WC`, `WA`; the host side is
  * runner.ts `guardNode`/`guardCaught`). A node `timeout`
  * is compiled: `DP(ms)` before the node and `DQ()` after it move the session's deadline
  * (`DLH`, src/sandbox/session.ts) when the node's ends first, so a timed loop is still one
- * guest call. Consecutive inline nodes of a node list form a
- * *segment*; the run's program (one guest source, installed once per run) holds one
- * guest function per segment, so a 10,000-item loop of `if`/`set` costs one
- * host↔guest call instead of several per iteration. A segment that awaits the host (a
- * host built-in, `HB`; user code, `HU`; a retry that waits, `WA`) is an async function: its
- * requests are `HQ` calls of src/pipeline/protocol.ts. Other nodes (one whose expressions do
- * not compile, and the nodes around it) run in the host walker (src/pipeline/runner.ts),
- * which calls the segments of their nested lists.
+ * guest call. The run's program (one guest source, installed once per run) is one guest
+ * function (historically a *segment*: the names below keep the word), so a 10,000-item loop of
+ * `if`/`set` costs one host↔guest call. A program that awaits the host (a host built-in, `HB`;
+ * user code, `HU`; a retry that waits, `WA`) is an async function: its requests are `HQ` calls
+ * of src/pipeline/protocol.ts.
  *
  * The generated code holds only numbers, fixed engine code and JSON string literals:
  * user expressions stay separate guest functions (compiled by the `fns` helper), so
@@ -59,35 +56,37 @@ export interface InlineNode {
   builtin?: string;
   /**
    * User code (a script node or a custom function): the program awaits it as a host request (`HU` → `HQ(code)`,
-   * protocol.ts), which the host runs as the walker does (runner.ts `callCode`). `source`: a script node's code.
+   * protocol.ts), which the host runs (runner.ts `callCode`). `source`: a script node's code.
    */
   code?: { kind: 'script' | 'custom'; source?: string };
 }
 
 /**
- * One step of a node list: an inline segment (nodes `start`..`end - 1`; `async` when it awaits host built-ins)
- * or a host-run node.
+ * An expression that does not compile: the failure (`EXPRESSION_FAILED`) of the node that uses it, when the run
+ * reaches it (runner.ts `compileOrBreak` gives the type and message of the compiler's error).
  */
-export type Step = { segment: number; start: number; end: number; async?: true } | { host: number };
+export interface BrokenExpression {
+  errorType: string;
+  message: string;
+}
 
 export interface Plan {
   /**
    * Guest statements adding the `run` and `unwind` helpers, written for the scope of the base script
-   * (src/sandbox/guest.ts: `J`, `ctx`, `scope`, `fns`, `st`, `_`, `api`); empty when nothing is inline.
+   * (src/sandbox/guest.ts: `J`, `ctx`, `scope`, `fns`, `st`, `_`, `api`); empty for an empty pipeline.
    * `asExtension` turns them into a function of `(api, _)` to install into an open session.
    */
   source: string;
   nodes: InlineNode[];
-  /** The steps of each node list, by the list's base path (`functions`, `functions[2].functions`…). */
-  lists: Map<string, Step[]>;
+  /** Whether the program awaits the host (a host built-in, user code, a retry that waits): an async function. */
+  async: boolean;
 }
 
 /** The program as an extension of an open session (a function of `(api, _)`). */
 export const asExtension = programExtension;
 
 /**
- * Where the program checks the host's deadline in an async segment (before every node and loop iteration, as the
- * walker does; after an await, time has passed without any guest code running to be interrupted). Replaced by
+ * Where the program checks the host's deadline in an async segment (before every node and loop iteration; after an await, time has passed without any guest code running to be interrupted). Replaced by
  * the check in async segments and by nothing in others; JSON literals never hold a raw U+0001.
  */
 const CHECK = '\u0001';
@@ -122,7 +121,7 @@ export function collectExpressions(functions: PipelineNode[]): string[] {
   return [...found];
 }
 
-/** The settings spec of a function node, as the host walker builds it too. */
+/** The settings spec of a function node. */
 export function settingsOf(node: FunctionNode, compile: (e: string) => number): Spec {
   return settingsSpec(node.settings, {
     compile,
@@ -137,21 +136,17 @@ const lit = (value: unknown) =>
     .replace(/\u2028/g, '\\u2028')
     .replace(/\u2029/g, '\\u2029');
 
-class NotInline extends Error {}
-
 /**
- * Plans the pipeline: which runs of nodes are inline segments, and their guest program.
- * `compiled(source)` is the guest index of a compiled expression, undefined when it did not compile.
+ * Compiles the pipeline into the run's guest program (one segment: the whole node list).
+ * `compiled(source)` is the guest index of a compiled expression, or how one that did not compile fails.
  */
 export function planPipeline(
   functions: PipelineNode[],
-  compiled: (source: string) => number | undefined,
+  compiled: (source: string) => number | BrokenExpression,
   maxLoopIterations: number,
   traceValueBytes = 4096,
 ): Plan {
   const nodes: InlineNode[] = [];
-  const lists = new Map<string, Step[]>();
-  const segments: { code: string; async: boolean }[] = [];
   const loopVars: string[] = [];
   let usesLoops = false;
   /** Host built-in nodes generated so far (each an `await`): tells whether a node's code awaits. */
@@ -162,12 +157,27 @@ export function planPipeline(
     used.add(helper);
     return `${helper}(${args})`;
   };
-  const index = (source: string): number => {
+  /**
+   * An expression of node `id`, or the node's failure where it would run when the expression does not compile
+   * (`X`, as the engine's own failures: its message is the one the failure reports).
+   */
+  const broken = (id: number, source: string, e: BrokenExpression, prefix = '') =>
+    call('X', `${id},"EXPRESSION_FAILED",${lit(e.errorType)},${lit(`${prefix}Invalid expression ${JSON.stringify(source)}: ${e.message}`)}`);
+  const expr = (id: number, source: string, prefix?: string) => {
     const i = compiled(source);
-    if (i === undefined) throw new NotInline();
-    return i;
+    return typeof i === 'number' ? call('x', String(i)) : broken(id, source, i, prefix);
   };
-  const expr = (source: string) => call('x', String(index(source)));
+  /** A function node's settings; when one of their expressions does not compile, the first fails the node before any runs. */
+  const settingsJs = (node: FunctionNode, id: number): string => {
+    let first: [string, BrokenExpression] | undefined;
+    const spec = settingsOf(node, (source) => {
+      const i = compiled(source);
+      if (typeof i === 'number') return i;
+      first ??= [source, i];
+      return -1;
+    });
+    return first ? broken(id, first[0], first[1]) : specJs(spec);
+  };
   const specJs = (spec: Spec): string => {
     switch (spec.k) {
       case 'x':
@@ -175,7 +185,7 @@ export function planPipeline(
       case 't':
         return `(""${spec.p.map((p) => (typeof p === 'number' ? `+${call('T', call('x', String(p)))}` : `+${lit(p)}`)).join('')})`;
       case 'o':
-        // An object literal defines own properties in order, like the walker's defineProperty; only a
+        // An object literal defines own properties in order, like defineProperty; only a
         // literal "__proto__" key would set the prototype instead, so that one is written computed.
         return `{${spec.n.map((k, i) => `${k === '__proto__' ? `[${lit(k)}]` : lit(k)}:${specJs(spec.v[i]!)}`).join(',')}}`;
       case 'a':
@@ -187,7 +197,7 @@ export function planPipeline(
   // A `timeout` compiles to DP(ms) … DQ() around the node; `retry` and `continueOnError` to W(id, fn), which the
   // host runs (GH) attempt by attempt, or WC/WA, which the guest runs; a retry that waits sleeps in WA (HQ(sleep)).
   const guardOf = (node: PipelineNode): InlineNode['guard'] => {
-    // As in the walker, `retry` applies to function nodes only.
+    // `retry` applies to function nodes only.
     const retry = node.type === undefined || node.type === 'function' ? node.retry : undefined;
     const attempts = retry ? Math.max(1, Math.floor(Number(retry.attempts) || 1)) : 1;
     if (!(attempts > 1 || node.continueOnError)) return undefined;
@@ -232,7 +242,7 @@ export function planPipeline(
     return `${head}${enter(node)}${code.slice(head.length)}${leave(node)}`;
   };
 
-  /** Code of a list of inline nodes (throws NotInline when one is not); nodes after one that may end the run are guarded. */
+  /** Code of a list of nodes; nodes after one that may end the run are guarded. */
   const genList = (list: PipelineNode[] | undefined, base: string, parent: number, loop: number): string => {
     let code = '';
     let guard = false;
@@ -249,7 +259,7 @@ export function planPipeline(
     const before = awaits;
     if (node.type === 'if') {
       nodes.push({ path, pkg: 'if', kind: 'if', parent, loop, conditions: node.conditions.length, guard: guardOf(node) });
-      const tests = node.conditions.map((c) => expr(expressionOf(c.condition)));
+      const tests = node.conditions.map((c, i) => expr(id, expressionOf(c.condition), `conditions[${i}].condition: `));
       // TS[id]: when the node started (only while the trace has room: its event may be listed).
       let code = `${genList(node.elseFunctions, `${path}.elseFunctions`, id, loop)}${call('V', `${id},${node.elseFunctions ? EVENT.else : EVENT.none},0,0,TS[${id}]`)}`;
       for (let i = node.conditions.length - 1; i >= 0; i--) {
@@ -268,16 +278,17 @@ export function planPipeline(
     // checked it is one of the run's custom functions).
     if (name === 'script') return genAwaited(node, { code: { kind: 'script', source: String(node.settings?.code) } }, path, parent, loop, id);
     if (name === undefined) return genAwaited(node, { code: { kind: 'custom' } }, path, parent, loop, id);
-    if (!INLINE_BUILTINS.has(name)) throw new NotInline();
+    // Validation refused every other package before the run.
+    if (!INLINE_BUILTINS.has(name)) throw new Error(`${path}: ${node.functionPackage} cannot be compiled`);
     nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop, guard: guardOf(node) });
-    const settings = specJs(settingsOf(node, index));
+    const settings = settingsJs(node, id);
     const children = genList(node.functions, `${path}.functions`, id, loop);
     // D: set, Q: return, L: log, V: if (the settings are evaluated, then the node is recorded as ok).
     const helper = name === 'set' ? 'D' : name === 'return' ? 'Q' : name === 'log' ? 'L' : 'V';
     // V(id, event, x, duration, start, input, output): the settings are the node's input.
     const action = (value: string) => call(helper, helper === 'V' ? `${id},${EVENT.ok},0,0,0,${value}` : `${id},${value}`);
     const rest = name === 'return' ? '' : children;
-    // A timeout covers the node's own work (settings and effect), not its nested functions (as in the walker).
+    // A timeout covers the node's own work (settings and effect), not its nested functions.
     const [on, off] = [enter(node), leave(node)];
     const gated = node.settings !== undefined && 'condition' in node.settings;
     if (nodes[id]!.guard) {
@@ -301,7 +312,7 @@ export function planPipeline(
     nodes.push({ path, pkg: node.functionPackage, kind: 'function', parent, loop, guard: guardOf(node), ...what });
     const helper = what.code ? 'HU' : 'HB';
     awaits++;
-    const settings = specJs(settingsOf(node, index));
+    const settings = settingsJs(node, id);
     const children = genList(node.functions, `${path}.functions`, id, loop);
     const [on, off] = [enter(node), leave(node)];
     const gated = node.settings !== undefined && 'condition' in node.settings;
@@ -323,9 +334,9 @@ export function planPipeline(
     let head: string;
     if (node.items !== undefined) {
       const notArray = lit(`loop items ${JSON.stringify(node.items)} is not an array`);
-      head = `${CHECK}${a}=${expr(itemsExpression(node.items))};if(${a}==null)${call('V', `${id},${EVENT.noItems}`)};else{if(!isArr(${a}))X(${id},"EXPRESSION_FAILED","TypeError",${notArray});${n}=${a}.length;${f}=0;`;
+      head = `${CHECK}${a}=${expr(id, itemsExpression(node.items))};if(${a}==null)${call('V', `${id},${EVENT.noItems}`)};else{if(!isArr(${a}))X(${id},"EXPRESSION_FAILED","TypeError",${notArray});${n}=${a}.length;${f}=0;`;
     } else {
-      const bound = (b: number | string, key: string) => call('B', `${typeof b === 'number' ? lit(b) : expr(expressionOf(b))},"${key}"`);
+      const bound = (b: number | string, key: string) => call('B', `${typeof b === 'number' ? lit(b) : expr(id, expressionOf(b))},"${key}"`);
       head = `${CHECK}${f}=${bound(node.range!.from, 'from')};${n}=${bound(node.range!.to, 'to')}-${f}+1;${a}=null;{`;
     }
     const body = genList(node.functions, `${path}.functions`, id, id);
@@ -341,53 +352,11 @@ export function planPipeline(
     return builtinName(node.functionPackage) === 'return' || (node.functions ?? []).some(mayEnd);
   };
 
-  /** Splits a node list into segments and host-run nodes; recurses into the lists of host-run nodes. */
-  const planList = (list: PipelineNode[] | undefined, base: string) => {
-    if (!list) return;
-    const steps: Step[] = [];
-    let open: { start: number; code: string[]; guard: boolean; async: boolean } | undefined;
-    const close = (end: number) => {
-      if (!open) return;
-      segments.push({ code: open.code.join(''), async: open.async });
-      steps.push({ segment: segments.length - 1, start: open.start, end, ...(open.async ? { async: true as const } : {}) });
-      open = undefined;
-    };
-    list.forEach((node, i) => {
-      const path = `${base}[${i}]`;
-      const mark = { nodes: nodes.length, vars: loopVars.length, loops: usesLoops, used: new Set(used), awaits };
-      let code: string | undefined;
-      try {
-        code = gen(node, path, -1, -1);
-      } catch (error) {
-        if (!(error instanceof NotInline)) throw error;
-        nodes.length = mark.nodes;
-        loopVars.length = mark.vars;
-        usesLoops = mark.loops;
-        awaits = mark.awaits;
-        used.clear();
-        for (const h of mark.used) used.add(h);
-      }
-      if (code !== undefined) {
-        open ??= { start: i, code: [], guard: false, async: false };
-        open.async ||= awaits > mark.awaits;
-        open.code.push(open.guard ? `if(!E){${code}}` : code);
-        open.guard ||= mayEnd(node);
-        return;
-      }
-      close(i);
-      steps.push({ host: i });
-      if (node.type === 'loop') planList(node.functions, `${path}.functions`);
-      else if (node.type === 'if') {
-        node.conditions.forEach((c, j) => planList(c.functions, `${path}.conditions[${j}].functions`));
-        planList(node.elseFunctions, `${path}.elseFunctions`);
-      } else planList(node.functions, `${path}.functions`);
-    });
-    close(list.length);
-    lists.set(base, steps);
-  };
-  planList(functions, 'functions');
+  // The whole pipeline is one segment; nodes after one that may end the run are guarded (genList).
+  const program = genList(functions, 'functions', -1, -1);
+  const async = awaits > 0;
 
-  if (segments.length === 0) return { source: '', nodes, lists };
+  if (nodes.length === 0) return { source: '', nodes, async: false };
   const helpers: Record<string, string> = {
     x: 'function x(i){return fns[i](ctx,scope)}',
     T: LIB.text.replace('function text', 'function T'),
@@ -410,27 +379,31 @@ export function planPipeline(
     // once it succeeded. The mode is ours, never taken from the thrown value. RA[id]: the attempt running (a failure the guest cannot catch is traced with it).
     WC: `function WC(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,a=0,t,r,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it};for(;;){a++;RA[id]=a;b();WR=1;N=id;t=NOW();try{f()}catch(e){r=GH(id,1,e,NOW()-t,a);if(r===2)continue;b();WR=0;N=id;return 0}if(a>1)GH(id,2,undefined,NOW()-t,a);N=id;return WR}}`,
     // HB(id, S): a host built-in with its evaluated settings S, awaited (HQ: the host checks the node and the JSON);
-    // its result is merged as the walker's absorb does, and the node recorded with its time. FV: the settings'
+    // its result is merged into the context as a plain object, and the node recorded with its time. FV: the settings'
     // trace value while the host works, for the failed entry if it fails.
     HB: `async function HB(id,S){var t=NOW(),e=EC<RM?TV(S,MX):0,r;FV=e?[id,e]:0;r=await HQ(${REQUEST.builtin},id,J.stringify(S));FV=0;r=r===undefined?undefined:J.parse(r);merge(r);if(r!==undefined)st.last=r;V(id,${EVENT.ok},0,NOW()-t,t,S,r,e)}`,
     // WA(id, fn, w): WC for an async attempt (a host built-in's own work). An interrupt inside fn rejects its promise
     // like any failure; the node timeouts it entered are left on the guest's side and, as many (c), on the host's
     // (GH pops them, never below an attempt's floor), so the guard decides under the deadline the node began with. w: a retry that waits:
-    // the host sleeps (HQ(sleep)) before the next attempt, which then checks the deadline (CHECK) as the walker's does.
+    // the host sleeps (HQ(sleep)) before the next attempt, which then checks the deadline (CHECK) as every node does.
     // HU(id, S): user code with its evaluated settings S (left in st.cur, where the `call` helper of the user-code
-    // extension reads them), awaited (HQ(code): the host runs it as the walker does and answers with the trace's
+    // extension reads them), awaited (HQ(code): the host runs it and answers with the trace's
     // room and, in page mode, the returned value; the value is merged already). The input is encoded before the
-    // call (the code may change its settings), the output after it, as the walker's tv(0) and tv(2).
+    // call (the code may change its settings), the output after it.
     HU: `async function HU(id,S){var t=NOW(),e=EC<RM?TV(S,MX):0,r;FV=e?[id,e]:0;st.cur=S;st.out=undefined;r=J.parse(await HQ(${REQUEST.code},id,I));FV=0;RM=EC+r[0];RI=EC+r[1];if(r.length>2)st.out=r[2];V(id,${EVENT.ok},0,NOW()-t,t,S,st.out,e,e&&st.out===S?TV(S,MX):0)}`,
     WA: `async function WA(id,f,w){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DN,a=0,t,r,c,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it};for(;;){a++;RA[id]=a;b();WR=1;N=id;t=NOW();try{await f()}catch(e){for(c=0;DN>dl;)if(DS[--DN]>=0)c++;HD=hd;r=GH(id,${GUARD.failed},e,NOW()-t,a,c);if(r===${ANSWER.again}){if(w)await HQ(${REQUEST.sleep},id,a);continue}b();WR=0;N=id;return ${ANSWER.gaveUp}}if(a>1)GH(id,${GUARD.succeeded},undefined,NOW()-t,a);N=id;return WR}}`,
     W: `function W(id,f){var h='currentItem'in scope,i=scope.currentItem,x=scope.currentIndex,it=I,hd=HD,dl=DN,b=function(){if(h){scope.currentItem=i;scope.currentIndex=x}else{delete scope.currentItem;delete scope.currentIndex}I=it;HD=hd;DN=dl};var r=GH(id,0,function(){b();WR=1;N=id;f()});if(!r){b();WR=0}N=id;return r&&WR}`,
+    // X(id, code, type, message): an engine failure of node id (a loop's limit or items, a range bound, an expression
+    // that does not compile), reported with its own code and message (FL).
+    X: 'function X(id,code,type,m){N=id;FL=J.stringify([code,type,m]);throw new Error(m)}',
     B: `function B(v,key){if(typeof v!=='number'||!Number.isInteger(v)){var s=J.stringify(v)||"null";X(N,"EXPRESSION_FAILED","TypeError","loop range."+key+" must be an integer, got "+(s.length>1000?"a value over 1000 characters of JSON":s))}return v}`,
   };
   if (used.has('L')) used.add('T');
+  if (usesLoops || used.has('B')) used.add('X');
   if (used.has('D') || used.has('HB')) used.add('M');
   if (used.has('DP')) used.add('DQ');
   const source =
-    `var E=0,I=-1,N=-1,C=0,FL='',FV=0,S,EV,MS,AG,EC,RM,RI,SC,VA,T0,HD,DN=0,DS=Object.create(null),NOW=_.now,WR=1,RA=Object.create(null),TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
+    `var E=0,I=-1,N=-1,C=0,FL='',FV=0,S,EV,MS,AG,EC,RM,RI,VA,T0,HD,DN=0,DS=Object.create(null),NOW=_.now,WR=1,RA=Object.create(null),TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))}` +
     (usesLoops ? `,K=[],isArr=Array.isArray${loopVars.map((name) => `,${name}`).join('')}` : '') +
     ';' +
     Object.entries(helpers)
@@ -443,21 +416,18 @@ export function planPipeline(
     TRACE_VALUE_JS +
     `function V(id,k,q,d,s,i,o,e,f){if(EC<(k===7?RI:RM)){var t=NOW(),v=-1;if(i!==undefined||o!==undefined){v=VA.length;var a=e||TV(i,MX);VA.push(a,f||(o===i?1:TV(o,MX)))}EV.push(id,I,k,q|0,d|0,(s||t)-T0,v);EC++}else{var a=AG['i'+id]||(AG['i'+id]=[0,0,0,0]);a[k===1?1:k===7?2:0]++;a[3]+=d|0}}` +
     (usesLoops
-      ? `function X(id,code,type,m){N=id;FL=J.stringify([code,type,m]);throw new Error(m)}` +
-        `function P(id,n){if(n<0)n=0;if(n>${maxLoopIterations})X(id,"LOOP_LIMIT","LimitError","The loop has "+n+" iterations; the limit is ${maxLoopIterations}");return{d:NOW(),o:I,h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex}}` +
+      ? `function P(id,n){if(n<0)n=0;if(n>${maxLoopIterations})X(id,${lit('LOOP_LIMIT')},"LimitError","The loop has "+n+" iterations; the limit is ${maxLoopIterations}");return{d:NOW(),o:I,h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex}}` +
         `function Y(id,k,a,f){N=id;K[id]=k;I=k;scope.currentIndex=k;scope.currentItem=a?a[k]:f+k}` +
         `function R(o){if(o.h){scope.currentItem=o.i;scope.currentIndex=o.x}else{delete scope.currentItem;delete scope.currentIndex}}` +
-        `function Z(id,o,n,x){R(o);I=o.o;V(id,${EVENT.iterations},n<0?0:n,NOW()-o.d,o.d,x)}` +
-        `api.unwind=function(){R(SC)};`
+        `function Z(id,o,n,x){R(o);I=o.o;V(id,${EVENT.iterations},n<0?0:n,NOW()-o.d,o.d,x)}`
       : '') +
-    `var G=[${segments.map((g) => `${g.async ? 'async ' : ''}function(){${g.code.replaceAll(CHECK, g.async ? CHECK_CODE : '')}}`).join(',')}];` +
+    `var G=[${async ? 'async ' : ''}function(){${program.replaceAll(CHECK, async ? CHECK_CODE : '')}}];` +
     // run(k, iteration, room, room for logs, ms left before the host's deadline) runs segment k; run(-1) only reports what was recorded since the last report (after a failure, or for a guard) and forgets it
     // (run(-2), before user code runs, keeps FV, the awaiting node's input): [ended, events, log messages,
     // counts per node, failing node, failing condition, engine failure, active loop indexes (or 0), traced values, attempts].
     // go(k, …) starts async segment k the same way and returns its promise; run(-1) then reports.
     `function A(it,rm,ri,rem){EV=[];MS=[];AG={};VA=[];T0=NOW();HD=T0+rem;DN=0;EC=0;RM=rm;RI=ri;FL='';FV=0;N=-1;I=it;E=0;` +
-    (usesLoops ? `SC={h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex};` : '') +
     `}api.run=function(k,it,rm,ri,rem){if(k>=0){A(it,rm,ri,rem);G[k]()}var t=J.stringify([E,EV,MS,AG,N,C,FL,${usesLoops ? 'K' : '0'},VA,RA,FV]);if(k<0){EV=[];MS=[];AG={};VA=[];FL='';if(k===-1)FV=0}return t};` +
     `api.go=function(k,it,rm,ri,rem){A(it,rm,ri,rem);return G[k]()};`;
-  return { source, nodes, lists };
+  return { source, nodes, async };
 }

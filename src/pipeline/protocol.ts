@@ -20,20 +20,20 @@ export const GUARD = { run: 0, failed: 1, succeeded: 2 } as const;
 export const ANSWER = { gaveUp: 0, ran: 1, again: 2 } as const;
 
 /**
- * `HQ(request, …)`: host requests of an async segment.
+ * `HQ(request, …)`: host requests of an async program.
  * `builtin`: `HQ(0, id, settingsJson)` runs node `id`'s host built-in (read-datasource, insert-entry…) with the
  * settings the guest evaluated, and returns a guest promise of its result's JSON text ('' for none); the host
  * bounds the wait by its own deadline in force. `time`: `HQ(1)` throws the timeout failure when the host's
- * deadline in force has passed (the walker's check before every node and loop iteration), else returns.
+ * deadline in force has passed (checked before every node and loop iteration), else returns.
  * `sleep`: `HQ(2, id, attempt)` after attempt `attempt` of node `id` failed and its guard said "again": a guest
  * promise resolved once the node's retry wait (from the host's plan, cut at the deadline around the node) is over;
  * rejected when the run's time is up or the run was cancelled meanwhile.
  * `code`: `HQ(3, id, iteration)` runs node `id`'s user code (a script node or a custom function; in page mode, the
- * page's function) with the settings the guest evaluated and left in `st.cur`, exactly as the walker runs it (the
+ * page's function) with the settings the guest evaluated and left in `st.cur` (the
  * guest's `call` helper under a nested settle of the host, or `callInPage`); `iteration` (the program's `I`) only
  * labels the code's console lines. Returns a guest promise of '' (sandbox: the value is in `st.out`, already merged)
  * or, in page mode, of the returned value's JSON text (already merged); rejected with the node's failure. The
- * host refuses it unless an async segment runs, no other user code runs, and `id` is a user-code node of its plan.
+ * host refuses it unless an async program runs, no other user code runs, and `id` is a user-code node of its plan.
  */
 export const REQUEST = { builtin: 0, time: 1, sleep: 2, code: 3 } as const;
 

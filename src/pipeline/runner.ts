@@ -5,23 +5,12 @@ import type { SandboxModule } from '../sandbox/pool.js';
 import { closeWhenIdle, openSession, type Session } from '../sandbox/session.js';
 import { PipelineFailure, toFailure } from '../contract/pipeline-failure.js';
 import { exceedsBytes, resolveLimits, type ResolvedLimits } from './limits.js';
-import { asExtension, collectExpressions, type InlineNode, planPipeline, type Plan } from './inline.js';
+import { asExtension, type BrokenExpression, collectExpressions, type InlineNode, planPipeline, type Plan } from './inline.js';
 import { EVENT, REPORT } from './protocol.js';
-import { expressionOf, itemsExpression, settingsSpec } from './templates.js';
 import { createTrace, type EntryValues, ms, type TraceRecorder } from './trace.js';
 import { type EncodedValue, encodeValue, isEncoded } from './trace-values.js';
 import { callInPage } from './in-page.js';
-import type {
-  FunctionNode,
-  FunctionPackageSource,
-  IfNode,
-  InPageFunction,
-  LoopNode,
-  PipelineNode,
-  RunOutcome,
-  RunPipelineOptions,
-  TraceEntry,
-} from '../contract/pipeline.js';
+import type { FunctionPackageSource, InPageFunction, PipelineNode, RunOutcome, RunPipelineOptions, TraceEntry } from '../contract/pipeline.js';
 import { validatePipeline } from './validate.js';
 
 /** How the runner gets sandbox modules (the pool in production; tests may pass a debug build). */
@@ -30,10 +19,6 @@ export interface EngineHooks {
   release(module: SandboxModule): void;
   /** QuickJS stack limit, bytes. */
   stackBytes?: number;
-  /** Tests only: run every node in the host walker (the oracle the compiled segments are checked against). */
-  walkOnly?: boolean;
-  /** Tests only: told the path of every node the host walker runs (none for a pipeline compiled whole). */
-  walked?: (path: string) => void;
 }
 
 interface Run {
@@ -49,24 +34,19 @@ interface Run {
   encoded: Map<string, EntryValues>;
   runDeadline: number;
   ended: boolean;
-  expressions: Map<string, number>;
-  specs: WeakMap<object, number>;
-  scripts: WeakMap<object, number>;
   /** Guest indexes of the compiled script nodes' code, by plan node id (`callCode`). */
   compiledScripts: Map<number, number>;
   customs: Map<string, number>;
   custom: Map<string, FunctionPackageSource>;
-  /** Inline segments and host-run nodes of every node list (src/pipeline/inline.ts). */
+  /** The run's compiled program (src/pipeline/inline.ts). */
   plan: Plan;
   /** Where console.log lines go. */
   at: { path: string; pkg: string; iteration: number | undefined };
-  /** The segment running: when it began (ms since the run began) and the iteration it runs in. */
-  segment: { start: number; iteration: number | undefined };
+  /** When the program began, ms since the run began (its trace events' starts are relative to it). */
+  programStart: number;
   /** A failure a guard (guardNode) passes up, traced from its failing node up to `traced` (a plan node id). */
   passing?: { failure: PipelineFailure; traced: number; inLoop: boolean };
-  /** `EngineHooks.walked`. */
-  walked?: (path: string) => void;
-  /** The guarded node whose retry wait is running (`retrySleep`): a failure meanwhile escapes it, as in the walker. */
+  /** The guarded node whose retry wait is running (`retrySleep`): a failure meanwhile escapes it, untraced. */
   sleeping?: number;
 }
 
@@ -147,21 +127,17 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
       encoded: new Map(),
       runDeadline,
       ended: false,
-      expressions: new Map(),
-      specs: new WeakMap(),
-      scripts: new WeakMap(),
       compiledScripts: new Map(),
       customs: new Map(),
       custom,
-      plan: { source: '', nodes: [], lists: new Map() },
+      plan: { source: '', nodes: [], async: false },
       at: { path: '', pkg: '', iteration: undefined },
-      segment: { start: 0, iteration: undefined },
-      walked: hooks.walked,
+      programStart: 0,
     };
     // Planned as if every expression compiles (the usual case): the program is then installed when the sandbox opens.
     const planned = planFor(options.functions, limits.maxLoopIterations, run.valueBytes);
     const sources = planned.sources;
-    if (!hooks.walkOnly) run.plan = planned.plan;
+    run.plan = planned.plan;
     session = openSession({
       module,
       runDeadline,
@@ -189,17 +165,15 @@ export async function runWith(options: RunPipelineOptions, hooks: EngineHooks): 
         }),
     });
     run.session = session;
-    const bad = new Set(session.badExpressions);
-    sources.forEach((source, i) => {
-      if (!bad.has(i)) run.expressions.set(source, i);
-    });
-    if (bad.size > 0 && !hooks.walkOnly) {
-      // Nodes using an expression that does not compile run in the host walker, which reports the error where it is reached.
-      run.plan = planPipeline(options.functions, (source) => run.expressions.get(source), limits.maxLoopIterations, run.valueBytes);
-      if (run.plan.source) session.installProgram(asExtension(run.plan.source));
+    if (session.badExpressions.length > 0) {
+      // Planned again: a node using an expression that does not compile fails when the run reaches it.
+      const index = new Map(sources.map((source, i) => [source, i]));
+      const bad = new Map(session.badExpressions.map((i) => [sources[i]!, compileOrBreak(session!, sources[i]!)]));
+      run.plan = planPipeline(options.functions, (source) => bad.get(source) ?? index.get(source)!, limits.maxLoopIterations, run.valueBytes);
+      session.installProgram(asExtension(run.plan.source));
     }
     if (shape.usesUserCode) session.installCode();
-    await runNodes(run, options.functions, 'functions', runDeadline, undefined);
+    if (run.plan.nodes.length > 0) await runProgram(run);
     session.setDeadline(runDeadline);
     const text = session.string('finish', limits.resultBytes);
     if (text === '!' || exceedsBytes(text, limits.resultBytes))
@@ -228,7 +202,7 @@ function planFor(functions: PipelineNode[], maxLoopIterations: number, valueByte
   if (kept) return kept;
   const sources = collectExpressions(functions);
   const optimistic = new Map(sources.map((source, i) => [source, i]));
-  const planned = { sources, plan: planPipeline(functions, (source) => optimistic.get(source), maxLoopIterations, valueBytes) };
+  const planned = { sources, plan: planPipeline(functions, (source) => optimistic.get(source)!, maxLoopIterations, valueBytes) };
   if (key.length <= PLAN_KEY_CHARS) {
     if (plans.size >= PLANS_KEPT) plans.delete(plans.keys().next().value!);
     plans.set(key, planned);
@@ -239,17 +213,6 @@ function planFor(functions: PipelineNode[], maxLoopIterations: number, valueByte
 const iter = (iteration: number | undefined) => (iteration === undefined ? {} : { iteration });
 const sinceStart = (run: Run, at = now()) => ms(at - run.started);
 const encode = (run: Run, value: unknown) => encodeValue(value, run.valueBytes);
-/** A value encoded by the guest (`tv`, `tvLoop`): undefined for none or for malformed data. */
-function guestValue(text: string): EncodedValue | undefined {
-  if (text === '') return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    return isEncoded(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The input and output of an `if` node: the conditions tested (true for the one that matched) and the branch taken. */
 function ifValues(run: Run, count: number, matched: number | 'else' | 'none'): EntryValues {
   const key = `if ${count} ${matched}`;
@@ -265,25 +228,6 @@ function ifValues(run: Run, count: number, matched: number | 'else' | 'none'): E
   return values;
 }
 
-async function runNodes(run: Run, nodes: PipelineNode[] | undefined, base: string, deadline: number, iteration: number | undefined): Promise<void> {
-  if (!nodes) return;
-  const steps = run.plan.lists.get(base) ?? nodes.map((_, host) => ({ host }));
-  for (const step of steps) {
-    if (run.ended) return;
-    if ('segment' in step) {
-      if (step.async) await runAsyncSegment(run, step.segment, deadline, iteration);
-      else runSegment(run, step.segment, deadline, iteration);
-      continue;
-    }
-    const node = nodes[step.host]!;
-    const path = `${base}[${step.host}]`;
-    run.walked?.(path);
-    if (node.type === 'loop') await runLoop(run, node, path, deadline, iteration);
-    else if (node.type === 'if') await runIf(run, node, path, deadline, iteration);
-    else await runFunction(run, node, path, deadline, iteration);
-  }
-}
-
 const EVENT_OUTCOME: Record<number, (x: number) => Pick<TraceEntry, 'outcome' | 'message'>> = {
   [EVENT.ok]: () => ({ outcome: 'ok' }),
   [EVENT.skipped]: () => ({ outcome: 'skipped', message: 'condition is false' }),
@@ -294,49 +238,36 @@ const EVENT_OUTCOME: Record<number, (x: number) => Pick<TraceEntry, 'outcome' | 
   [EVENT.noItems]: () => ({ outcome: 'ok', message: '0 iterations (no items)' }),
 };
 
-/** Runs an inline segment in one guest call and records its trace events (or its failure, node by node). */
-function runSegment(run: Run, segment: number, deadline: number, iteration: number | undefined): void {
-  const room = run.trace.room();
-  const start = sinceStart(run);
-  run.segment = { start, iteration };
-  run.passing = undefined;
-  let text: string;
-  try {
-    // The ms left before the session's deadline: the guest moves it only for node timeouts that end sooner.
-    const left = Math.max(0, Math.min(deadline, run.runDeadline) - now());
-    text = run.session.string('run', segment, iteration ?? -1, room.ordinary, room.important, left);
-  } catch (error) {
-    throw segmentFailure(run, error, deadline);
-  }
-  if (recordEvents(run, text, start)) run.ended = true;
-}
-
 /**
- * Runs an async segment (one that awaits host built-ins): the guest runs it to the end, awaiting the host where a
- * node needs it (`callBuiltin`); then its events are recorded, or its failure traced, as for any segment.
+ * Runs the program: one guest call, or, when it awaits the host (`Plan.async`), an async guest function the session
+ * pumps until it settles (host requests: `callBuiltin`, `callCode`, `retrySleep`); then records its trace events,
+ * or traces its failure node by node.
  */
-async function runAsyncSegment(run: Run, segment: number, deadline: number, iteration: number | undefined): Promise<void> {
+async function runProgram(run: Run): Promise<void> {
   const room = run.trace.room();
   const start = sinceStart(run);
-  run.segment = { start, iteration };
+  run.programStart = start;
   run.passing = undefined;
   const s = run.session;
   let text: string;
   try {
-    const left = Math.max(0, Math.min(deadline, run.runDeadline) - now());
-    await s.settleProgram('go', segment, iteration ?? -1, room.ordinary, room.important, left);
-    // The node deadlines the segment entered are all left; the report is collected under the one it began with.
-    s.setDeadline(deadline);
-    text = s.string('run', -1);
+    // The ms left before the run's deadline: the guest moves the session's deadline only for node timeouts.
+    const left = Math.max(0, run.runDeadline - now());
+    if (run.plan.async) {
+      await s.settleProgram('go', 0, -1, room.ordinary, room.important, left);
+      // The node deadlines the program entered are all left; the report is collected under the run's.
+      s.setDeadline(run.runDeadline);
+      text = s.string('run', -1);
+    } else text = s.string('run', 0, -1, room.ordinary, room.important, left);
   } catch (error) {
-    throw segmentFailure(run, error, deadline);
+    throw programFailure(run, error);
   }
   if (recordEvents(run, text, start)) run.ended = true;
 }
 
 /**
- * The host side of an async segment's built-in request (`HQ(builtin, id, settings)`, protocol.ts): the node must
- * be one the plan compiled as that built-in, and its settings are checked and parsed as the walker does. Resolves
+ * The host side of the async program's built-in request (`HQ(builtin, id, settings)`, protocol.ts): the node must
+ * be one the plan compiled as that built-in, and its settings are checked (size, JSON, a plain object). Resolves
  * with the result's JSON text; rejects with the node's failure. The session bounds the wait and aborts `signal`.
  */
 async function callBuiltin(run: Run, id: number, text: string, signal: AbortSignal): Promise<string> {
@@ -375,11 +306,11 @@ export function userCodeNode(plan: Plan, id: number, custom: ReadonlyMap<string,
 }
 
 /**
- * The host side of an async segment's user-code request (`HQ(code, id, iteration)`, protocol.ts): the node must be
- * one the plan compiled as user code; it runs exactly as the walker runs it (`runFunction`): the guest's `call`
+ * The host side of the async program's user-code request (`HQ(code, id, iteration)`, protocol.ts): the node must be
+ * one the plan compiled as user code; it runs the guest's `call`
  * helper, with the settings the program left in `st.cur`, under a nested settle bounded by the deadline in force
- * (the node's, moved by the program's `DP`, or one around it), or the page's function in page mode. What the segment
- * recorded before it is traced first, so that the code's console lines come after it, as in the walker. Resolves
+ * (the node's, moved by the program's `DP`, or one around it), or the page's function in page mode. What the program
+ * recorded before it is traced first, so that the code's console lines come after it. Resolves
  * with `[room, room for failures and logs]` (the trace's, for the program's listing), plus the returned value in
  * page mode; rejects with the node's failure.
  */
@@ -390,7 +321,7 @@ async function callCode(run: Run, id: number, iteration: number): Promise<string
   recordEvents(
     run,
     s.grace(REPORT_GRACE_MS, () => s.string('run', -2)),
-    run.segment.start,
+    run.programStart,
   );
   run.at = { path: node.path, pkg: node.pkg, iteration: Number.isInteger(iteration) && iteration >= 0 ? iteration : undefined };
   let returned = '';
@@ -417,10 +348,10 @@ async function callCode(run: Run, id: number, iteration: number): Promise<string
 }
 
 /**
- * Adds a segment's events to the trace (the guest's `[ended, events, messages, aggregated, …, values]`);
+ * Adds the program's events to the trace (the guest's `[ended, events, messages, aggregated, …, values]`);
  * returns whether a `return` ended the run. Malformed data (guest code can tamper with the
  * built-ins the guest serializes with) fails the run instead of reaching the trace.
- * `segmentStart`: when the segment began, ms since the run began (events' starts are relative to it).
+ * `segmentStart`: when the program began, ms since the run began (events' starts are relative to it).
  */
 function recordEvents(run: Run, text: string, segmentStart: number, retried?: { node: number; retries: number }): boolean {
   const bad = () => new PipelineFailure('SANDBOX_CRASHED', 'InternalError', 'The sandbox returned malformed trace data', true);
@@ -436,7 +367,7 @@ function recordEvents(run: Run, text: string, segmentStart: number, retried?: { 
   const nodes = run.plan.nodes;
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : NaN);
   const value = (v: unknown) => (isEncoded(v) ? v : undefined);
-  // A guarded node that succeeded after retries: its last event carries the count, as the walker's entry does.
+  // A guarded node that succeeded after retries: its last event carries the count.
   let retriedAt = -1;
   if (retried) for (let i = 0; i + 6 < events.length; i += 7) if (events[i] === retried.node && events[i + 2] !== EVENT.log) retriedAt = i;
   for (let i = 0; i + 6 < events.length; i += 7) {
@@ -487,22 +418,9 @@ function recordEvents(run: Run, text: string, segmentStart: number, retried?: { 
   return ended === 1;
 }
 
-/** The failure of an inline segment: what ran before it, then the failing node and its inline ancestors, traced as the host walker would. */
-function segmentFailure(run: Run, error: unknown, deadline: number): PipelineFailure {
-  const { failure: f, inLoop } = traceFailure(run, error, -1);
-  const s = run.session;
-  if (inLoop && !f.fatal && !s.closed) {
-    // Restore currentItem/currentIndex as they were before the segment (a policy up the tree may let the run go on).
-    try {
-      s.setDeadline(run.runDeadline);
-      s.void('unwind');
-    } catch {
-      /* the run is failing already */
-    } finally {
-      s.setDeadline(deadline);
-    }
-  }
-  return f;
+/** The program's failure: what ran before it, then the failing node and the nodes around it, each traced as failed. */
+function programFailure(run: Run, error: unknown): PipelineFailure {
+  return traceFailure(run, error, -1).failure;
 }
 
 /**
@@ -513,8 +431,8 @@ function segmentFailure(run: Run, error: unknown, deadline: number): PipelineFai
 const REPORT_GRACE_MS = 250;
 
 /**
- * Traces a failure inside the running segment: the events recorded before it (the guest's report), then a failed
- * entry for the failing node and each inline ancestor below `stopAt` (-1: the segment's top), as the walker would.
+ * Traces a failure inside the running program: the events recorded before it (the guest's report), then a failed
+ * entry for the failing node and each enclosing node below `stopAt` (-1: the program's top).
  * A failure a guard passed up (`run.passing`) is traced on from where that guard stopped.
  */
 function traceFailure(run: Run, error: unknown, stopAt: number): { failure: PipelineFailure; inLoop: boolean; indexes: unknown; input?: EncodedValue } {
@@ -524,7 +442,7 @@ function traceFailure(run: Run, error: unknown, stopAt: number): { failure: Pipe
   if (!s.closed) {
     try {
       const text = s.grace(REPORT_GRACE_MS, () => s.string('run', -1));
-      recordEvents(run, text, run.segment.start);
+      recordEvents(run, text, run.programStart);
       report = JSON.parse(text) as unknown[];
     } catch {
       /* a crashed, exhausted or cancelled sandbox: only the error is reported */
@@ -535,7 +453,7 @@ function traceFailure(run: Run, error: unknown, stopAt: number): { failure: Pipe
   );
   // The settings of an awaiting node whose host call failed: the input of its failed (or retried) entry.
   const input = Array.isArray(awaited) && awaited[0] === id && isEncoded(awaited[1]) ? (awaited[1] as EncodedValue) : undefined;
-  // A failure while a retry waited (the run's time, a cancel) escapes that node untraced, as in the walker.
+  // A failure while a retry waited (the run's time, a cancel) escapes that node untraced.
   const passing = run.passing ?? (run.sleeping === undefined ? undefined : { failure: toFailure(error), traced: run.sleeping, inLoop: false });
   run.passing = undefined;
   run.sleeping = undefined;
@@ -562,9 +480,9 @@ function traceFailure(run: Run, error: unknown, stopAt: number): { failure: Pipe
   for (let at = from; at >= 0 && at !== stopAt; at = run.plan.nodes[at]!.parent) {
     const n = run.plan.nodes[at]!;
     inLoop ||= n.kind === 'loop';
-    // A function node has finished (ok) before its nested functions run: the walker does not trace it again.
+    // A function node has finished (ok) before its nested functions run: it is not traced again.
     if (at !== failing && n.kind === 'function') continue;
-    const k = n.loop >= 0 && Array.isArray(indexes) ? indexes[n.loop] : run.segment.iteration;
+    const k = n.loop >= 0 && Array.isArray(indexes) ? indexes[n.loop] : undefined;
     // A guarded node the guest ran (WC) that failed past its catch (an interrupt): its attempts so far.
     const tries = n.guard && attempts !== null && typeof attempts === 'object' ? Number((attempts as Record<string, unknown>)[at]) : 0;
     run.trace.add(
@@ -585,7 +503,7 @@ function traceFailure(run: Run, error: unknown, stopAt: number): { failure: Pipe
 }
 
 /**
- * The host side of a node with `retry` or `continueOnError` inside a segment (`W` → `GH`, inline.ts): runs its
+ * The host side of a node with `retry` or `continueOnError` inside the program (`W` → `GH`, inline.ts): runs its
  * attempts and traces them as withPolicies does. 1: the node ran; 0: it failed and the run goes on (its
  * `lastError` set). Throws a failure to pass up (traced up to this node).
  */
@@ -605,8 +523,8 @@ function guardCaught(run: Run, id: number, failure: PipelineFailure | undefined,
   const node = guarded(run, id);
   const k = Math.max(1, Math.floor(attempt) || 1);
   if (!failure) return succeeded(run, id, k);
-  // The guest's clock says how long the attempt took; it cannot have begun before the segment.
-  const start = Math.max(now() - (Number.isFinite(took) ? Math.max(0, took) : 0), run.started + run.segment.start);
+  // The guest's clock says how long the attempt took; it cannot have begun before the program.
+  const start = Math.max(now() - (Number.isFinite(took) ? Math.max(0, took) : 0), run.started + run.programStart);
   return attemptFailed(run, node, id, k, start, failure);
 }
 
@@ -616,14 +534,14 @@ function guarded(run: Run, id: number): InlineNode & { guard: NonNullable<Inline
   return node as InlineNode & { guard: NonNullable<InlineNode['guard']> };
 }
 
-/** After retries, the events so far: the node's last one carries the count, as the walker's entry does. */
+/** After retries, the events so far: the node's last one carries the count. */
 function succeeded(run: Run, id: number, attempt: number): number {
   if (attempt > 1) {
     const s = run.session;
     recordEvents(
       run,
       s.grace(REPORT_GRACE_MS, () => s.string('run', -1)),
-      run.segment.start,
+      run.programStart,
       { node: id, retries: attempt - 1 },
     );
   }
@@ -632,7 +550,7 @@ function succeeded(run: Run, id: number, attempt: number): number {
 
 /**
  * Traces attempt `k` of a guarded node that failed; 2: try again, 0: give up and go on; throws to pass the failure
- * up (traced up to this node). As in the walker, an attempt that would start past the node's deadline fails at once.
+ * up (traced up to this node). An attempt that would start past the node's deadline fails at once.
  */
 function attemptFailed(
   run: Run,
@@ -644,7 +562,7 @@ function attemptFailed(
 ): number {
   const traced = traceFailure(run, failed, id);
   let f = traced.failure;
-  // The settings the failed attempt sent to the host (the walker traces each attempt with its input).
+  // The settings the failed attempt sent to the host (each attempt is traced with its input).
   let values: EntryValues | undefined = traced.input ? { input: traced.input } : undefined;
   const { indexes } = traced;
   const inLoop = traced.inLoop || node.kind === 'loop';
@@ -652,7 +570,7 @@ function attemptFailed(
     run.passing = { failure, traced: id, inLoop };
     return failure;
   };
-  const i = node.loop >= 0 && Array.isArray(indexes) ? indexes[node.loop] : run.segment.iteration;
+  const i = node.loop >= 0 && Array.isArray(indexes) ? indexes[node.loop] : undefined;
   for (let k = first, start = begun; ; k++, start = now()) {
     const entry = {
       path: node.path,
@@ -667,7 +585,7 @@ function attemptFailed(
       values = undefined;
       // A retry that waits: the guest awaits the wait (retrySleep), then its next attempt checks the deadline.
       if (node.guard.wait) return 2;
-      // As the walker checks the run's time before another attempt (a failure that escapes the node).
+      // The run's time is checked before another attempt (a failure that escapes the node).
       if (run.options.signal?.aborted || now() > run.runDeadline) throw passUp(timeoutFailure(run));
       if (now() <= run.session.deadline) return 2;
       f = timeoutFailure(run);
@@ -682,7 +600,7 @@ function attemptFailed(
         JSON.stringify({ errorType: f.errorType, errorMessage: f.message, code: f.code, path: node.path, package: node.pkg }),
       );
     } catch (error) {
-      // Past the deadline in force: the walker's put fails the same way, after the node's entry.
+      // Past the deadline in force: the put fails, after the node's entry.
       throw passUp(toFailure(error));
     }
     return 0;
@@ -720,71 +638,17 @@ function checkTime(run: Run, deadline: number): void {
   if (run.options.signal?.aborted || now() > deadline) throw timeoutFailure(run);
 }
 
-/** Compiles an expression once per run. */
-function expression(run: Run, source: string): number {
-  let index = run.expressions.get(source);
-  if (index === undefined) {
-    try {
-      index = run.session.number('fn', source);
-    } catch (error) {
-      const f = toFailure(error, 'EXPRESSION_FAILED');
-      if (f.fatal) throw f;
-      throw new PipelineFailure('EXPRESSION_FAILED', f.errorType, `Invalid expression ${JSON.stringify(source)}: ${f.message}`);
-    }
-    run.expressions.set(source, index);
-  }
-  return index;
-}
-
-/** Records one node's outcome around `body`, applying its timeout, retry and continueOnError policies. */
-async function withPolicies(
-  run: Run,
-  node: PipelineNode,
-  path: string,
-  pkg: string,
-  parentDeadline: number,
-  iteration: number | undefined,
-  guestCode: string,
-  body: (deadline: number, values: EntryValues) => Promise<'ok' | 'skipped' | { message: string }>,
-): Promise<boolean> {
-  const retry = node.type === undefined || node.type === 'function' ? node.retry : undefined;
-  const attempts = retry?.attempts ?? 1;
-  for (let attempt = 1; ; attempt++) {
-    const start = now();
-    const deadline = node.timeout ? Math.min(parentDeadline, start + node.timeout) : parentDeadline;
-    // What the body traced of this attempt's input and output (only while the trace lists entries).
-    const values: EntryValues = {};
-    run.session.setDeadline(deadline);
-    run.at = { path, pkg, iteration };
-    const head = () => ({ path, package: pkg, startMs: sinceStart(run, start), durationMs: ms(now() - start), ...iter(iteration) });
-    const retries = attempt > 1 ? { retries: attempt - 1 } : {};
-    try {
-      checkTime(run, deadline);
-      const outcome = await body(deadline, values);
-      const entry = { ...head(), ...retries };
-      if (outcome === 'skipped') run.trace.add({ ...entry, outcome: 'skipped', message: 'condition is false' }, values);
-      else if (outcome === 'ok') run.trace.add({ ...entry, outcome: 'ok' }, values);
-      else run.trace.add({ ...entry, outcome: 'ok', message: outcome.message }, values);
-      return outcome !== 'skipped';
-    } catch (error) {
-      const f = toFailure(error, guestCode);
-      const entry = { ...head(), message: `${f.errorType}: ${f.message}` };
-      if (!f.fatal && attempt < attempts) {
-        run.trace.add({ ...entry, outcome: 'retried' }, values);
-        const base = retry?.delayMs ?? 0;
-        await retryWait(run, retry?.backoff === 'exponential' ? base * 2 ** (attempt - 1) : base, parentDeadline);
-        continue;
-      }
-      run.trace.add({ ...entry, ...retries, outcome: 'failed' }, values);
-      if (!f.fatal && node.continueOnError) {
-        run.session.setDeadline(parentDeadline);
-        run.session.void('put', 'lastError', JSON.stringify({ errorType: f.errorType, errorMessage: f.message, code: f.code, path, package: pkg }));
-        return false;
-      }
-      throw f;
-    } finally {
-      run.session.setDeadline(parentDeadline);
-    }
+/**
+ * An expression the base script could not compile, compiled again alone: the compiler's error (its type and
+ * message), which the node using it reports when the run reaches it; or its index, if it compiles after all.
+ */
+function compileOrBreak(session: Session, source: string): number | BrokenExpression {
+  try {
+    return session.number('fn', source);
+  } catch (error) {
+    const f = toFailure(error, 'EXPRESSION_FAILED');
+    if (f.fatal) throw f;
+    return { errorType: f.errorType, message: f.message };
   }
 }
 
@@ -816,99 +680,6 @@ function sleep(run: Run, delay: number): Promise<void> {
       resolve();
     }
   });
-}
-
-async function runFunction(run: Run, node: FunctionNode, path: string, parentDeadline: number, iteration: number | undefined): Promise<void> {
-  const pkg = node.functionPackage;
-  const ran = await withPolicies(run, node, path, pkg, parentDeadline, iteration, 'FUNCTION_FAILED', async (deadline, values) => {
-    const s = run.session;
-    const name = builtinName(pkg);
-    const traced = run.trace.listing();
-    /** Guest values of the trace: 0 the settings, 1 their `value`, 2 what user code returned. */
-    const tv = (which: 0 | 1 | 2) => (traced ? guestValue(s.string('tv', which, run.valueBytes)) : undefined);
-    let spec = run.specs.get(node);
-    if (spec === undefined) {
-      const built = settingsSpec(node.settings, {
-        compile: (e) => expression(run, e),
-        expressionKeys: ['condition'],
-        literalKeys: name === 'script' ? ['code'] : [],
-      });
-      spec = s.number('spec', JSON.stringify(built));
-      run.specs.set(node, spec);
-    }
-    if (name === 'set') {
-      const set = s.number('set', spec) === 1;
-      values.input = tv(0);
-      if (set) values.output = values.input;
-      return set ? 'ok' : 'skipped';
-    }
-    if (name === 'return') {
-      const returned = s.number('ret', spec) === 1;
-      values.input = tv(0);
-      if (!returned) return 'skipped';
-      values.output = tv(1);
-      run.ended = true;
-      return 'ok';
-    }
-    const prepared = s.number('prep', spec) === 1;
-    values.input = tv(0);
-    if (!prepared) return 'skipped';
-    switch (name) {
-      case 'if':
-        return 'ok';
-      case 'log': {
-        const message = s.string('message');
-        run.trace.add({ path, package: pkg, startMs: sinceStart(run), durationMs: 0, outcome: 'log', message, ...iter(iteration) });
-        return 'ok';
-      }
-      case 'script': {
-        if (run.options.inPage) return inPage(run, deadline, values, run.options.inPage.script(path, String(node.settings!.code)), `script node ${path}`);
-        let index = run.scripts.get(node);
-        if (index === undefined) {
-          index = s.number('script', String(node.settings!.code));
-          run.scripts.set(node, index);
-        }
-        await s.settle('call', index, 1);
-        values.output = tv(2);
-        return 'ok';
-      }
-      case undefined: {
-        if (run.options.inPage) return inPage(run, deadline, values, run.options.inPage.custom(pkg, run.custom.get(pkg)!.code), `custom function ${pkg}`);
-        let index = run.customs.get(pkg);
-        if (index === undefined) {
-          index = s.number('custom', run.custom.get(pkg)!.code);
-          run.customs.set(pkg, index);
-        }
-        await s.settle('call', index, 0);
-        values.output = tv(2);
-        return 'ok';
-      }
-      default: {
-        const text = s.string('settings', run.limits.resultBytes);
-        if (text === '!' || exceedsBytes(text, run.limits.resultBytes))
-          throw new PipelineFailure('FUNCTION_FAILED', 'ValidationError', `The settings are larger than ${run.limits.resultBytes} bytes`);
-        const settings = (text === '' ? {} : JSON.parse(text)) as Record<string, unknown>;
-        const value = await awaitHost(run, deadline, (signal) =>
-          HOST_BUILTINS[name]!({ settings, services: run.options.services, environment: run.options.environment, signal, maxBytes: run.limits.resultBytes }),
-        );
-        const json = value === undefined ? '' : JSON.stringify(value);
-        if (json.length > run.limits.resultBytes)
-          throw new PipelineFailure('FUNCTION_FAILED', 'ResultTooLargeError', `${pkg} returned more than ${run.limits.resultBytes} bytes`);
-        s.void('absorb', json ?? '');
-        if (traced) values.output = encode(run, value);
-        return 'ok';
-      }
-    }
-  });
-  if (ran && !run.ended) await runNodes(run, node.functions, `${path}.functions`, parentDeadline, iteration);
-}
-
-/** Page mode (debug in page): the node's code runs as a function of the host page (src/pipeline/in-page.ts). */
-async function inPage(run: Run, deadline: number, values: EntryValues, fn: InPageFunction | undefined, what: string): Promise<'ok'> {
-  const returned = await pageCall(run, deadline, fn, what);
-  // The trace's output, as the sandbox's `tv(2)` would give it (the same encoding on both sides).
-  if (run.trace.listing()) values.output = encode(run, returned);
-  return 'ok';
 }
 
 /** Calls a page function (its settings prepared in the guest), bounded by `deadline`; returns what it returned, as JSON made it. */
@@ -943,89 +714,4 @@ async function awaitHost<T>(run: Run, deadline: number, start: (signal: AbortSig
     clearTimeout(timer);
     if (onAbort) run.options.signal?.removeEventListener('abort', onAbort);
   }
-}
-
-async function runLoop(run: Run, node: LoopNode, path: string, parentDeadline: number, iteration: number | undefined): Promise<void> {
-  await withPolicies(run, node, path, 'loop', parentDeadline, iteration, 'EXPRESSION_FAILED', async (deadline, values) => {
-    const s = run.session;
-    let count: number;
-    let from = 0;
-    let to = 0;
-    if (node.items !== undefined) {
-      count = s.number('loop', expression(run, itemsExpression(node.items)));
-      if (count === -2) throw new PipelineFailure('EXPRESSION_FAILED', 'TypeError', `loop items ${JSON.stringify(node.items)} is not an array`);
-      if (count === -1) {
-        if (run.trace.listing()) Object.assign(values, { input: encode(run, { items: null }), output: encode(run, { iterations: 0 }) });
-        return { message: '0 iterations (no items)' };
-      }
-    } else {
-      const bound = (v: number | string, key: string): number => {
-        const raw = typeof v === 'number' ? undefined : s.string('value', expression(run, expressionOf(v)), 1000);
-        let value: unknown = v;
-        if (raw !== undefined) {
-          try {
-            value = JSON.parse(raw || 'null');
-          } catch {
-            // Over the copy-out limit ('!'): not an integer either, refused like the inline path refuses it.
-            throw new PipelineFailure('EXPRESSION_FAILED', 'TypeError', `loop range.${key} must be an integer, got a value over 1000 characters of JSON`);
-          }
-        }
-        if (typeof value !== 'number' || !Number.isInteger(value))
-          throw new PipelineFailure('EXPRESSION_FAILED', 'TypeError', `loop range.${key} must be an integer, got ${JSON.stringify(value)}`);
-        return value;
-      };
-      from = bound(node.range!.from, 'from');
-      to = bound(node.range!.to, 'to');
-      count = Math.max(0, to - from + 1);
-      s.void('range', from);
-    }
-    try {
-      if (count > run.limits.maxLoopIterations)
-        throw new PipelineFailure('LOOP_LIMIT', 'LimitError', `The loop has ${count} iterations; the limit is ${run.limits.maxLoopIterations}`);
-      for (let k = 0; k < count && !run.ended; k++) {
-        checkTime(run, deadline);
-        s.void('next');
-        await runNodes(run, node.functions, `${path}.functions`, deadline, k);
-      }
-      if (run.trace.listing()) {
-        values.input = node.items !== undefined ? guestValue(s.string('tvLoop', run.valueBytes)) : encode(run, { from, to });
-        values.output = encode(run, { iterations: count });
-      }
-    } finally {
-      if (!run.session.closed) {
-        try {
-          run.session.setDeadline(run.runDeadline);
-          s.void('end');
-        } catch {
-          /* the run is failing already */
-        }
-        run.session.setDeadline(deadline);
-      }
-    }
-    return { message: `${count} iterations` };
-  });
-}
-
-async function runIf(run: Run, node: IfNode, path: string, parentDeadline: number, iteration: number | undefined): Promise<void> {
-  await withPolicies(run, node, path, 'if', parentDeadline, iteration, 'EXPRESSION_FAILED', async (deadline, values) => {
-    for (let i = 0; i < node.conditions.length; i++) {
-      const c = node.conditions[i]!;
-      let passed: boolean;
-      try {
-        passed = run.session.number('test', expression(run, expressionOf(c.condition))) === 1;
-      } catch (error) {
-        const f = toFailure(error, 'EXPRESSION_FAILED');
-        if (f.fatal || f.code !== 'EXPRESSION_FAILED') throw f;
-        throw new PipelineFailure(f.code, f.errorType, `conditions[${i}].condition: ${f.message}`);
-      }
-      if (passed) {
-        await runNodes(run, c.functions, `${path}.conditions[${i}].functions`, deadline, iteration);
-        if (run.trace.listing()) Object.assign(values, ifValues(run, node.conditions.length, i));
-        return { message: `conditions[${i}] matched` };
-      }
-    }
-    await runNodes(run, node.elseFunctions, `${path}.elseFunctions`, deadline, iteration);
-    if (run.trace.listing()) Object.assign(values, ifValues(run, node.conditions.length, node.elseFunctions ? 'else' : 'none'));
-    return { message: node.elseFunctions ? 'else' : 'no condition matched' };
-  });
 }

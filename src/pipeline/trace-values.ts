@@ -2,8 +2,8 @@
  * The `input` and `output` of trace entries (docs/pipeline.md "Trace"): each value is turned into its JSON
  * text where it lives (the guest for context values, the host for host built-ins' results), with keys that
  * look like secrets redacted, and cut at `limits.traceValueBytes` characters. Both sides make the same text
- * (the guest with `TRACE_VALUE_JS`, the host with `encodeValue`), so the inline segments and the host walker
- * trace the same values.
+ * (the guest with `TRACE_VALUE_JS`, the host with `encodeValue`), so values the program traces and values
+ * the host traces (host built-ins' results, page functions' returns) are encoded alike.
  *
  * An encoded value is `[length, text]`: `length` characters of JSON, `text` the whole JSON when it fits,
  * else its first characters. `decodeValue` turns it into the JSON value or a {@link TruncatedValue}.

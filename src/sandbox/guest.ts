@@ -1,5 +1,3 @@
-import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
-
 /**
  * JavaScript evaluated inside every fresh QuickJS context. Parsing costs more
  * than anything else in a fresh run (QuickJS compiles every function eagerly,
@@ -33,12 +31,6 @@ import { TRACE_VALUE_JS } from '../pipeline/trace-values.js';
  * engine's own path for a promise (its constructor is the intrinsic Promise) and never calls a `then` user code
  * could have patched, so no code can resume the program's awaits of host requests itself (it could lift a node's
  * timeout that way: found by review, test/unit/pipeline-usercode.test.ts).
- *
- * Spec format (built by src/pipeline/templates.ts) for settings values, used by WALK:
- *   {k:'x',i}      exact template: the value of expression i
- *   {k:'t',p:[..]} interpolated text: strings and expression indexes
- *   {k:'o',n:[keys],v:[specs]} / {k:'a',v:[specs]} objects and arrays holding templates
- *   {k:'l',v} / {k:'l',j} a literal (j: JSON text parsed afresh for each use)
  */
 export function baseSource(program = ''): string {
   return `(function(init,exprs,DLH,GH,HQ){
@@ -77,42 +69,17 @@ api.describe=function(e){try{if(!(e instanceof Error))return _.J.stringify({n:'E
 })`;
 
 /**
- * Helpers of the host-side node walker: settings specs evaluated in one call,
- * conditions, values, the built-ins' effects and host results absorbed into the context.
+ * Helpers the host calls beside the program: `fn` compiles an expression again alone (one the base script could
+ * not compile, for the compiler's error: src/pipeline/runner.ts `compileOrBreak`), `put` sets a context property
+ * (`lastError`); in page mode `settings` copies out the settings the program left for a page function, and
+ * `absorb` merges its result into the context.
  */
-export const WALK = `(function(api,_){${LIB.put}${LIB.merge}${LIB.text}${LIB.out}
-var J=_.J,ctx=_.ctx,scope=_.scope,fns=_.fns,st=_.st,specs=[];
+export const HOST = `(function(api,_){${LIB.put}${LIB.merge}${LIB.out}
+var J=_.J,ctx=_.ctx,fns=_.fns,st=_.st;
 api.fn=function(src){var i=fns.length;_.src[i]=src;fns.push(Function('return function $$e'+i+'($$c,$$s){with($$c)with($$s)return('+src+'\\n)}')());return i};
-function ev(s){var k=s.k,i,o;
-if(k==='x')return fns[s.i](ctx,scope);
-if(k==='t'){o='';for(i=0;i<s.p.length;i++)o+=typeof s.p[i]==='number'?text(fns[s.p[i]](ctx,scope)):s.p[i];return o}
-if(k==='o'){o={};for(i=0;i<s.n.length;i++)put(o,s.n[i],ev(s.v[i]));return o}
-if(k==='a'){o=[];for(i=0;i<s.v.length;i++)o[i]=ev(s.v[i]);return o}
-return s.j===undefined?s.v:J.parse(s.j)}
-function prep(i){var c=st.cur=ev(specs[i]);return'condition'in c&&!c.condition?0:1}
 api.put=function(k,t){put(ctx,k,J.parse(t))};
-api.spec=function(t){specs.push(J.parse(t));return specs.length-1};
-api.test=function(i){return fns[i](ctx,scope)?1:0};
-api.value=function(i,max){return out(fns[i](ctx,scope),max)};
-api.prep=prep;
-api.set=function(i){if(!prep(i))return 0;merge(st.cur);st.last=st.cur;return 1};
-api.ret=function(i){if(!prep(i))return 0;st.result=st.cur.value;st.ended=true;return 1};
-api.message=function(){return text(st.cur.message)};
 api.settings=function(max){return out(st.cur,max)};
 api.absorb=function(t){t=t===''?undefined:J.parse(t);merge(t);if(t!==undefined)st.last=t};
-${TRACE_VALUE_JS}
-api.tv=function(w,max){var r=TV(w===0?st.cur:w===1?st.cur.value:st.out,max);return r===0?'':J.stringify(r)};
-})`;
-
-/** Loop helpers: a stack of loops; `next` advances the innermost one and sets currentItem/currentIndex. */
-export const LOOPS = `(function(api,_){
-var loops=[],scope=_.scope,J=_.J;${TRACE_VALUE_JS}
-function push(a,from){loops.push({a:a,f:from,k:-1,i:scope.currentItem,x:scope.currentIndex,h:'currentItem'in scope})}
-api.loop=function(i){var v=_.fns[i](_.ctx,scope);if(v==null)return-1;if(!Array.isArray(v))return-2;push(v,0);return v.length};
-api.range=function(from){push(null,from)};
-api.next=function(){var l=loops[loops.length-1],k=++l.k;scope.currentIndex=k;scope.currentItem=l.a?l.a[k]:l.f+k};
-api.tvLoop=function(max){var l=loops[loops.length-1],r=TV({items:l.a},max);return r===0?'':J.stringify(r)};
-api.end=function(){var l=loops.pop();if(l.h){scope.currentItem=l.i;scope.currentIndex=l.x}else{delete scope.currentItem;delete scope.currentIndex}};
 })`;
 
 /**
@@ -145,5 +112,5 @@ api.current=function(max){return out({i:scope.currentItem,x:scope.currentIndex},
 api.adopt=function(t,d){var n=J.parse(t),k=J.parse(d),i;for(i=0;i<k.length;i++)delete ctx[k[i]];k=_.keys(n);for(i=0;i<k.length;i++)put(ctx,k[i],n[k[i]])};
 })`;
 
-export type Extension = 'errors' | 'walk' | 'loops' | 'code' | 'page';
-export const EXTENSIONS: Record<Extension, string> = { errors: ERRORS, walk: WALK, loops: LOOPS, code: CODE, page: PAGE };
+export type Extension = 'errors' | 'host' | 'code' | 'page';
+export const EXTENSIONS: Record<Extension, string> = { errors: ERRORS, host: HOST, code: CODE, page: PAGE };

@@ -40,7 +40,7 @@ export interface SessionOptions {
    */
   caught?: (id: number, failure: PipelineFailure | undefined, ms: number, attempt: number) => number;
   /**
-   * The program's `HQ(builtin, id, settings)` (an async segment's host built-in, src/pipeline/protocol.ts): runs
+   * The program's `HQ(builtin, id, settings)` (the async program's host built-in, src/pipeline/protocol.ts): runs
    * node `id`'s built-in with the settings' JSON text and resolves with its result's JSON text ('' for none), or
    * rejects with the node's failure. The session bounds the wait by its deadline in force (the signal is then
    * aborted and the guest's promise rejected with a timeout) and refuses the request outside `settleProgram`.
@@ -52,7 +52,7 @@ export interface SessionOptions {
    */
   sleep?: (id: number, attempt: number) => Promise<void>;
   /**
-   * The program's `HQ(code, id, iteration)`: runs node `id`'s user code as the walker does (a nested `settle` of the
+   * The program's `HQ(code, id, iteration)`: runs node `id`'s user code (a nested `settle` of the
    * `call` helper, or the page's function), bounded by the deadline in force; resolves with the answer's JSON text
    * (src/pipeline/protocol.ts) or rejects with the node's failure. While it runs, the program's settle does not
    * run guest jobs itself (the nested settle does), and no other user-code request is accepted.
@@ -68,21 +68,8 @@ export type Helper =
   | 'describe'
   | 'fn'
   | 'put'
-  | 'spec'
-  | 'test'
-  | 'value'
-  | 'prep'
-  | 'set'
-  | 'ret'
-  | 'message'
   | 'settings'
   | 'absorb'
-  | 'tv'
-  | 'tvLoop'
-  | 'loop'
-  | 'range'
-  | 'next'
-  | 'end'
   | 'script'
   | 'custom'
   | 'call'
@@ -95,23 +82,10 @@ export type Helper =
 
 /** The extension of guest.ts that defines a helper (installed the first time the helper is called). */
 const EXTENSION_OF: Partial<Record<Helper, Extension>> = {
-  fn: 'walk',
-  put: 'walk',
-  spec: 'walk',
-  test: 'walk',
-  value: 'walk',
-  prep: 'walk',
-  set: 'walk',
-  ret: 'walk',
-  message: 'walk',
-  settings: 'walk',
-  absorb: 'walk',
-  tv: 'walk',
-  tvLoop: 'loops',
-  loop: 'loops',
-  range: 'loops',
-  next: 'loops',
-  end: 'loops',
+  fn: 'host',
+  put: 'host',
+  settings: 'host',
+  absorb: 'host',
   script: 'code',
   custom: 'code',
   call: 'code',
@@ -130,14 +104,12 @@ export interface Session {
   /** Calls a helper that returns a guest promise and waits (pumping jobs and host calls) until it settles. */
   settle(name: Helper, ...args: Arg[]): Promise<void>;
   /**
-   * The same for an async segment of the program (`go`): only the run's deadline bounds the host's waiting and
+   * The same for an async program of the program (`go`): only the run's deadline bounds the host's waiting and
    * job pumping; node deadlines are the program's own (interrupts, which an async function turns into a
    * rejection, host built-ins bounded by the deadline in force, and `HQ(time)` checks). Host built-in requests
    * are accepted only meanwhile.
    */
   settleProgram(name: Helper, ...args: Arg[]): Promise<void>;
-  /** Installs the loop helpers (once; otherwise done on their first call). */
-  installLoops(): void;
   /** Installs the user-code helpers and the guest's bridged `Client` and `console` (once; otherwise done on their first call). */
   installCode(): void;
   /**
@@ -164,7 +136,7 @@ export interface Session {
 }
 
 const DEFAULT_STACK = 128 * 1024;
-/** Job batches an async segment's settle runs before it lets the host's own tasks in (see `settleWith`). */
+/** Job batches the async program's settle runs before it lets the host's own tasks in (see `settleWith`). */
 const PROGRAM_BATCHES = 16;
 const JOB_BATCH = 256;
 const MAX_ERROR_TEXT = 2000;
@@ -199,11 +171,11 @@ export function openSession(options: SessionOptions): Session {
    * (the guard's catch, the next node's time check) instead of being interrupted a few operations before it.
    */
   let grace = 0;
-  /** Whether an async segment is running (`settleProgram`): host built-in requests are refused otherwise. */
+  /** Whether an async program is running (`settleProgram`): host built-in requests are refused otherwise. */
   let programRunning = false;
   /**
    * Whether user code a program asked for (`HQ(code)`) is running under its nested settle: the program's settle then
-   * leaves the guest's jobs to it, so the code's interrupts and failures are the node's, as in the walker.
+   * leaves the guest's jobs to it, so the code's interrupts and failures are the node's.
    */
   let codeRunning = false;
   /** The id of that request (in `pending` while the code runs): not a host call the code awaits. */
@@ -472,7 +444,7 @@ export function openSession(options: SessionOptions): Session {
       return deferred.handle;
     };
     // The program's host requests (src/pipeline/protocol.ts REQUEST): nothing in them is trusted. A built-in runs
-    // only for a node the runner compiled as one (`options.builtin` checks the id), only while an async segment
+    // only for a node the runner compiled as one (`options.builtin` checks the id), only while an async program
     // runs, and its wait is bounded by the host's deadline in force, whatever the guest's clock says.
     bound.hq = (requestH, idH, textH) => {
       if (closed) return { error: newGuestError(new Error('The run has ended: no more host calls are accepted')) };
@@ -744,7 +716,7 @@ export function openSession(options: SessionOptions): Session {
       for (;;) {
         if (program) check(until());
         // A program drains in slices: promise jobs an expression started (even an endless chain of them) share the
-        // guest with it, and host answers get in between, as they would while the walker awaits the host.
+        // guest with it, and host answers get in between.
         // While user code the program awaits runs, its nested settle runs the jobs (bounded by the node's deadline).
         const more = program && codeRunning ? false : drainJobs(until(), program ? PROGRAM_BATCHES : Infinity);
         const state = ctx.getPromiseState(promise);
@@ -820,7 +792,6 @@ export function openSession(options: SessionOptions): Session {
         programRunning = false;
       }
     },
-    installLoops: () => install('loops', EXTENSIONS.loops),
     installCode: () => install('code', EXTENSIONS.code),
     installProgram: (source) => install('program', source),
     setDeadline(next) {

@@ -5,10 +5,8 @@
 import { loadavg } from 'node:os';
 import { test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
-import { runWith } from '../../src/pipeline/runner.js';
 import type { HostServices, LoopNode, PipelineNode } from '../../src/contract/pipeline.js';
 import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
-import { openSession } from '../../src/sandbox/session.js';
 
 const services: HostServices = {
   dataSources: { connect: () => ({}) as never },
@@ -32,10 +30,9 @@ async function timeIt(fn: () => unknown | Promise<unknown>, minMs = 400, minRuns
   return batches.sort((x, y) => x - y)[2]!;
 }
 
-const run = async (functions: PipelineNode[], payload?: Record<string, unknown>, walkOnly = false) => {
+const run = async (functions: PipelineNode[], payload?: Record<string, unknown>) => {
   const options = { environment: 'client', services, functions, payload, limits: { payloadChars: 1e7 } } as const;
-  // walkOnly: the host walker alone (the test oracle), how policy nodes ran before timeouts were compiled.
-  const outcome = walkOnly ? await runWith(options, { acquire: acquireModule, release: releaseModule, walkOnly }) : await runPipeline(options);
+  const outcome = await runPipeline(options);
   if (!outcome.ok) throw new Error(`${outcome.error.code}: ${outcome.error.errorMessage}`);
   return outcome.result;
 };
@@ -76,38 +73,6 @@ test('pipeline engine', async () => {
   const fresh = await timeIt(() => run(tiny), 600, 50);
   add('fresh run, tiny pipeline (warm)', fresh, bare, 'bare runtime+context+evalCode', '< 1 ms');
 
-  // Per-expression cost: a compiled guest expression called through the engine vs a bare evalCode of the same expression.
-  const expr = 'a * 2 + b.length > 3 && c.x';
-  {
-    const m = await acquireModule(128 * 1024 * 1024);
-    const session = openSession({
-      module: m,
-      runDeadline: performance.now() + 60_000,
-      memoryBytes: 100 * 1024 * 1024,
-      context: JSON.stringify({ a: 2, b: [1, 2], c: { x: true } }),
-    });
-    const index = session.number('fn', expr);
-    const N = 20_000;
-    const engineMs = await timeIt(() => {
-      for (let i = 0; i < N; i++) session.number('test', index);
-    });
-    session.close();
-    const rt = m.quickjs.newRuntime();
-    const ctx = rt.newContext();
-    ctx.unwrapResult(ctx.evalCode('var a = 2, b = [1, 2], c = { x: true }')).dispose();
-    const evalMs = await timeIt(() => {
-      for (let i = 0; i < N; i++) {
-        const h = ctx.unwrapResult(ctx.evalCode(expr));
-        ctx.typeof(h);
-        h.dispose();
-      }
-    });
-    ctx.dispose();
-    rt.dispose();
-    releaseModule(m);
-    add(`expression evaluation (${expr}), per call`, engineMs / N, evalMs / N, 'bare evalCode', '≤ 2x evalCode');
-  }
-
   // 10,000-item loop with an if per item, vs the same logic as native JS.
   const items = Array.from({ length: 10_000 }, (_, i) => i);
   const loop: PipelineNode[] = [
@@ -128,8 +93,7 @@ test('pipeline engine', async () => {
     return ctx.even;
   });
   add('10,000-item loop with an if per item', loopMs, nativeMs, 'native JS', '< 200 ms');
-  // The same loop with a per-node timeout policy: compiled into the segment (DLH around the node), against the
-  // host walker alone in the same run (one guest call per item for the loop node, several for every node).
+  // The same loop with a per-node timeout policy: compiled into the segment (DLH around the node).
   const withTimeout = (node: PipelineNode): PipelineNode =>
     node.type === 'loop'
       ? { ...node, timeout: 60_000, functions: node.functions?.map(withTimeout) }
@@ -137,9 +101,7 @@ test('pipeline engine', async () => {
         ? { ...node, timeout: 60_000, conditions: node.conditions.map((c) => ({ ...c, functions: c.functions?.map(withTimeout) })) }
         : { ...node, timeout: 60_000, functions: node.functions?.map(withTimeout) };
   const timedLoop: PipelineNode[] = [loop[0]!, { ...(loop[1] as PipelineNode), timeout: 60_000 }, loop[2]!];
-  const walkerMs = await timeIt(() => run(timedLoop, undefined, true), 1000, 3);
   add('same loop, loop node with a timeout (compiled)', await timeIt(() => run(timedLoop), 1000, 3), nativeMs, 'native JS', '≤ 40 ms');
-  add('same loop, loop node with a timeout (host walker alone)', walkerMs, nativeMs, 'native JS');
   add('same loop, every node with a timeout (compiled)', await timeIt(() => run(loop.map(withTimeout)), 1000, 3), nativeMs, 'native JS');
   // Inner timeouts shorter than the deadline in force: each timed node moves the host's deadline (2 host calls).
   const shorter = (node: PipelineNode): PipelineNode => {
@@ -153,25 +115,17 @@ test('pipeline engine', async () => {
     nativeMs,
     'native JS',
   );
-  add(
-    'same loop, every node with a timeout (host walker alone)',
-    await timeIt(() => run(loop.map(withTimeout), undefined, true), 1000, 3),
-    nativeMs,
-    'native JS',
-  );
 
   // continueOnError: on the loop node (one guard around the loop), on the inner if (a guard per item: one host
-  // call and one host→guest call each), against the walker alone.
+  // call and one host→guest call each).
   const guardedLoop: PipelineNode[] = [loop[0]!, { ...(loop[1] as PipelineNode), continueOnError: true }, loop[2]!];
   const inner = loop[1] as LoopNode & { functions: PipelineNode[] };
   const guardedIfs: PipelineNode[] = [loop[0]!, { ...inner, functions: inner.functions.map((n) => ({ ...n, continueOnError: true })) }, loop[2]!];
   add('same loop, loop node with continueOnError (compiled)', await timeIt(() => run(guardedLoop), 1000, 3), nativeMs, 'native JS');
-  add('same loop, loop node with continueOnError (host walker alone)', await timeIt(() => run(guardedLoop, undefined, true), 1000, 3), nativeMs, 'native JS');
   add('same loop, each if with continueOnError (compiled: a guard per item)', await timeIt(() => run(guardedIfs), 1000, 3), nativeMs, 'native JS');
-  add('same loop, each if with continueOnError (host walker alone)', await timeIt(() => run(guardedIfs, undefined, true), 1000, 3), nativeMs, 'native JS');
 
   // Host built-ins: a 1,000-item loop sending a notification per item (an awaited host request each, in one async
-  // segment) against the walker alone (a walked node per item: settings, host call, result absorbed).
+  // segment).
   const notifyLoop: PipelineNode[] = [
     {
       type: 'loop',
@@ -180,7 +134,6 @@ test('pipeline engine', async () => {
     },
   ];
   add('1,000-item loop, a send-notification per item (compiled: awaited host requests)', await timeIt(() => run(notifyLoop), 1000, 3), undefined, '');
-  add('1,000-item loop, a send-notification per item (host walker alone)', await timeIt(() => run(notifyLoop, undefined, true), 1000, 3), undefined, '');
 
   // 100-node linear pipeline.
   const linear: PipelineNode[] = Array.from({ length: 100 }, (_, i) => ({ functionPackage: F('set'), settings: { [`v${i}`]: `{{ ${i} + 1 }}` } }));

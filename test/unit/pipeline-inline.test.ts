@@ -1,17 +1,15 @@
 import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
 import { expectNoLeaks } from '../helpers/leak-check.js';
-import { runWith } from '../../src/pipeline/runner.js';
-import { acquireModule, releaseModule } from '../../src/sandbox/pool.js';
 import { collectExpressions, planPipeline } from '../../src/pipeline/inline.js';
 import type { HostServices, PipelineNode, RunOutcome, RunPipelineOptions, TraceEntry } from '../../src/contract/pipeline.js';
 
 /**
- * Runs of expression-only nodes (if/set/return/log, if and loop nodes) run inside the guest in
- * one call (src/pipeline/inline.ts). Each pipeline here runs four ways: as written, and with a
- * generous `timeout` on every node (compiled into the segments as well), each inline and in the
- * host walker alone (`walkOnly`, the oracle). All must give the same result, error and trace
- * (durations aside).
+ * Expression-only nodes (if/set/return/log, if and loop nodes) run inside the guest in one call
+ * (src/pipeline/inline.ts). Each pipeline here runs as written and (`both`) with a generous
+ * `timeout` on every node (compiled as well); each must give the recorded result, error and trace
+ * (durations aside): the snapshot of what the host walker, the engine's former second path and
+ * its oracle until it was deleted, gave.
  */
 const services: HostServices = {
   dataSources: { connect: () => ({}) as never },
@@ -45,15 +43,14 @@ const strip = (o: RunOutcome) => ({
   ...(o.ok ? {} : { error: { ...o.error, trace: o.error.trace.map(untimed) } }),
 });
 
-const walker = (options: RunPipelineOptions) => runWith(options, { acquire: acquireModule, release: releaseModule, walkOnly: true });
-
-/** The same run inline and in the walker alone: equal results, errors and traces (durations aside). */
+/**
+ * The run against its recorded outcome (the snapshot: what the host walker, the engine's former second path and
+ * the oracle until it was deleted, gave for it): equal results, errors and traces (durations aside).
+ */
 async function compare(options: Omit<RunPipelineOptions, 'services' | 'environment'>) {
   const plain = { environment: 'client', services, ...options } as const;
   const inline = await runPipeline(plain);
-  const oracle = strip(await walker(plain));
-  expect(oracle).toMatchSnapshot();
-  expect(strip(inline)).toEqual(oracle);
+  expect(strip(inline)).toMatchSnapshot();
   return inline;
 }
 
@@ -61,11 +58,9 @@ async function both(options: Omit<RunPipelineOptions, 'services' | 'environment'
   const plain = { environment: 'client', services, ...options } as const;
   const withTimeouts = { ...plain, functions: timed(options.functions)! };
   const inline = await runPipeline(plain);
-  const oracle = strip(await walker(plain));
-  expect(oracle).toMatchSnapshot();
-  expect(strip(inline)).toEqual(oracle);
-  expect(strip(await runPipeline(withTimeouts))).toEqual(oracle);
-  expect(strip(await walker(withTimeouts))).toEqual(oracle);
+  const recorded = strip(inline);
+  expect(recorded).toMatchSnapshot();
+  expect(strip(await runPipeline(withTimeouts))).toEqual(recorded);
   return inline;
 }
 
@@ -78,12 +73,13 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
       { functionPackage: F('return'), settings: { value: '{{ a }}' } },
     ];
     const indexes = new Map(collectExpressions(nodes).map((e, i) => [e, i]));
-    const plan = planPipeline(nodes, (e) => indexes.get(e), 100);
-    expect(plan.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 4, async: true }]);
+    const plan = planPipeline(nodes, (e) => indexes.get(e)!, 100);
+    expect(plan.async).toBe(true);
     expect(plan.nodes.filter((n) => n.code).map((n) => [n.path, n.code])).toEqual([['functions[2]', { kind: 'script', source: 'return {}' }]]);
-    // A node whose expression did not compile stays in the host walker (which reports the error where it is reached).
-    const broken = planPipeline(nodes, (e) => (e === 'a' ? undefined : indexes.get(e)), 100);
-    expect(broken.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 3, async: true }, { host: 3 }]);
+    // A node whose expression did not compile is compiled too: it fails with the compiler's error when it is reached.
+    const broken = planPipeline(nodes, (e) => (e === 'a' ? { errorType: 'SyntaxError', message: 'unexpected token' } : indexes.get(e)!), 100);
+    expect(broken.nodes.map((n) => n.path)).toEqual(plan.nodes.map((n) => n.path));
+    expect(broken.source).toContain('X(4,"EXPRESSION_FAILED","SyntaxError","Invalid expression \\"a\\": unexpected token")');
   });
 
   test('loops over items and ranges, nested, with if/else, gates, set, log and return', async () => {
@@ -368,8 +364,8 @@ describe('inline segments (guest-run node lists) behave like the host walker', (
         { functionPackage: F('set'), settings: { c: 1 }, retry: { attempts: 2, delayMs: 10 } },
       ];
       const indexes = new Map(collectExpressions(nodes).map((e, i) => [e, i]));
-      const plan = planPipeline(nodes, (e) => indexes.get(e), 100);
-      expect(plan.lists.get('functions')).toEqual([{ segment: 0, start: 0, end: 4, async: true }]);
+      const plan = planPipeline(nodes, (e) => indexes.get(e)!, 100);
+      expect(plan.async).toBe(true);
       expect(plan.source).toContain('DP(50)');
       expect(plan.source).toContain('DP(5)');
       expect(plan.nodes.map((n) => n.guard)).toEqual([
@@ -808,7 +804,7 @@ describe('result size', () => {
   });
 });
 
-test('inline segments, their failures and the host walker around them leave no handle alive (debug build)', async () => {
+test('the program, its failures and an expression that does not compile leave no handle alive (debug build)', async () => {
   const loop = (functions: PipelineNode[], extra: Partial<PipelineNode> = {}): PipelineNode =>
     ({ type: 'loop', range: { from: 0, to: 3 }, functions, ...extra }) as PipelineNode;
   const pipelines: PipelineNode[][] = [

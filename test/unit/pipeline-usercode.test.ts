@@ -19,9 +19,9 @@ import { createFakeServices } from '../browser/pipeline-page/cases.mjs';
 /**
  * User code (script nodes, custom functions, page functions in page mode) compiled into the program as awaited
  * host requests (src/pipeline/inline.ts `HU`; src/pipeline/protocol.ts `REQUEST.code`; runner.ts `callCode`).
- * Every pipeline runs compiled and in the host walker alone (`walkOnly`, the oracle), each with its own fresh
- * fake services: result, error, trace (times aside) and the host calls made must agree; and the compiled run must
- * walk no node in the host (`EngineHooks.walked`) unless the test says which.
+ * Every pipeline runs with its own fresh fake services; its result, error, trace (times aside) and the host calls
+ * made must equal the recorded ones (the snapshots: what the host walker, the engine's former second path and its
+ * oracle until it was deleted, gave).
  */
 const F = (name: string) => `com.client.function.${name}`;
 const set = (settings: Record<string, unknown>, extra: Partial<PipelineNode> = {}): PipelineNode =>
@@ -82,25 +82,12 @@ function slow(ms: number): () => { services: HostServices; calls: unknown[][] } 
 
 const hooks = { acquire: acquireModule, release: releaseModule };
 
-/**
- * Runs compiled and in the walker alone; both must agree. `walked`: the paths the compiled run may walk in the host
- * (none by default: the whole pipeline compiled). Returns the compiled outcome and its host calls.
- */
-async function compare(options: Options, { services = () => createFakeServices(), walked = [] as string[] } = {}) {
+/** Runs the pipeline; its outcome and host calls must equal the recorded ones. Returns them. */
+async function compare(options: Options, { services = () => createFakeServices() } = {}) {
   const compiled = services();
-  const oracle = services();
-  const paths: string[] = [];
-  const all = { customFunctions, ...options };
-  const inline = await runWith({ environment: 'client', ...all, services: compiled.services }, { ...hooks, walked: (p) => paths.push(p) });
-  const walkedPaths: string[] = [];
-  const walker = await runWith({ environment: 'client', ...all, services: oracle.services }, { ...hooks, walkOnly: true, walked: (p) => walkedPaths.push(p) });
-  expect(strip(walker)).toMatchSnapshot();
-  expect(oracle.calls).toMatchSnapshot();
-  expect(strip(inline)).toEqual(strip(walker));
-  expect(compiled.calls).toEqual(oracle.calls);
-  expect([...new Set(paths)]).toEqual(walked);
-  // The oracle really walked the user-code nodes.
-  expect(walkedPaths.length).toBeGreaterThan(0);
+  const inline = await runWith({ environment: 'client', customFunctions, ...options, services: compiled.services }, hooks);
+  expect(strip(inline)).toMatchSnapshot();
+  expect(compiled.calls).toMatchSnapshot();
   return { outcome: inline, calls: compiled.calls };
 }
 
@@ -393,7 +380,7 @@ describe('user code compiled as awaited host requests agrees with the walker', (
   });
 
   test('cancelling the run while user code awaits the host ends it with ABORTED, as in the walker', async () => {
-    const run = async (walkOnly: boolean) => {
+    const run = async () => {
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 100);
       const options: RunPipelineOptions = {
@@ -405,12 +392,10 @@ describe('user code compiled as awaited host requests agrees with the walker', (
           { type: 'loop', range: { from: 0, to: 1 }, functions: [custom('count', { source: 'hang' }, { continueOnError: true, retry: { attempts: 2 } })] },
         ],
       };
-      return strip(await runWith(options, { ...hooks, walkOnly }));
+      return strip(await runWith(options, hooks));
     };
-    const compiled = await run(false);
-    const oracle = await run(true);
-    expect(oracle).toMatchSnapshot();
-    expect(compiled).toEqual(oracle);
+    const compiled = await run();
+    expect(compiled).toMatchSnapshot();
     expect(!compiled.ok && compiled.error.code).toBe('ABORTED');
   });
 
@@ -661,7 +646,7 @@ describe('what the guest cannot bend, for user-code requests', () => {
       { type: 'loop', range: { from: 0, to: 0 }, functions: [custom('gone')] },
     ];
     const indexes = new Map(collectExpressions(functions).map((e, i) => [e, i]));
-    const plan = planPipeline(functions, (e) => indexes.get(e), 100);
+    const plan = planPipeline(functions, (e) => indexes.get(e)!, 100);
     const customs = new Map([['com.acme.function.double', {}]]);
     expect(userCodeNode(plan, 2, customs).code).toEqual({ kind: 'script', source: 'return 1' });
     expect(userCodeNode(plan, 3, customs).code).toEqual({ kind: 'custom' });

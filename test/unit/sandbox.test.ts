@@ -182,12 +182,11 @@ describe('sandbox', () => {
     });
     session.installCode();
     const index = session.number('custom', 'async () => { await Client.DataSources.connect(1).find(); return { n: 1 } }');
-    session.number('prep', session.number('spec', JSON.stringify({ k: 'o', n: [], v: [] })));
     await session.settle('call', index, 0);
     expect(bridged).toBe(1);
     session.close();
     expect(session.closed).toBe(true);
-    expect(() => session.number('test', 0)).toThrow(/ended/);
+    expect(() => session.number('fn', '1')).toThrow(/ended/);
     releaseModule(module);
   });
 

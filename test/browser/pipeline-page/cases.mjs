@@ -415,7 +415,7 @@ export const cases = [
     },
   },
   {
-    name: 'an expression error through the host walker names the variable and the expression too',
+    name: 'an expression error in a timed node names the variable and the expression too',
     options: { functions: [{ functionPackage: F('return'), settings: { value: "{{ event ? event.type : 'manual' }}" }, timeout: 5000 }] },
     check: (o) => {
       failed(o, 'FUNCTION_FAILED', 'ReferenceError');
