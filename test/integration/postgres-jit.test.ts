@@ -59,3 +59,43 @@ describe('PostgreSQL: translated selects are not JIT-compiled', () => {
     expect(controlJitted).toBeGreaterThan(0);
   }, 120_000);
 });
+
+describe('PostgreSQL: the session defaults are merged with the options the deployment gives', () => {
+  let url: string;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    ({ url, drop } = await createTestDatabase('iar_options'));
+  });
+  afterAll(async () => {
+    await drop?.();
+  });
+
+  const show = async (db: PostgresDatabase, setting: string) => {
+    const rows = await db.query<{ value: string }>(`SELECT current_setting('${setting}') AS value`);
+    return rows[0]!.value;
+  };
+  const withUrlOptions = (options: string) => {
+    const u = new URL(url);
+    u.searchParams.set('options', options);
+    return u.toString();
+  };
+
+  it("a URL's ?options= and PGOPTIONS are kept beside jit = off; a deployment's own jit and `settings` win", async () => {
+    const fromUrl = openPostgres({ url: withUrlOptions('-c statement_timeout=4321'), max: 1 });
+    const jitOn = openPostgres({ url: withUrlOptions('-c jit=on'), max: 1 });
+    const settings = openPostgres({ url: withUrlOptions('-c statement_timeout=4321'), max: 1, settings: { statement_timeout: 999 } });
+    const saved = process.env.PGOPTIONS;
+    process.env.PGOPTIONS = '-c lock_timeout=2345';
+    const fromEnv = openPostgres({ url, max: 1 });
+    if (saved === undefined) delete process.env.PGOPTIONS;
+    else process.env.PGOPTIONS = saved;
+    try {
+      expect([await show(fromUrl, 'statement_timeout'), await show(fromUrl, 'jit')]).toEqual(['4321ms', 'off']);
+      expect(await show(jitOn, 'jit')).toBe('on');
+      expect(await show(settings, 'statement_timeout')).toBe('999ms');
+      expect([await show(fromEnv, 'lock_timeout'), await show(fromEnv, 'jit')]).toEqual(['2345ms', 'off']);
+    } finally {
+      await Promise.all([fromUrl.close(), jitOn.close(), settings.close(), fromEnv.close()]);
+    }
+  }, 60_000);
+});

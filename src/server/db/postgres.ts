@@ -50,7 +50,8 @@ export interface PostgresOptions {
   maxAttempts?: number;
   /**
    * Session settings of every connection (`SET key = value`), e.g. custom `iar.*` settings read by column defaults.
-   * Defaults: `jit: 'off'` (see SESSION_DEFAULTS); a value given here wins.
+   * Defaults: `jit: 'off'` (see SESSION_DEFAULTS); a value given here wins, also over the URL's `?options=` or
+   * `PGOPTIONS` (which are kept: `connectionOptions`).
    */
   settings?: Record<string, string | number>;
 }
@@ -87,16 +88,44 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export const SESSION_DEFAULTS: Readonly<Record<string, string>> = { jit: 'off' };
 
+/** `-c key=value` command-line options of a connection (spaces and backslashes escaped). */
+const commandLine = (settings: Readonly<Record<string, string | number>>) =>
+  Object.entries(settings).map(([key, value]) => `-c ${key}=${String(value).replace(/[\s\\]/g, (c) => `\\${c}`)}`);
+
+/**
+ * The connection's `options` and the URL to connect with: the session defaults, then the options the deployment
+ * gave (the URL's `?options=`, else the `PGOPTIONS` environment variable), then `settings`; PostgreSQL applies them
+ * in order, so a later one wins. node-postgres takes one `options` string, and a URL's replaces the one passed
+ * beside it, so the URL's is taken out of the URL and merged here.
+ */
+export function connectionOptions(url: string, settings: Readonly<Record<string, string | number>> = {}, env = process.env.PGOPTIONS) {
+  let given = env;
+  let connectionString = url;
+  try {
+    const parsed = new URL(url);
+    const fromUrl = parsed.searchParams.get('options');
+    if (fromUrl !== null) {
+      given = fromUrl;
+      parsed.searchParams.delete('options');
+      connectionString = parsed.toString();
+    }
+  } catch {
+    /* not a URL: node-postgres reports it when it connects */
+  }
+  const defaults = Object.fromEntries(Object.entries(SESSION_DEFAULTS).filter(([key]) => !Object.hasOwn(settings, key)));
+  const parts = [...commandLine(defaults), ...(given?.trim() ? [given.trim()] : []), ...commandLine(settings)];
+  return { connectionString, options: parts.join(' ') };
+}
+
 export function openPostgres(options: PostgresOptions): PostgresDatabase {
+  const connection = connectionOptions(options.url, options.settings);
   const pool = new pg.Pool({
-    connectionString: options.url,
+    connectionString: connection.connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'in-app-runtime',
     types: typeParsers,
     idleTimeoutMillis: 30_000,
-    options: Object.entries({ ...SESSION_DEFAULTS, ...options.settings })
-      .map(([key, value]) => `-c ${key}=${String(value).replace(/[\s\\]/g, (c) => `\\${c}`)}`)
-      .join(' '),
+    options: connection.options,
   });
   const clients = new Set<pg.PoolClient>();
   pool.on('connect', (client) => {
