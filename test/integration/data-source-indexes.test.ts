@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Database } from '../../src/server/db/database.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { indexName } from '../../src/server/data-sources/indexes.js';
@@ -276,6 +276,27 @@ describe(`data path indexes (${testEngine})`, () => {
       expect(await db.all('SELECT path FROM data_source_indexes WHERE data_source_id = ?', [averaged])).toEqual([]);
       // The same answer, now read from the index alone.
       expect(await query(counted, byCity)).toEqual(scanned);
+    });
+
+    it("closing the server drops a $group's pending count: nothing touches the closed database", async () => {
+      const own = await startTestBackend({ limits: { autoIndexAfter: 5, autoIndexScanRows: 100 } });
+      const warn = vi.spyOn(console, 'warn');
+      try {
+        const created = await own.api('POST', `/v1/data-sources?appId=${own.server.bootstrap.appId}`, { json: { name: 'Closing' } });
+        const id = created.body.dataSource.id as number;
+        expect((await own.api('POST', `/v1/data-sources/${id}/data`, { json: { entries: Array.from({ length: 400 }, (_, i) => row(i)) } })).status).toBe(200);
+        const grouped = await own.api('POST', `/v1/data-sources/${id}/data/query`, {
+          json: { aggregate: [{ $group: { _id: '$data.address.city', n: { $sum: 1 } } }] },
+        });
+        expect(grouped.status).toBe(200);
+        // The count starts 100 ms after the answer; the server closes before it.
+        await own.close();
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        expect(warn.mock.calls.map((c) => String(c[0])).filter((m) => m.includes('automatic index'))).toEqual([]);
+      } finally {
+        warn.mockRestore();
+        await own.close();
+      }
     });
   }
 });

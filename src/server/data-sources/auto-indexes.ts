@@ -26,6 +26,11 @@ export interface AutoIndexes {
   noteScan(dataSourceId: number, path: string, indexed: ReadonlySet<string>): void;
   /** Resolves when the automatic indexes being built now are done (tests, shutdown). */
   settled(): Promise<void>;
+  /**
+   * Stops counting (registered on the server's close, before the database closes): counts not started yet are
+   * dropped, and it resolves once a count or build under way is over.
+   */
+  close(): Promise<void>;
 }
 
 export function createAutoIndexes(ctx: ServerContext): AutoIndexes {
@@ -34,9 +39,10 @@ export function createAutoIndexes(ctx: ServerContext): AutoIndexes {
   /** Counts pending, by `dataSourceId:path`: one at a time per path; scans noted meanwhile share its weight. */
   const weighing = new Map<string, { done: Promise<void>; scans: number }>();
   const after = () => ctx.limits.autoIndexAfter ?? 50;
+  let closed = false;
   const auto: AutoIndexes = {
     note(dataSourceId, paths, indexed, weight = 1) {
-      if (after() <= 0) return;
+      if (after() <= 0 || closed) return;
       for (const path of paths) {
         if (indexed.has(path)) continue;
         const key = `${dataSourceId}:${path}`;
@@ -52,7 +58,7 @@ export function createAutoIndexes(ctx: ServerContext): AutoIndexes {
     },
     noteScan(dataSourceId, path, indexed) {
       const key = `${dataSourceId}:${path}`;
-      if (after() <= 0 || indexed.has(path) || building.has(key)) return;
+      if (after() <= 0 || closed || indexed.has(path) || building.has(key)) return;
       const pending = weighing.get(key);
       if (pending) return void pending.scans++;
       const rowsPerQuery = Math.max(1, ctx.limits.autoIndexScanRows ?? 10_000);
@@ -62,8 +68,10 @@ export function createAutoIndexes(ctx: ServerContext): AutoIndexes {
       // was too soon: the response was still being written).
       const entry = { done: Promise.resolve(), scans: 1 };
       entry.done = new Promise<void>((resolve) => setTimeout(resolve, WEIGH_AFTER_MS))
-        .then(() => countEntriesUpTo(ctx.db, dataSourceId, after() * rowsPerQuery))
-        .then((rows) => {
+        .then(async () => {
+          // A server closing meanwhile: its database is about to close, so nothing is counted.
+          if (closed) return;
+          const rows = await countEntriesUpTo(ctx.db, dataSourceId, after() * rowsPerQuery);
           weighing.delete(key);
           auto.note(dataSourceId, new Set([path]), indexed, entry.scans * Math.max(1, Math.floor(rows / rowsPerQuery)));
         })
@@ -76,6 +84,10 @@ export function createAutoIndexes(ctx: ServerContext): AutoIndexes {
     settled: async () => {
       await Promise.all([...weighing.values()].map((entry) => entry.done));
       await Promise.all([...building.values()]);
+    },
+    close: () => {
+      closed = true;
+      return auto.settled();
     },
   };
   return auto;

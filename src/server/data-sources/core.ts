@@ -30,11 +30,14 @@ export interface Core {
 
 export function createCore(ctx: ServerContext): Core {
   let files: FileStorage | undefined;
+  const autoIndexes = createAutoIndexes(ctx);
+  // Before the database closes: a count or build under way ends, none starts after.
+  ctx.onClose(() => autoIndexes.close());
   return {
     ctx,
     cache: createEntryCache({ maxEntries: ctx.limits.entryCacheEntries }),
     summaries: createSummaryMemo(),
-    autoIndexes: createAutoIndexes(ctx),
+    autoIndexes,
     // Created on first use so a server that never stores a file makes no folder.
     get files() {
       return (files ??= createFileStorage(ctx));
