@@ -13,6 +13,9 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 20_000,
     hookTimeout: 60_000,
+    // Snapshots are recorded expectations (the pipeline engine's, recorded from its former oracle): a missing one
+    // fails as in CI instead of being written from whatever the code does now. `vitest -u` records on purpose.
+    update: 'none',
     reporters: ['default', './test/helpers/summary-reporter.ts'],
     // Clients keep retrying uploads in the background after their test; a log line they print while a test
     // worker shuts down made vitest fail the run (EnvironmentTeardownError) although every test passed.

@@ -19,11 +19,11 @@
  * user expressions stay separate guest functions (compiled by the `fns` helper), so
  * a malformed expression cannot change the program's structure.
  *
- * Inside a segment the guest records trace events (node id, iteration, outcome) while
- * the trace has room and counts the rest per node; the current node (`_.n`), the
- * failing condition (`_.c`), engine failures (`_.f`) and the index of every active
- * inline loop (`_.K[id]`) are kept in the guest's private state, where the host reads
- * them (`Session.peek`) to trace a failure, even after an interrupt.
+ * The program records trace events (node id, iteration, outcome) while the trace has room
+ * and counts the rest per node; the current node (`N`), the failing condition (`C`), an
+ * engine failure (`FL`) and the index of every active loop (`K[id]`) are kept in the
+ * program's variables, where the host reads them (`run(-1)`, its report) to trace a failure,
+ * even after an interrupt.
  */
 import { HOST_BUILTINS } from '../functions/builtins.js';
 import { builtinName } from '../functions/catalog.js';
@@ -72,7 +72,7 @@ export interface BrokenExpression {
 
 export interface Plan {
   /**
-   * Guest statements adding the `run` and `unwind` helpers, written for the scope of the base script
+   * Guest statements adding the `run` and `go` helpers, written for the scope of the base script
    * (src/sandbox/guest.ts: `J`, `ctx`, `scope`, `fns`, `st`, `_`, `api`); empty for an empty pipeline.
    * `asExtension` turns them into a function of `(api, _)` to install into an open session.
    */
@@ -122,7 +122,7 @@ export function collectExpressions(functions: PipelineNode[]): string[] {
 }
 
 /** The settings spec of a function node. */
-export function settingsOf(node: FunctionNode, compile: (e: string) => number): Spec {
+function settingsOf(node: FunctionNode, compile: (e: string) => number): Spec {
   return settingsSpec(node.settings, {
     compile,
     expressionKeys: ['condition'],

@@ -504,7 +504,7 @@ function traceFailure(run: Run, error: unknown, stopAt: number): { failure: Pipe
 
 /**
  * The host side of a node with `retry` or `continueOnError` inside the program (`W` → `GH`, inline.ts): runs its
- * attempts and traces them as withPolicies does. 1: the node ran; 0: it failed and the run goes on (its
+ * attempts and traces each (`retried`, then `failed` or the success with its `retries`). 1: the node ran; 0: it failed and the run goes on (its
  * `lastError` set). Throws a failure to pass up (traced up to this node).
  */
 function guardNode(run: Run, id: number, attempt: () => PipelineFailure | undefined): number {
@@ -609,8 +609,8 @@ function attemptFailed(
 
 /**
  * The host side of `HQ(sleep, id, attempt)` (protocol.ts): the wait of a guarded node's retry after `attempt` failed,
- * from the plan's policy (never the guest's word), cut at the deadline around the node, as withPolicies waits;
- * then the run's time is checked. A failure escapes the node (run.passing), as it escapes withPolicies.
+ * from the plan's policy (never the guest's word), cut at the deadline around the node (`retryWait`);
+ * then the run's time is checked. A failure escapes the node (run.passing), untraced.
  */
 async function retrySleep(run: Run, id: number, attempt: number): Promise<void> {
   const node = guarded(run, id);
@@ -653,7 +653,7 @@ function compileOrBreak(session: Session, source: string): number | BrokenExpres
 }
 
 /**
- * The wait between two attempts of a retry (both paths): `delay`, cut at the deadline around the node, where it wakes
+ * The wait between two attempts of a retry: `delay`, cut at the deadline around the node, where it wakes
  * just past it, so that the next attempt fails at once; then the run's time is checked (a failure that escapes the
  * node). A timer counts from the event loop's clock, read once per turn, so after a long turn it fires early: a wait
  * cut at the deadline sleeps again until the deadline has passed (or the run is cancelled).

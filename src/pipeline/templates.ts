@@ -2,7 +2,11 @@
  * Settings templates (design §6): a string that is exactly `{{ expr }}` takes
  * the expression's value (any type); `{{ expr }}` inside a longer string is
  * interpolated as text; nested objects and arrays are walked. The result is a
- * compact spec the guest evaluates in one call (see src/sandbox/guest.ts).
+ * compact spec, which src/pipeline/inline.ts (`specJs`) turns into the program's code:
+ *   {k:'x',i}      exact template: the value of expression i
+ *   {k:'t',p:[..]} interpolated text: strings and expression indexes
+ *   {k:'o',n:[keys],v:[specs]} / {k:'a',v:[specs]} objects and arrays holding templates
+ *   {k:'l',v} / {k:'l',j} a literal (j: JSON text parsed afresh for each use)
  */
 export type Spec =
   | { k: 'x'; i: number }

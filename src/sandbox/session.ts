@@ -75,7 +75,6 @@ export type Helper =
   | 'call'
   | 'run'
   | 'go'
-  | 'unwind'
   | 'context'
   | 'current'
   | 'adopt';
@@ -104,7 +103,7 @@ export interface Session {
   /** Calls a helper that returns a guest promise and waits (pumping jobs and host calls) until it settles. */
   settle(name: Helper, ...args: Arg[]): Promise<void>;
   /**
-   * The same for an async program of the program (`go`): only the run's deadline bounds the host's waiting and
+   * The same for the program when it is async (`go`): only the run's deadline bounds the host's waiting and
    * job pumping; node deadlines are the program's own (interrupts, which an async function turns into a
    * rejection, host built-ins bounded by the deadline in force, and `HQ(time)` checks). Host built-in requests
    * are accepted only meanwhile.
@@ -114,7 +113,8 @@ export interface Session {
   installCode(): void;
   /**
    * Installs the run's compiled program: the source of a function of `(api, _)` that adds
-   * the `run` and `unwind` helpers (src/pipeline/inline.ts). Once per session.
+   * the `run` and `go` helpers (src/pipeline/inline.ts). A later one replaces them (a run with an expression that
+   * does not compile installs its program again, planned with the compiler's errors).
    */
   installProgram(source: string): void;
   /** Moves the deadline of what runs next (a node's own timeout), never past the run's deadline. */
