@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { runPipeline } from '../../src/pipeline/index.js';
 import { withoutTimes } from '../helpers/pipeline-outcome.js';
 import { createFakeServices } from '../browser/pipeline-page/cases.mjs';
-import type { PipelineNode, RunOutcome, RunPipelineOptions } from '../../src/contract/pipeline.js';
+import type { InPageCode, PipelineNode, RunOutcome, RunPipelineOptions } from '../../src/contract/pipeline.js';
 
 /**
  * Expressions that do not compile (src/pipeline/inline.ts `BrokenExpression`): the node that uses one is compiled
@@ -148,5 +148,36 @@ describe('an expression that does not compile fails its node when the run reache
     });
     expect(outcome.ok && outcome.result).toEqual(['undefined', 'undefined', 2]);
     expect(calls.map((c) => c[0])).toEqual(['dataSources.find']);
+  });
+
+  test('in page mode, beside a built-in (an async program), with a short trace, in nested loops', async () => {
+    const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (...args: string[]) => (...a: unknown[]) => Promise<unknown>;
+    const inPage: InPageCode = {
+      script: (_path, code) => new AsyncFunction('settings', 'context', 'Client', 'currentItem', 'currentIndex', code),
+      custom: (_pkg, code) => {
+        const made = new Function(`return (${code})`)() as (settings: unknown, context: unknown) => unknown;
+        return (settings, context) => made(settings, context);
+      },
+    };
+    const nested: PipelineNode = {
+      type: 'loop',
+      range: { from: 0, to: 2 },
+      functions: [
+        {
+          type: 'loop',
+          items: '{{ [currentIndex, currentIndex + 1] }}',
+          functions: [
+            { functionPackage: F('read-datasource'), settings: { dataSourceId: 1, limit: '{{ currentItem + 1 }}' } },
+            { functionPackage: F('script'), settings: { code: 'return { seen: (context.seen || 0) + 1 }' } },
+            { type: 'if', conditions: [{ condition: 'seen < 5', functions: [] }], elseFunctions: [set({ late: '{{ seen + }}' })] },
+          ],
+        },
+      ],
+    };
+    for (const extra of [{}, { inPage }, { limits: { maxTraceEntries: 3 } }] as Partial<Options>[]) {
+      const { outcome, calls } = await compare({ ...extra, functions: [nested, ret('unreachable')] });
+      expect(result(outcome)).toEqual(['EXPRESSION_FAILED', 'SyntaxError', expect.stringContaining('Invalid expression "seen +"')]);
+      expect(calls.length).toBe(5);
+    }
   });
 });
