@@ -38,7 +38,10 @@ export function createServices(ctx: ServerContext): ServerServices {
       if (started) return;
       started = true;
       // Close hooks run in reverse: the actions runtime stops first (runs in flight may still write, fire web
-      // hooks and create notifications), then notifications, then web hooks in flight are aborted.
+      // hooks and create notifications), then notifications, then web hooks in flight are aborted, and last the
+      // automatic indexes (queries of those runs may have noted scans): a pending count is dropped, a build under
+      // way awaited, before the database closes.
+      ctx.onClose(() => dataSources.core.autoIndexes.close());
       ctx.onClose(() => dataSources.core.webhooks.stop());
       pruneCommitReceiptsRegularly(ctx);
       notifications.start();

@@ -69,8 +69,8 @@ describe('server lifecycle: built, then started, then stopped', () => {
     // The scheduler, the notification loop and the two prunes run with the server's tick.
     expect(tickers.length).toBe(4);
     for (const tick of tickers) await tick();
-    // Actions, notifications, web hooks, the two prunes.
-    expect(closers.length).toBe(5);
+    // Actions, notifications, web hooks, automatic indexes, the two prunes.
+    expect(closers.length).toBe(6);
     for (const close of closers.reverse()) await close();
     expect(services.actions.pool?.threads()).toEqual([]);
   });

@@ -31,8 +31,6 @@ export interface Core {
 export function createCore(ctx: ServerContext): Core {
   let files: FileStorage | undefined;
   const autoIndexes = createAutoIndexes(ctx);
-  // Before the database closes: a count or build under way ends, none starts after.
-  ctx.onClose(() => autoIndexes.close());
   return {
     ctx,
     cache: createEntryCache({ maxEntries: ctx.limits.entryCacheEntries }),
