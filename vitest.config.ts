@@ -32,8 +32,9 @@ export default defineConfig({
               test: {
                 name: 'postgres',
                 include: ['test/integration/**/*.test.ts'],
-                // postgres*.test.ts use PostgreSQL whatever the project: run once, in the sqlite project.
-                exclude: ['test/integration/postgres*.test.ts'],
+                // postgres*.test.ts use PostgreSQL whatever the project, sqlite*.test.ts a SQLite file: run once,
+                // in the sqlite project.
+                exclude: ['test/integration/postgres*.test.ts', 'test/integration/sqlite*.test.ts'],
                 env: { IAR_TEST_DB: 'postgres' },
               },
             },

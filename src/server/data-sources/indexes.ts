@@ -1,6 +1,7 @@
 import type { ServerContext } from '../context.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { PostgresDatabase } from '../db/postgres.js';
+import type { SqliteDatabase } from '../db/sqlite.js';
 import { dialectOf } from './sql/select.js';
 
 /**
@@ -13,7 +14,8 @@ import { dialectOf } from './sql/select.js';
  * source). A path may also have a descending index (key `desc:<path>`, sql/prefilter.ts `descKey`): an `order` by the
  * path DESC walks it forward in exactly that order with its tie-breakers (walking the ascending one backward
  * reverses them, so each group of equal keys was sorted). All are dropped with their data source. On PostgreSQL they are built CONCURRENTLY (writes go
- * on); SQLite holds its write lock while it builds one (about 1 s per 300,000 entries, docs/benchmarks.md).
+ * on); SQLite holds its write lock while it builds one (about 1 s per 300,000 entries, docs/benchmarks.md), on a
+ * thread of its own for a database file (sqlite.ts `slowDdl`): reads go on, writes wait.
  */
 export type IndexOrigin = 'declared' | 'auto';
 
@@ -38,9 +40,13 @@ export function indexDdl(engine: 'sqlite' | 'postgres', dataSourceId: number, pa
  */
 const dropDdl = (db: Database, name: string) => `DROP INDEX ${db.dialect === 'postgres' ? 'CONCURRENTLY ' : ''}IF EXISTS ${name}`;
 
-/** Runs DDL outside any transaction (PostgreSQL: untranslated, on the pool, as CONCURRENTLY needs). */
-async function ddl(db: Database, text: string): Promise<void> {
+/**
+ * Runs DDL outside any transaction (PostgreSQL: untranslated, on the pool, as CONCURRENTLY needs). A `slow` one
+ * (a build) runs off the main thread on SQLite (`slowDdl`).
+ */
+async function ddl(db: Database, text: string, slow = false): Promise<void> {
   if (db.dialect === 'postgres') await (db as PostgresDatabase).query(text);
+  else if (slow) await (db as SqliteDatabase).slowDdl(text);
   else await db.run(text);
 }
 
@@ -61,7 +67,7 @@ export async function indexedPaths(db: Queryable, dataSourceId: number): Promise
 export async function createPathIndex(ctx: ServerContext, dataSourceId: number, path: string, origin: IndexOrigin): Promise<void> {
   const { db } = ctx;
   try {
-    await ddl(db, indexDdl(db.dialect, dataSourceId, path));
+    await ddl(db, indexDdl(db.dialect, dataSourceId, path), true);
   } catch (error) {
     await ddl(db, dropDdl(db, indexName(dataSourceId, path))).catch(() => undefined);
     throw error;

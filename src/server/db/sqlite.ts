@@ -2,6 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Database, KeptRows, KeptText, Queryable, RunResult, SqlValue, TextQuery, Transaction } from './database.js';
 import { statementCache } from './sqlite-statements.js';
 import { defineSqliteFunctions, type ArmedBudget } from './sqlite-functions.js';
+import { runDdlOffThread } from './sqlite-readers/ddl.js';
 import { startSqliteReaders, type SqliteReaders } from './sqlite-readers/pool.js';
 import { StatementTimeout } from './statement-budget.js';
 
@@ -15,6 +16,13 @@ export interface SqliteDatabase extends Database {
   startReaders(threads: number): Promise<void>;
   /** Reader threads alive now (empty before startReaders and after close). */
   readerThreads(): { threadId: number; busy: boolean }[];
+  /**
+   * Runs a DDL statement that takes long (an index build). On a database file it runs on a thread of its own
+   * (sqlite-readers/ddl.ts) while it holds the write lock: transactions and statements that write wait for it
+   * (SQLite has one writer), statements that only read go on, on this connection and on the reader threads. In
+   * memory it runs here, as any statement: the whole process waits for it.
+   */
+  slowDdl(sql: string): Promise<void>;
 }
 
 /**
@@ -85,14 +93,28 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Sqlite
       }
     });
   };
+  /** A slow DDL statement runs on a thread of its own, holding the lock (slowDdl). */
+  let building = false;
+  /** While it does, a statement that only reads need not wait: no transaction of this connection is open. */
+  const readsBeside = (sql: string) => {
+    if (!building) return false;
+    try {
+      return prepare(sql).readonly;
+    } catch {
+      return false;
+    }
+  };
   const outside = <K extends keyof Queryable>(key: K): Queryable[K] =>
     ((...args: Parameters<Queryable[K]>) =>
-      locked
+      locked && !readsBeside(args[0])
         ? withLock(() => (direct[key] as (...a: unknown[]) => Promise<unknown>)(...args))
         : (direct[key] as (...a: unknown[]) => Promise<unknown>)(...args)) as Queryable[K];
 
-  /** After the transaction, a statement waits for the one running (if any), like a plain statement. */
-  const afterwards = <T>(fn: () => T): Promise<T> => (locked ? withLock(async () => fn()) : (async () => fn())());
+  /**
+   * After the transaction, a statement of kept rows waits for the one running (if any), like a plain statement; not
+   * for a slow DDL statement (it reads or drops a TEMP table, which takes no lock on the database).
+   */
+  const afterwards = <T>(fn: () => T): Promise<T> => (locked && !building ? withLock(async () => fn()) : (async () => fn())());
 
   // Kept rows are copied into a TEMP table (private to this connection, untouched by later writes), in the
   // query's order: its rowids are 1, 2, … in that order, so a page is a rowid range.
@@ -164,7 +186,7 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Sqlite
   }
 
   /** Runs one statement of `bounded` (after the lock, like a plain statement) with its deadline armed. */
-  const armedFor = <T>(deadline: number, timeoutMs: number, fn: () => Promise<T>): Promise<T> => {
+  const armedFor = <T>(deadline: number, timeoutMs: number, sql: string, fn: () => Promise<T>): Promise<T> => {
     const run = async () => {
       if (Date.now() > deadline) throw new StatementTimeout(timeoutMs);
       armed = { deadline, timeoutMs };
@@ -176,7 +198,7 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Sqlite
         armed = null;
       }
     };
-    return locked ? withLock(run) : run();
+    return locked && !readsBeside(sql) ? withLock(run) : run();
   };
 
   return {
@@ -188,9 +210,9 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Sqlite
       if (readers) return readers.bounded(timeoutMs, fn);
       const deadline = Date.now() + timeoutMs;
       return fn({
-        all: (sql, p) => armedFor(deadline, timeoutMs, () => direct.all(sql, p)),
-        get: (sql, p) => armedFor(deadline, timeoutMs, () => direct.get(sql, p)),
-        run: (sql, p) => armedFor(deadline, timeoutMs, () => direct.run(sql, p)),
+        all: (sql, p) => armedFor(deadline, timeoutMs, sql, () => direct.all(sql, p)),
+        get: (sql, p) => armedFor(deadline, timeoutMs, sql, () => direct.get(sql, p)),
+        run: (sql, p) => armedFor(deadline, timeoutMs, sql, () => direct.run(sql, p)),
       });
     },
     // The single writer already runs every transaction alone: the key adds nothing.
@@ -203,6 +225,21 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Sqlite
       readers = await startSqliteReaders({ file, size: threads });
     },
     readerThreads: () => readers?.threads() ?? [],
+    async slowDdl(sql: string) {
+      if (!file) {
+        await outside('run')(sql);
+        return;
+      }
+      await withLock(async () => {
+        if (closing) throw new Error('The database is closed');
+        building = true;
+        try {
+          await runDdlOffThread(file, sql);
+        } finally {
+          building = false;
+        }
+      });
+    },
     close() {
       closing ??= (async () => {
         const stopping = readers;

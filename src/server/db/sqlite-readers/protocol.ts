@@ -7,9 +7,17 @@ import type { SqlValue } from '../database.js';
 export type ReaderMethod = 'all' | 'get' | 'run';
 
 export interface ReaderThreadData {
-  /** The database file (opened read-only). */
+  /** The database file (opened read-only, except in `ddl` mode). */
   file: string;
+  /**
+   * `ddl` mode (ddl.ts): the thread opens the file writable, runs this one statement (an index build), answers
+   * `FromDdl` and ends. Without it the thread is a reader.
+   */
+  ddl?: string;
 }
+
+/** The answer of a thread started in `ddl` mode. */
+export type FromDdl = { type: 'ddl'; ok: true } | { type: 'ddl'; ok: false; error: ReaderError };
 
 export type ToReader =
   | {
