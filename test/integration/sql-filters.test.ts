@@ -56,6 +56,26 @@ const VALUES: unknown[] = [
   '-0',
   '2024-01-05',
   '2024-01-05 09:30',
+  // Strings numericValue reads as numbers, and some it does not.
+  '.5',
+  '5.',
+  '+5',
+  '-.5e1',
+  '1.50',
+  '007',
+  '1e+3',
+  '\t5\n',
+  '5e-324',
+  '5 x',
+  '0x10',
+  'Infinity',
+  '1e',
+  '.',
+  30,
+  0.1,
+  2 ** 53,
+  2 ** 53 + 2,
+  1.7976931348623157e308,
   0,
   5,
   -1.5,
@@ -116,7 +136,25 @@ const OPERANDS: unknown[] = [
   false,
   null,
   5,
+  // Numeric operands: numbers, and strings numericValue reads as numbers.
+  0,
+  -0,
+  30,
+  -1.5,
+  1e21,
+  1.5e-7,
+  0.1,
+  2 ** 53,
+  '5.0',
+  ' 7 ',
+  '.5',
+  '-0',
+  '+5',
+  '1e-400',
+  '1E400',
 ];
+/** Strings past the double range: PostgreSQL's `float8` refuses them (the JS evaluator answers; tested over HTTP below). */
+const OUT_OF_RANGE = ['1e400', '-1e400', '1e-400', '0.1e-330'];
 const CONDITIONS = ['==', '!=', 'contains', 'notcontains', '>', '>=', '<', '<='];
 
 beforeAll(async () => {
@@ -127,7 +165,7 @@ beforeAll(async () => {
   const conn = await b.client.DataSources.connect(ds.id);
   // jsonb refuses `\u0000` and lone surrogates (JSON.stringify writes both as escapes).
   const unsafe = (v: unknown) => /\\u0000|\\ud[89a-f]/.test(JSON.stringify(v));
-  const values = testEngine === 'postgres' ? VALUES.filter((v) => !unsafe(v)) : VALUES;
+  const values = testEngine === 'postgres' ? VALUES.filter((v) => !unsafe(v)) : [...VALUES, ...OUT_OF_RANGE];
   // The value alone, in an array, nested (a.b), behind an array (filters.ts reads nothing there), and as the
   // top-level key `a.b` (which wins over the nested one).
   await conn.import(values.flatMap((v) => [{ v }, { v: [v, 5] }, { a: { b: v } }, { a: [{ b: v }] }, { 'a.b': v, a: { b: 'zzz' } }]));
@@ -170,6 +208,9 @@ it('translated filters answer as filters.ts does on edge-case values', async () 
     filters.push({ column, condition: 'oneof', value: ['k', null, true] }, { column, condition: 'oneof', value: 'xky, ss ,TRUE' });
     filters.push({ column, condition: 'between', value: { from: 'a', to: 'x' } }, { column, condition: 'between', value: { from: '', to: '{' } });
     filters.push({ column, condition: 'between', value: { from: true, to: null } }, { column, condition: 'between', value: { to: '2024-01-06' } });
+    filters.push({ column, condition: 'oneof', value: [5, 'k', '1e3', null] }, { column, condition: 'oneof', value: '5, 7 ,x, 0.1' });
+    filters.push({ column, condition: 'between', value: { from: 1, to: 10 } }, { column, condition: 'between', value: { from: '05', to: 'x' } });
+    filters.push({ column, condition: 'between', value: { from: -1, to: null } }, { column, condition: 'between', value: { from: 0.1, to: '1e3' } });
   }
   const { translated, diffs } = await differences(filters);
   expect(diffs).toEqual([]);
@@ -189,6 +230,11 @@ const SAMPLE = [
   { column: 'v', condition: '>', value: 'x' },
   { column: 'a.b', condition: '<=', value: '2024-01-05' },
   { column: 'v', condition: 'between', value: { from: '{', to: 'zz' } },
+  { column: 'v', condition: '>=', value: 5 },
+  { column: 'a.b', condition: '<', value: '1e3' },
+  { column: 'v', condition: '==', value: '05' },
+  { column: 'v', condition: 'oneof', value: [0, 'k', 30] },
+  { column: 'a.b', condition: 'between', value: { from: -1, to: '2024' } },
 ];
 
 it('selects with translated filters over HTTP answer as runQuery does', async () => {
@@ -243,18 +289,51 @@ it('query deletes with translated filters run in SQL and delete what the JS matc
 
 it('leaves to the JS evaluator the operands SQL would fold or read as numbers differently', () => {
   const planned = (condition: string, value: unknown) => planSqlSelect(compileQuery({ where: { $filters: [{ column: 'v', condition, value }] } })) !== null;
-  for (const value of ['é', 'ß', '\u0130', 'σ', 'i\u0307', 'ǅ', 5, '05', ' 7 ', '1e3', '-0', '{"a":1}', '[1]']) {
+  for (const value of ['é', 'ß', '\u0130', 'σ', 'i\u0307', 'ǅ', '{"a":1}', '[1]']) {
     expect({ value, planned: planned('==', value) }).toEqual({ value, planned: false });
     expect({ value, planned: planned('oneof', ['x', value]) }).toEqual({ value, planned: false });
   }
   // A needle made of a number's characters could be in a number's text.
   for (const value of ['5', '1e', '.', '-', 'E', 5]) expect({ value, planned: planned('contains', value) }).toEqual({ value, planned: false });
-  for (const value of [5, '05', '\uFFFF', '😀']) expect({ value, planned: planned('>', value) }).toEqual({ value, planned: false });
+  for (const value of ['\uFFFF', '😀']) expect({ value, planned: planned('>', value) }).toEqual({ value, planned: false });
+  // Numeric operands translate: numeric elements are compared as numbers (a string's as numericValue reads it).
+  for (const value of [5, '05', ' 7 ', '1e3', '-0', 1.5e-7]) {
+    for (const condition of ['==', '!=', '>', '>=', '<', '<='])
+      expect({ value, condition, planned: planned(condition, value) }).toEqual({ value, condition, planned: true });
+    expect({ value, planned: planned('oneof', ['x', value]) }).toEqual({ value, planned: true });
+    expect({ value, planned: planned('between', { from: value, to: 'x' }) }).toEqual({ value, planned: true });
+  }
   for (const condition of ['dateis', 'datebefore', 'dateafter']) expect(planned(condition, '2024-01-05')).toBe(false);
   // Caseless non-ASCII text translates, and so does U+212A, whose lowercase is k (as JS compares it).
   expect(planned('==', '\u212a')).toBe(true);
   expect(planned('==', '名前')).toBe(true);
   expect(planned('contains', '😀')).toBe(true);
+});
+
+it('numeric filters answer right over strings past the double range (PostgreSQL: by the JS evaluator)', async () => {
+  const ds = (await b.client.DataSources.create({ name: 'OutOfRange' })).id;
+  const conn = await b.client.DataSources.connect(ds);
+  await conn.import([...OUT_OF_RANGE, 0, 5, '5', 'x', 1e300, [1, '1e400']].flatMap((v) => [{ v }, { a: { b: v } }]));
+  const stored = await storedEntries(db, ds);
+  for (const filter of [
+    { column: 'v', condition: '>', value: 1 },
+    { column: 'v', condition: '==', value: 0 },
+    { column: 'a.b', condition: 'between', value: { from: -1, to: '1e3' } },
+    { column: 'v', condition: 'oneof', value: ['5', 0] },
+  ]) {
+    const body = { where: { $filters: [filter] }, order: [['id', 'ASC']], limit: 100 };
+    const res = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: body });
+    const want = await runQuery(stored, compileQuery(body).body, { load: async () => [] });
+    expect({ filter, status: res.status, answer: res.body }).toEqual({ filter, status: 200, answer: JSON.parse(JSON.stringify(want)) });
+    const counted = await b.api('POST', `/v1/data-sources/${ds}/data/query`, {
+      json: { where: body.where, aggregate: [{ $group: { _id: null, n: { $sum: 1 } } }] },
+    });
+    expect({ filter, status: counted.status, answer: counted.body.entries }).toEqual({
+      filter,
+      status: 200,
+      answer: want.entries.length ? [{ _id: null, n: want.entries.length }] : [],
+    });
+  }
 });
 
 it('the case folding the translation relies on holds for every code point', () => {

@@ -1,9 +1,16 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { likeMatcher } from '../../filter/like.js';
+import { numericValue } from '../data-sources/query/values.js';
 import { SQLITE_BUDGET_FUNCTION, StatementTimeout } from './statement-budget.js';
 
 /** `iar_like(value, pattern, caseInsensitive)`: src/filter/like.ts's `$like`/`$iLike` test, 1 or 0. */
 export const SQLITE_LIKE_FUNCTION = 'iar_like';
+
+/**
+ * `iar_number(value)`: the number numericValue reads in a string (its decimal syntax, finite; what `$filters`
+ * compares as a number), else NULL (also for anything but a string).
+ */
+export const SQLITE_NUMBER_FUNCTION = 'iar_number';
 
 /** The deadline of the statement running now on a connection (Database.bounded), or null: no budget. */
 export interface ArmedBudget {
@@ -20,6 +27,7 @@ export interface ArmedBudget {
  *   which aborts the statement (the connection stays usable); returns 1 otherwise.
  * - SQLITE_LIKE_FUNCTION: like.ts's match, for the values GLOB cannot test (a NUL ends a string for GLOB:
  *   data-sources/sql/sqlite.ts); its matchers are kept per pattern (at most 64).
+ * - SQLITE_NUMBER_FUNCTION: numericValue of a string, for `$filters` (data-sources/sql/sqlite-filters.ts).
  */
 export function defineSqliteFunctions(db: BetterSqlite3.Database, armed: () => ArmedBudget | null): void {
   db.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => {
@@ -36,5 +44,10 @@ export function defineSqliteFunctions(db: BetterSqlite3.Database, armed: () => A
       matchers.set(key, (match = likeMatcher(String(pattern), Boolean(caseInsensitive))));
     }
     return match(value) ? 1 : 0;
+  });
+  db.function(SQLITE_NUMBER_FUNCTION, { deterministic: true }, (value: unknown) => {
+    if (typeof value !== 'string') return null;
+    const n = numericValue(value);
+    return n === n ? n : null;
   });
 }

@@ -28,17 +28,30 @@ export type ValueTest =
 export type FilterTest =
   /** null, missing, '' or [] (the value itself, not its elements). */
   | { kind: 'empty' }
-  /** Case-insensitive equality of the element's text with one of `texts` (lowercased, non-numeric); `nulls`: null matches. */
-  | { kind: 'equals'; texts: string[]; nulls: boolean; booleans: boolean[] }
+  /**
+   * Case-insensitive equality of the element's text with one of `texts` (lowercased, non-numeric), or of its number
+   * with one of `numbers` (a numeric element: a JSON number, or a string numericValue reads); `nulls`: null matches.
+   */
+  | { kind: 'equals'; texts: string[]; numbers: number[]; nulls: boolean; booleans: boolean[] }
   /** The element's text (objects and arrays: their JSON), lowercased, holds `needle` (lowercased; no number's text can). */
   | { kind: 'contains'; needle: string; booleans: boolean[] }
-  /** The element's text (numbers: their JSON text; objects, arrays: their JSON) between the bounds, by UTF-16 code units. */
+  /**
+   * The element between the bounds: by UTF-16 code units of its text (numbers: their JSON text; objects, arrays:
+   * their JSON), except that a bound with `num` (a numeric operand) compares a numeric element's number with it.
+   */
   | {
       kind: 'range';
-      from: { text: string; strict: boolean } | undefined;
-      to: { text: string; strict: boolean } | undefined;
+      from: FilterBound | undefined;
+      to: FilterBound | undefined;
       booleans: boolean[];
     };
+
+/** A `$filters` comparison bound: its text, and its number when the operand is numeric (numericValue). */
+export interface FilterBound {
+  text: string;
+  num?: number;
+  strict: boolean;
+}
 
 /** Entry fields a `where` (`$id`, `$order`, `$createdAt`, `$updatedAt`) or `order` can name, by column. */
 export type EntryColumn = 'id' | 'sort_order' | 'created_at' | 'updated_at';
@@ -90,7 +103,7 @@ export function sizeOf(cond: Cond): number {
     case 'not':
       return 1 + sizeOf(cond.item);
     case 'filter':
-      return cond.test.kind === 'equals' ? 1 + cond.test.texts.length : 1;
+      return cond.test.kind === 'equals' ? 1 + cond.test.texts.length + cond.test.numbers.length : 1;
     default:
       return cond.test.kind === 'in' ? 1 + cond.test.strings.length + cond.test.numbers.length + cond.test.booleans.length : 1;
   }

@@ -1,6 +1,6 @@
 import { isPlainObject } from '../query/errors.js';
 import { numericValue, textOf } from '../query/values.js';
-import { FALSE, and, not, type Cond, type FilterTest } from './conditions.js';
+import { FALSE, and, not, type Cond, type FilterBound, type FilterTest } from './conditions.js';
 import { pathSegments } from './paths.js';
 
 /**
@@ -10,9 +10,13 @@ import { pathSegments } from './paths.js';
  * - The column is read as compileDataPath reads it, not as sift walks a path: a top-level key holding the whole
  *   dotted name wins, then the dots walk objects only (an array on the way gives undefined). An array at the end
  *   is tested element by element (one level: a nested array is tested as its JSON text, as textOf does).
- * - Numeric operands (numbers, numeric strings like "05", " 7 ", "1e3") are left out: filters.ts then compares
- *   numeric strings of the data as numbers, and SQL has no exact `Number()` of a string. With a non-numeric
- *   operand no number's text can equal it, and comparisons are of text only.
+ * - Numeric operands (numbers, numeric strings like "05", " 7 ", "1e3") of `==`, `!=`, `oneof`, `>`, `>=`, `<`,
+ *   `<=` and `between`: filters.ts compares a numeric element (a JSON number, or a string numericValue reads: its
+ *   decimal syntax, finite) with them as numbers, any other element by its text. The dialects read a string's
+ *   number exactly as numericValue does (SQLite: numericValue itself, SQLITE_NUMBER_FUNCTION; PostgreSQL: the
+ *   same syntax by a regular expression, then `float8`, correctly rounded like `Number()`; a string past the
+ *   double range makes PostgreSQL refuse the statement, and the JS evaluator answers). With a non-numeric operand
+ *   no number's text can equal it, and comparisons are of text only. `contains` stays textual (see below).
  * - `==`, `!=`, `oneof`, `contains`, `notcontains` ignore case with JS's full `toLowerCase`; SQL's `lower()`
  *   folds ASCII only. Their operands are taken when every non-ASCII character is caseless (`toLowerCase()` and
  *   `toUpperCase()` leave it as it is, and it is not U+0307): then only ASCII letters of the operand can meet a
@@ -22,8 +26,8 @@ import { pathSegments } from './paths.js';
  * - `contains` needs a character outside a number's text (`0-9 . + - e`), so that no number matches; booleans are
  *   decided here (`'true'`, `'false'`); objects and arrays by their JSON text (the stored text is JSON.stringify's,
  *   which SQLite's `->` and PostgreSQL's `json` give back as it is).
- * - `>`, `>=`, `<`, `<=`, `between` with non-numeric strings (characters below U+D800, where UTF-8 and UTF-16
- *   orders agree) or booleans (their text); `null` operands match nothing.
+ * - `>`, `>=`, `<`, `<=`, `between` with strings (characters below U+D800, where UTF-8 and UTF-16 orders agree),
+ *   numbers or booleans (their text); `null` operands match nothing.
  * - The date conditions are left out.
  */
 
@@ -47,22 +51,32 @@ const NUMBER_CHARS = new Set('0123456789.+-e');
 
 const BOOLEANS = [true, false] as const;
 
-/** Equality (case-insensitive) with any of `options`; null among them matches null and missing. */
+/**
+ * Equality (case-insensitive) with any of `options`; null among them matches null and missing. A numeric option
+ * matches numeric elements of its number: no other element's text can equal its text (lowercased, that text has
+ * the decimal syntax, so the element would be numeric, of the same number).
+ */
 function equals(options: readonly unknown[]): FilterTest | null {
   const texts: string[] = [];
+  const numbers: number[] = [];
   let nulls = false;
   for (const option of options) {
     if (option === null) {
       nulls = true;
       continue;
     }
-    if (typeof option !== 'string' && typeof option !== 'boolean') return null;
+    if (typeof option !== 'string' && typeof option !== 'boolean' && typeof option !== 'number') return null;
+    if (isNumeric(option)) {
+      numbers.push(numericValue(option));
+      continue;
+    }
+    if (typeof option === 'number') return null;
     const text = String(option).toLowerCase();
     // A text starting like an object's or array's JSON could equal one (textOf of an element is its JSON).
-    if (isNumeric(option) || !foldable(text) || text.startsWith('{') || text.startsWith('[')) return null;
+    if (!foldable(text) || text.startsWith('{') || text.startsWith('[')) return null;
     texts.push(text);
   }
-  return { kind: 'equals', texts, nulls, booleans: BOOLEANS.filter((b) => texts.includes(String(b))) };
+  return { kind: 'equals', texts, numbers, nulls, booleans: BOOLEANS.filter((b) => texts.includes(String(b))) };
 }
 
 /** filters.ts's option list of `oneof`: an array, or a comma-separated string. */
@@ -82,14 +96,16 @@ function contains(value: unknown): FilterTest | null {
   return { kind: 'contains', needle, booleans: BOOLEANS.filter((b) => String(b).includes(needle)) };
 }
 
-type Bound = { text: string; strict: boolean };
-
-/** A comparison bound's text, or null when it does not translate (numeric, or not orderable by UTF-8). */
-function boundText(value: unknown): string | null {
-  if (typeof value === 'boolean') return String(value);
-  if (typeof value !== 'string' || isNumeric(value) || /[\u0000\uD800-\uFFFF]/.test(value)) return null;
-  return value;
+/** A comparison bound (its text as compareTo's `textOf`, its number when numeric), or null when it does not translate. */
+function boundOf(value: unknown, strict: boolean): FilterBound | null {
+  if (typeof value === 'boolean') return { text: String(value), strict };
+  if (typeof value === 'number') return Number.isFinite(value) ? { text: String(value), num: value, strict } : null;
+  // Not orderable by UTF-8 as by UTF-16 (see above).
+  if (typeof value !== 'string' || /[\u0000\uD800-\uFFFF]/.test(value)) return null;
+  return isNumeric(value) ? { text: value, num: numericValue(value), strict } : { text: value, strict };
 }
+
+type Bound = FilterBound;
 
 const meets = (text: string, from: Bound | undefined, to: Bound | undefined) =>
   (!from || (from.strict ? text > from.text : text >= from.text)) && (!to || (to.strict ? text < to.text : text <= to.text));
@@ -123,17 +139,16 @@ function test(condition: string, value: unknown): FilterTest | typeof FALSE | nu
     case '<=': {
       // compareTo(null) compares nothing: such a filter matches no entry.
       if (value === null) return FALSE;
-      const text = boundText(value);
-      if (text === null) return null;
-      const bound = { text, strict: condition.length === 1 };
+      const bound = boundOf(value, condition.length === 1);
+      if (bound === null) return null;
       return condition[0] === '>' ? range(bound, undefined) : range(undefined, bound);
     }
     case 'between': {
       if (!isPlainObject(value)) return null;
-      const from = absent(value.from) ? undefined : boundText(value.from);
-      const to = absent(value.to) ? undefined : boundText(value.to);
+      const from = absent(value.from) ? undefined : boundOf(value.from, false);
+      const to = absent(value.to) ? undefined : boundOf(value.to, false);
       if (from === null || to === null || (from === undefined && to === undefined)) return null;
-      return range(from === undefined ? undefined : { text: from, strict: false }, to === undefined ? undefined : { text: to, strict: false });
+      return range(from, to);
     }
     default:
       return null;

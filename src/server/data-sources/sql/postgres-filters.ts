@@ -19,27 +19,57 @@ const fold = (text: string) => `lower(replace(replace(${text}, '${KELVIN}', 'k')
 
 const textParam = (value: string) => sql`CAST(${value} AS text)`;
 
-function textTest(text: string, test: Extract<FilterTest, { kind: 'contains' } | { kind: 'range' }>): Sql {
+/**
+ * numericValue's syntax (query/values.ts `isDecimal`): spaces (space, tab, LF, CR), a sign, digits with a point, an
+ * exponent, spaces. `float8` reads it as `Number()` does (correctly rounded); past the double range it refuses it
+ * (22003), and the statement falls back to the JS evaluator.
+ */
+const DECIMAL = '^[ \t\n\r]*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?[ \t\n\r]*$';
+
+/** A string element's number as numericValue reads it, NULL when it is not numeric. */
+const numberOf = (text: string) => sql`(CASE WHEN ${raw(text)} ~ ${textParam(DECIMAL)} THEN CAST(${raw(text)} AS float8) END)`;
+
+/**
+ * `contains`, or a range: by `text` (the element's text), except that a bound with a number compares `num` (the
+ * element's number, NULL when the element is not numeric; null: never numeric) with it when there is one.
+ */
+function textTest(text: string, num: Sql | null, test: Extract<FilterTest, { kind: 'contains' } | { kind: 'range' }>): Sql {
   if (test.kind === 'contains') return sql`strpos(${raw(fold(text))}, ${textParam(test.needle)}) > 0`;
   const c = `(${text} COLLATE "C")`;
   const parts: Sql[] = [];
-  if (test.from) parts.push(sql`${raw(c)} ${raw(test.from.strict ? '>' : '>=')} ${textParam(test.from.text)}`);
-  if (test.to) parts.push(sql`${raw(c)} ${raw(test.to.strict ? '<' : '<=')} ${textParam(test.to.text)}`);
+  for (const [bound, op] of [
+    [test.from, test.from?.strict ? '>' : '>='],
+    [test.to, test.to?.strict ? '<' : '<='],
+  ] as const) {
+    if (!bound) continue;
+    const byText = sql`${raw(c)} ${raw(op)} ${textParam(bound.text)}`;
+    // NULL (not numeric) falls through to the text.
+    parts.push(bound.num !== undefined && num !== null ? sql`COALESCE(${num} ${raw(op)} ${numberParam(bound.num)}, ${byText})` : byText);
+  }
   return sql`(${joinSql(parts, ' AND ')})`;
 }
+
+const numberParam = (value: number) => sql`CAST(${value} AS float8)`;
 
 /** The test of one json value `x` (an element, or the value when it is not an array; NULL when missing). */
 function elementTest(x: string, test: Exclude<FilterTest, { kind: 'empty' }>): Sql {
   const t = `json_typeof(${x})`;
   const s = `(${x} #>> '{}')`;
+  // A JSON number's text is JSON.stringify's, always within the double range.
+  const jsonNumber = sql`CAST(${raw(`${x}::text`)} AS float8)`;
   const booleans = test.booleans.length === 0 ? 'FALSE' : test.booleans.map((b) => `${x}::text = '${b}'`).join(' OR ');
   if (test.kind === 'equals') {
     const texts = test.texts.length === 0 ? raw('FALSE') : sql`${raw(fold(s))} IN (${joinSql(test.texts.map(textParam), ', ')})`;
-    return sql`(CASE WHEN ${raw(x)} IS NULL OR ${raw(t)} = 'null' THEN ${raw(test.nulls ? 'TRUE' : 'FALSE')} WHEN ${raw(t)} = 'string' THEN ${texts} WHEN ${raw(t)} = 'boolean' THEN ${raw(booleans)} ELSE FALSE END)`;
+    if (test.numbers.length === 0)
+      return sql`(CASE WHEN ${raw(x)} IS NULL OR ${raw(t)} = 'null' THEN ${raw(test.nulls ? 'TRUE' : 'FALSE')} WHEN ${raw(t)} = 'string' THEN ${texts} WHEN ${raw(t)} = 'boolean' THEN ${raw(booleans)} ELSE FALSE END)`;
+    const numbers = joinSql(test.numbers.map(numberParam), ', ');
+    return sql`(CASE WHEN ${raw(x)} IS NULL OR ${raw(t)} = 'null' THEN ${raw(test.nulls ? 'TRUE' : 'FALSE')} WHEN ${raw(t)} = 'string' THEN (${texts} OR COALESCE(${numberOf(s)} IN (${numbers}), FALSE)) WHEN ${raw(t)} = 'number' THEN ${jsonNumber} IN (${numbers}) WHEN ${raw(t)} = 'boolean' THEN ${raw(booleans)} ELSE FALSE END)`;
   }
-  // Numbers: a `contains` needle is in no number's text; their JSON text is compared by `range`.
-  const others = test.kind === 'range' ? `'number', 'object', 'array'` : `'object', 'array'`;
-  return sql`(CASE WHEN ${raw(t)} = 'string' THEN ${textTest(s, test)} WHEN ${raw(t)} IN (${raw(others)}) THEN ${textTest(`${x}::text`, test)} WHEN ${raw(t)} = 'boolean' THEN ${raw(booleans)} ELSE FALSE END)`;
+  if (test.kind === 'contains') {
+    // Numbers: the needle is in no number's text.
+    return sql`(CASE WHEN ${raw(t)} = 'string' THEN ${textTest(s, null, test)} WHEN ${raw(t)} IN ('object', 'array') THEN ${textTest(`${x}::text`, null, test)} WHEN ${raw(t)} = 'boolean' THEN ${raw(booleans)} ELSE FALSE END)`;
+  }
+  return sql`(CASE WHEN ${raw(t)} = 'string' THEN ${textTest(s, numberOf(s), test)} WHEN ${raw(t)} = 'number' THEN ${textTest(`${x}::text`, jsonNumber, test)} WHEN ${raw(t)} IN ('object', 'array') THEN ${textTest(`${x}::text`, null, test)} WHEN ${raw(t)} = 'boolean' THEN ${raw(booleans)} ELSE FALSE END)`;
 }
 
 export function postgresFilter(segments: readonly string[], test: FilterTest): Sql {

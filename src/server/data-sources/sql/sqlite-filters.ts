@@ -1,3 +1,4 @@
+import { SQLITE_NUMBER_FUNCTION } from '../../db/sqlite-functions.js';
 import type { FilterTest } from './conditions.js';
 import { placeholders } from './dialect.js';
 import { joinSql, literal, raw, sql, type Sql } from './fragment.js';
@@ -21,27 +22,46 @@ const fold = (text: string) => `lower(replace(replace(${text}, '${KELVIN}', 'k')
 
 const booleanTest = (t: string, booleans: readonly boolean[]) => (booleans.length === 0 ? 'FALSE' : booleans.map((b) => `${t} = '${b}'`).join(' OR '));
 
-function textTest(text: string, test: Exclude<FilterTest, { kind: 'empty' } | { kind: 'equals' }>): Sql {
+/** A number read from a text element as numericValue reads it (NULL when it is not numeric). */
+const numberOf = (text: string) => `${SQLITE_NUMBER_FUNCTION}(${text})`;
+
+/**
+ * `contains`, or a range: by `text` (the element's text), except that a bound with a number compares `num` (the
+ * element's number, NULL when the element is not numeric; null: never numeric) with it when there is one.
+ */
+function textTest(text: string, num: string | null, test: Exclude<FilterTest, { kind: 'empty' } | { kind: 'equals' }>): Sql {
   if (test.kind === 'contains') return sql`instr(${raw(fold(text))}, ${test.needle}) > 0`;
   const parts: Sql[] = [];
-  if (test.from) parts.push(sql`${raw(text)} ${raw(test.from.strict ? '>' : '>=')} ${test.from.text}`);
-  if (test.to) parts.push(sql`${raw(text)} ${raw(test.to.strict ? '<' : '<=')} ${test.to.text}`);
+  for (const [bound, op] of [
+    [test.from, test.from?.strict ? '>' : '>='],
+    [test.to, test.to?.strict ? '<' : '<='],
+  ] as const) {
+    if (!bound) continue;
+    const byText = sql`${raw(text)} ${raw(op)} ${bound.text}`;
+    // NULL (not numeric) falls through to the text.
+    parts.push(bound.num !== undefined && num !== null ? sql`COALESCE(${raw(num)} ${raw(op)} ${bound.num}, ${byText})` : byText);
+  }
   return sql`(${joinSql(parts, ' AND ')})`;
 }
 
 /**
  * The test of one element (or of the value when it is not an array): `t` its JSON type (NULL when missing), `s` its
- * SQL value (the string for a text), `j` its JSON text.
+ * SQL value (the string for a text, the number for a number), `j` its JSON text.
  */
 function elementTest(t: string, s: string, j: string, test: Exclude<FilterTest, { kind: 'empty' }>): Sql {
   const booleans = booleanTest(t, test.booleans);
   if (test.kind === 'equals') {
     const texts = test.texts.length === 0 ? raw('FALSE') : sql`${raw(fold(s))} IN (${placeholders(test.texts)})`;
-    return sql`(CASE WHEN ${raw(t)} IS NULL OR ${raw(t)} = 'null' THEN ${raw(test.nulls ? 'TRUE' : 'FALSE')} WHEN ${raw(t)} = 'text' THEN ${texts} ELSE ${raw(booleans)} END)`;
+    if (test.numbers.length === 0)
+      return sql`(CASE WHEN ${raw(t)} IS NULL OR ${raw(t)} = 'null' THEN ${raw(test.nulls ? 'TRUE' : 'FALSE')} WHEN ${raw(t)} = 'text' THEN ${texts} ELSE ${raw(booleans)} END)`;
+    const numbers = placeholders(test.numbers);
+    return sql`(CASE WHEN ${raw(t)} IS NULL OR ${raw(t)} = 'null' THEN ${raw(test.nulls ? 'TRUE' : 'FALSE')} WHEN ${raw(t)} = 'text' THEN (${texts} OR COALESCE(${raw(numberOf(s))} IN (${numbers}), FALSE)) WHEN ${raw(t)} IN ('integer', 'real') THEN ${raw(s)} IN (${numbers}) ELSE ${raw(booleans)} END)`;
   }
-  // Numbers: a `contains` needle is in no number's text; their JSON text is compared by `range`.
-  const others = test.kind === 'range' ? `'integer', 'real', 'object', 'array'` : `'object', 'array'`;
-  return sql`(CASE WHEN ${raw(t)} = 'text' THEN ${textTest(s, test)} WHEN ${raw(t)} IN (${raw(others)}) THEN ${textTest(j, test)} ELSE ${raw(booleans)} END)`;
+  if (test.kind === 'contains') {
+    // Numbers: the needle is in no number's text.
+    return sql`(CASE WHEN ${raw(t)} = 'text' THEN ${textTest(s, null, test)} WHEN ${raw(t)} IN ('object', 'array') THEN ${textTest(j, null, test)} ELSE ${raw(booleans)} END)`;
+  }
+  return sql`(CASE WHEN ${raw(t)} = 'text' THEN ${textTest(s, numberOf(s), test)} WHEN ${raw(t)} IN ('integer', 'real') THEN ${textTest(j, s, test)} WHEN ${raw(t)} IN ('object', 'array') THEN ${textTest(j, null, test)} ELSE ${raw(booleans)} END)`;
 }
 
 export function sqliteFilter(segments: readonly string[], test: FilterTest): Sql {
