@@ -41,7 +41,41 @@ const DISTINCT_QUERIES = testEngine === 'postgres' ? 250 : 500;
 /** Queries with `where.$filters` (filter-generator.ts), every condition with operands of every type. */
 const FILTER_QUERIES = testEngine === 'postgres' ? 300 : 800;
 /** The `$filters` conditions sql/filters.ts translates (for some operands); the date conditions never. */
-const TRANSLATED_CONDITIONS = ['==', '!=', '>', '>=', '<', '<=', 'contains', 'notcontains', 'empty', 'notempty', 'between', 'oneof'];
+const TRANSLATED_CONDITIONS = [
+  '==',
+  '!=',
+  '>',
+  '>=',
+  '<',
+  '<=',
+  'contains',
+  'notcontains',
+  'empty',
+  'notempty',
+  'between',
+  'oneof',
+  'dateis',
+  'datebefore',
+  'dateafter',
+  'datebetween',
+];
+
+/**
+ * PostgreSQL refuses (22023) a time-of-day date condition over an epoch number that is a fraction (migration 0015):
+ * the service then runs the JS evaluator. Here that refusal is the answer `'refused'`, allowed only then.
+ */
+async function selectOrRefused(...args: Parameters<typeof runSqlSelect>): Promise<Awaited<ReturnType<typeof runSqlSelect>> | 'refused'> {
+  try {
+    return await runSqlSelect(...args);
+  } catch (error) {
+    if (testEngine === 'postgres' && (error as { code?: string }).code === '22023') return 'refused';
+    throw error;
+  }
+}
+const TIME_OF_DAY = /^\d{1,2}:\d{2}/;
+/** Whether a `$filters` list holds a time-of-day date condition (the generator's times are `dateis`… operands). */
+const hasTimeOfDay = (filters: { condition: string; value?: unknown }[]) =>
+  filters.some((f) => f.condition.startsWith('date') && typeof f.value === 'string' && TIME_OF_DAY.test(f.value));
 
 const noJoins = { load: async () => [] as EntryRecord[] };
 
@@ -197,6 +231,7 @@ describe(`SQL translation of selects, differential against the JS evaluator (${t
     /** Per condition: filters seen, and those whose query translates with that filter alone. */
     const seen = new Map<string, { all: number; translated: number; nonEmpty: number }>();
     let translated = 0;
+    let refused = 0;
     for (let i = 0; i < FILTER_QUERIES; i++) {
       const body = filtersQueryBody(rng, bounds);
       const compiled = compileQuery(body);
@@ -207,7 +242,13 @@ describe(`SQL translation of selects, differential against the JS evaluator (${t
         stats.all++;
         if (plan) {
           stats.translated++;
-          const got = await runSqlSelect(db, testEngine, dsId, plan);
+          const got = await selectOrRefused(db, testEngine, dsId, plan);
+          if (got === 'refused') {
+            expect({ query: i, filter, timeOfDay: hasTimeOfDay([filter]) }).toEqual({ query: i, filter, timeOfDay: true });
+            refused++;
+            seen.set(filter.condition, stats);
+            continue;
+          }
           const want = await runQuery(entries, compileQuery(alone).body, noJoins);
           const wantIds = (want.entries as EntryRecord[]).map((e) => e.id);
           if (wantIds.length > 0) stats.nonEmpty++;
@@ -218,8 +259,13 @@ describe(`SQL translation of selects, differential against the JS evaluator (${t
       }
       const plan = planSqlSelect(compiled);
       if (!plan) continue;
-      const got = await runSqlSelect(db, testEngine, dsId, plan);
-      const viaIndex = await runSqlSelect(db, testEngine, dsId, plan, indexed);
+      const got = await selectOrRefused(db, testEngine, dsId, plan);
+      const viaIndex = await selectOrRefused(db, testEngine, dsId, plan, indexed);
+      if (got === 'refused' || viaIndex === 'refused') {
+        const filters = (body.where as { $filters: { condition: string }[] }).$filters;
+        expect({ query: i, body, timeOfDay: hasTimeOfDay(filters) }).toEqual({ query: i, body, timeOfDay: true });
+        continue;
+      }
       if (!got) {
         // An order on a data column with values SQL does not order as JS: the caller runs the JS evaluator.
         expect({ query: i, body, viaIndex }).toEqual({ query: i, body, viaIndex: null });
@@ -242,7 +288,9 @@ describe(`SQL translation of selects, differential against the JS evaluator (${t
       // Not passing by matching nothing, nor by translating nothing.
       expect(stats?.nonEmpty ?? 0, condition).toBeGreaterThanOrEqual(3);
     }
-    for (const condition of ['dateis', 'datebefore', 'dateafter', 'datebetween']) expect(seen.get(condition)?.translated, condition).toBe(0);
+    // PostgreSQL leaves some time-of-day conditions to the JS evaluator; SQLite none.
+    if (testEngine === 'sqlite') expect(refused).toBe(0);
+    console.log(`sql-differential (${testEngine}), $filters: ${refused} filters refused by the database (time of day over a fractional epoch number)`);
   }, 600_000);
 
   it(`answers ${INDEXED_QUERIES} queries on indexed paths the same by every access path`, async () => {

@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { likeMatcher } from '../../filter/like.js';
+import { dateSign, type DateUnit } from '../data-sources/query/dates.js';
 import { numericValue } from '../data-sources/query/values.js';
 import { SQLITE_BUDGET_FUNCTION, StatementTimeout } from './statement-budget.js';
 
@@ -11,6 +12,12 @@ export const SQLITE_LIKE_FUNCTION = 'iar_like';
  * compares as a number), else NULL (also for anything but a string).
  */
 export const SQLITE_NUMBER_FUNCTION = 'iar_number';
+
+/**
+ * `iar_date_sign(value, time, unit, target)`: dates.ts `dateSign` of a number or string (`time` 1: the operand is a
+ * time of day), -1, 0, 1, or NULL when the value is not a date.
+ */
+export const SQLITE_DATE_FUNCTION = 'iar_date_sign';
 
 /** The deadline of the statement running now on a connection (Database.bounded), or null: no budget. */
 export interface ArmedBudget {
@@ -28,6 +35,7 @@ export interface ArmedBudget {
  * - SQLITE_LIKE_FUNCTION: like.ts's match, for the values GLOB cannot test (a NUL ends a string for GLOB:
  *   data-sources/sql/sqlite.ts); its matchers are kept per pattern (at most 64).
  * - SQLITE_NUMBER_FUNCTION: numericValue of a string, for `$filters` (data-sources/sql/sqlite-filters.ts).
+ * - SQLITE_DATE_FUNCTION: dateSign, for `$filters` date conditions (same file).
  */
 export function defineSqliteFunctions(db: BetterSqlite3.Database, armed: () => ArmedBudget | null): void {
   db.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => {
@@ -50,4 +58,7 @@ export function defineSqliteFunctions(db: BetterSqlite3.Database, armed: () => A
     const n = numericValue(value);
     return n === n ? n : null;
   });
+  db.function(SQLITE_DATE_FUNCTION, { deterministic: true }, (value: unknown, time: unknown, unit: unknown, target: unknown) =>
+    typeof value === 'number' || typeof value === 'string' ? dateSign(value, time === 1, unit as DateUnit, Number(target)) : null,
+  );
 }

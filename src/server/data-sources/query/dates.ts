@@ -94,3 +94,14 @@ export function comparableDate(value: unknown, operand: DateOperand, unit: DateU
 /** The operand itself at `unit` precision. */
 export const operandAt = (operand: DateOperand, unit: DateUnit) =>
   operand.kind === 'time' ? truncateTime(operand.seconds, unit) : truncateInstant(operand.ms, unit);
+
+/**
+ * The sign of `value` − `target` at `unit` precision for a date condition (`time`: the operand is a time of day),
+ * or null when the value is not a date (comparableDate). A value or target out of Date's range (NaN) gives 0, as
+ * the comparisons of filters.ts do. Also the SQL function of SQLite (db/sqlite-functions.ts), so both read alike.
+ */
+export function dateSign(value: unknown, time: boolean, unit: DateUnit, target: number): number | null {
+  const operand: DateOperand = time ? { kind: 'time', seconds: 0, unit } : { kind: 'instant', ms: 0, unit, hasTime: true };
+  const at = comparableDate(value, operand, unit);
+  return at === null ? null : at < target ? -1 : at > target ? 1 : 0;
+}

@@ -1,4 +1,4 @@
-import { DATE_UNITS, comparableDate, isTimeUnit, operandAt, parseDate, type DateOperand, type DateUnit } from './dates.js';
+import { DATE_UNITS, dateSign, isTimeUnit, operandAt, parseDate, type DateOperand, type DateUnit } from './dates.js';
 import { invalidQuery, isPlainObject } from './errors.js';
 import { compileDataPath, numericValue, textOf } from './values.js';
 
@@ -99,17 +99,56 @@ function dateUnit(filter: Data, operand: DateOperand, field: string): DateUnit {
   return unit;
 }
 
-/** A date comparison: `sign` is the required sign(s) of entry − operand at the unit's precision. */
-function dateTest(operand: DateOperand, unit: DateUnit, accept: (sign: number) => boolean): ValueTest {
-  const target = operandAt(operand, unit);
-  return (value) => {
-    const at = comparableDate(value, operand, unit);
-    return at !== null && accept(at < target ? -1 : at > target ? 1 : 0);
-  };
-}
-
 /** `{ value }` or a bare value, as used by `datebetween`'s `from`/`to`. */
 const boundValue = (bound: unknown) => (isPlainObject(bound) && 'value' in bound ? bound.value : bound);
+
+/** How a date check compares: the sign of entry − operand it accepts. */
+export type DateCheckOp = '=' | '<' | '>' | '>=' | '<=';
+const SIGN_ACCEPTS: Record<DateCheckOp, (sign: number) => boolean> = {
+  '=': (s) => s === 0,
+  '<': (s) => s < 0,
+  '>': (s) => s > 0,
+  '>=': (s) => s >= 0,
+  '<=': (s) => s <= 0,
+};
+
+/** One comparison of a date condition: the entry at `unit` precision against `target` (the operand at that precision). */
+export interface DateCheck {
+  unit: DateUnit;
+  target: number;
+  op: DateCheckOp;
+}
+
+/**
+ * A date condition (`dateis`, `datebefore`, `dateafter`, `datebetween`) as the checks its value must all pass, each
+ * dateSign of the value itself (not of an array's elements); `time`: the operands are times of day. Throws a 400
+ * on a bad operand. Also what sql/filters.ts translates.
+ */
+export function dateChecks(filter: Data, field: string): { time: boolean; checks: DateCheck[] } {
+  const condition = filter.condition;
+  const value = filter.value;
+  const check = (operand: DateOperand, op: DateCheckOp): DateCheck => {
+    const unit = dateUnit(filter, operand, field);
+    return { unit, target: operandAt(operand, unit), op };
+  };
+  if (condition !== 'datebetween') {
+    const operand = dateOperand(value, `${field}.value`);
+    return { time: operand.kind === 'time', checks: [check(operand, condition === 'dateis' ? '=' : condition === 'datebefore' ? '<' : '>')] };
+  }
+  const range = isPlainObject(value) ? value : filter;
+  const fromRaw = boundValue(range.from);
+  const toRaw = boundValue(range.to);
+  const hasFrom = fromRaw !== undefined && fromRaw !== null && fromRaw !== '';
+  const hasTo = toRaw !== undefined && toRaw !== null && toRaw !== '';
+  if (!hasFrom && !hasTo) throw invalidQuery(`${field} needs from: { value } and/or to: { value }`);
+  const from = hasFrom ? dateOperand(fromRaw, `${field}.from.value`) : null;
+  const to = hasTo ? dateOperand(toRaw, `${field}.to.value`) : null;
+  if (from && to && from.kind !== to.kind) throw invalidQuery(`${field}: from and to must both be dates or both be times of day`);
+  const checks: DateCheck[] = [];
+  if (from) checks.push(check(from, '>='));
+  if (to) checks.push(check(to, '<='));
+  return { time: (from ?? to)!.kind === 'time', checks };
+}
 
 function compileCondition(filter: Data, field: string): ValueTest {
   const condition = filter.condition;
@@ -191,25 +230,14 @@ function compileCondition(filter: Data, field: string): ValueTest {
     }
     case 'dateis':
     case 'datebefore':
-    case 'dateafter': {
-      const operand = dateOperand(value, `${field}.value`);
-      const unit = dateUnit(filter, operand, field);
-      const accept = condition === 'dateis' ? (s: number) => s === 0 : condition === 'datebefore' ? (s: number) => s < 0 : (s: number) => s > 0;
-      return dateTest(operand, unit, accept);
-    }
+    case 'dateafter':
     case 'datebetween': {
-      const range = isPlainObject(value) ? value : filter;
-      const fromRaw = boundValue(range.from);
-      const toRaw = boundValue(range.to);
-      const hasFrom = fromRaw !== undefined && fromRaw !== null && fromRaw !== '';
-      const hasTo = toRaw !== undefined && toRaw !== null && toRaw !== '';
-      if (!hasFrom && !hasTo) throw invalidQuery(`${field} needs from: { value } and/or to: { value }`);
-      const from = hasFrom ? dateOperand(fromRaw, `${field}.from.value`) : null;
-      const to = hasTo ? dateOperand(toRaw, `${field}.to.value`) : null;
-      if (from && to && from.kind !== to.kind) throw invalidQuery(`${field}: from and to must both be dates or both be times of day`);
-      const fromTest = from ? dateTest(from, dateUnit(filter, from, field), (s) => s >= 0) : null;
-      const toTest = to ? dateTest(to, dateUnit(filter, to, field), (s) => s <= 0) : null;
-      return (v) => (fromTest === null || fromTest(v)) && (toTest === null || toTest(v));
+      const { time, checks } = dateChecks(filter, field);
+      return (v) =>
+        checks.every((check) => {
+          const sign = dateSign(v, time, check.unit, check.target);
+          return sign !== null && SIGN_ACCEPTS[check.op](sign);
+        });
     }
     default:
       throw invalidQuery(`${field}.condition must be one of ${FILTER_CONDITIONS.join(', ')}`);

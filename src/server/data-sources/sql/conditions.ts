@@ -25,6 +25,8 @@ export type ValueTest =
  * operands whose answer SQL gives exactly). Except `empty`, an array value matches when one of its elements does.
  * `booleans`: the booleans that match (decided from the operand alone).
  */
+import type { DateCheck } from '../query/filters.js';
+
 export type FilterTest =
   /** null, missing, '' or [] (the value itself, not its elements). */
   | { kind: 'empty' }
@@ -44,7 +46,12 @@ export type FilterTest =
       from: FilterBound | undefined;
       to: FilterBound | undefined;
       booleans: boolean[];
-    };
+    }
+  /**
+   * A date condition (query/filters.ts `dateChecks`): the value itself (an array is not a date) passes every check,
+   * each the sign of dates.ts `dateSign`; `time`: the operands are times of day.
+   */
+  | { kind: 'date'; time: boolean; checks: DateCheck[] };
 
 /** A `$filters` comparison bound: its text, and its number when the operand is numeric (numericValue). */
 export interface FilterBound {

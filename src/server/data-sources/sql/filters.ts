@@ -1,4 +1,5 @@
 import { isPlainObject } from '../query/errors.js';
+import { dateChecks } from '../query/filters.js';
 import { numericValue, textOf } from '../query/values.js';
 import { FALSE, and, not, type Cond, type FilterBound, type FilterTest } from './conditions.js';
 import { pathSegments } from './paths.js';
@@ -28,7 +29,11 @@ import { pathSegments } from './paths.js';
  *   which SQLite's `->` and PostgreSQL's `json` give back as it is).
  * - `>`, `>=`, `<`, `<=`, `between` with strings (characters below U+D800, where UTF-8 and UTF-16 orders agree),
  *   numbers or booleans (their text); `null` operands match nothing.
- * - The date conditions are left out.
+ * - The date conditions (query/filters.ts `dateChecks`: the value itself, read by dates.ts) translate to the sign
+ *   of each check, computed by SQL functions that read dates as dates.ts does: SQLite's is dates.ts `dateSign`
+ *   itself (SQLITE_DATE_FUNCTION); PostgreSQL's is the same reading in PL/pgSQL (migration 0015), which refuses
+ *   (22023) a time-of-day condition on an epoch number that is a fraction or past 2^63, and the JS evaluator
+ *   answers. An operand past Date's range (a NaN target) is left out.
  */
 
 /** What `Number()` reads as a number: then filters.ts compares as numbers. */
@@ -117,8 +122,18 @@ function range(from: Bound | undefined, to: Bound | undefined): FilterTest {
 /** A `between` bound is absent when undefined, null or ''. */
 const absent = (value: unknown) => value === undefined || value === null || value === '';
 
+/** A date condition's checks, or null when its operands are bad or out of Date's range. */
+function dates(filter: Record<string, unknown>): FilterTest | null {
+  try {
+    const { time, checks } = dateChecks(filter, 'filter');
+    return checks.every((check) => Number.isFinite(check.target)) ? { kind: 'date', time, checks } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The test of one condition, FALSE when it matches nothing, or null. */
-function test(condition: string, value: unknown): FilterTest | typeof FALSE | null {
+function test(condition: string, value: unknown, filter: Record<string, unknown>): FilterTest | typeof FALSE | null {
   switch (condition) {
     case '==':
     case '!=':
@@ -133,6 +148,11 @@ function test(condition: string, value: unknown): FilterTest | typeof FALSE | nu
     case 'empty':
     case 'notempty':
       return { kind: 'empty' };
+    case 'dateis':
+    case 'datebefore':
+    case 'dateafter':
+    case 'datebetween':
+      return dates(filter);
     case '>':
     case '>=':
     case '<':
@@ -163,7 +183,7 @@ function translateFilter(filter: unknown): Cond | null {
   const column = filter.column.startsWith('data.') && filter.column.length > 5 ? filter.column.slice(5) : filter.column;
   const segments = pathSegments(column);
   if (!segments) return null;
-  const made = test(filter.condition, filter.value);
+  const made = test(filter.condition, filter.value, filter);
   if (!made) return null;
   const cond: Cond = made === FALSE ? FALSE : { kind: 'filter', segments, test: made as FilterTest };
   return NEGATED.has(filter.condition) ? not(cond) : cond;

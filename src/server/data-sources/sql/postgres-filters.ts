@@ -52,7 +52,7 @@ function textTest(text: string, num: Sql | null, test: Extract<FilterTest, { kin
 const numberParam = (value: number) => sql`CAST(${value} AS float8)`;
 
 /** The test of one json value `x` (an element, or the value when it is not an array; NULL when missing). */
-function elementTest(x: string, test: Exclude<FilterTest, { kind: 'empty' }>): Sql {
+function elementTest(x: string, test: Exclude<FilterTest, { kind: 'empty' } | { kind: 'date' }>): Sql {
   const t = `json_typeof(${x})`;
   const s = `(${x} #>> '{}')`;
   // A JSON number's text is JSON.stringify's, always within the double range.
@@ -81,6 +81,12 @@ export function postgresFilter(segments: readonly string[], test: FilterTest): S
     body = raw(
       `f.j IS NULL OR ${t} = 'null' OR (${t} = 'string' AND (f.j #>> '{}') = '') OR COALESCE(CASE WHEN ${t} = 'array' THEN json_array_length(f.j) = 0 END, FALSE)`,
     );
+  } else if (test.kind === 'date') {
+    // The value itself: only numbers and strings can be dates (iar_date_sign: migration 0015).
+    const checks = test.checks.map(
+      (check) => sql`iar_date_sign(f.j, ${raw(test.time ? 'TRUE' : 'FALSE')}, ${textParam(check.unit)}, CAST(${check.target} AS bigint)) ${raw(check.op)} 0`,
+    );
+    body = sql`CASE WHEN ${raw(t)} IN ('number', 'string') THEN ${joinSql(checks, ' AND ')} END`;
   } else {
     body = sql`CASE WHEN ${raw(t)} = 'array' THEN EXISTS (SELECT 1 FROM json_array_elements(CASE WHEN ${raw(t)} = 'array' THEN f.j END) AS a(x) WHERE ${elementTest('a.x', test)}) ELSE ${elementTest('f.j', test)} END`;
   }

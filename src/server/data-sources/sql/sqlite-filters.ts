@@ -1,4 +1,4 @@
-import { SQLITE_NUMBER_FUNCTION } from '../../db/sqlite-functions.js';
+import { SQLITE_DATE_FUNCTION, SQLITE_NUMBER_FUNCTION } from '../../db/sqlite-functions.js';
 import type { FilterTest } from './conditions.js';
 import { placeholders } from './dialect.js';
 import { joinSql, literal, raw, sql, type Sql } from './fragment.js';
@@ -29,7 +29,7 @@ const numberOf = (text: string) => `${SQLITE_NUMBER_FUNCTION}(${text})`;
  * `contains`, or a range: by `text` (the element's text), except that a bound with a number compares `num` (the
  * element's number, NULL when the element is not numeric; null: never numeric) with it when there is one.
  */
-function textTest(text: string, num: string | null, test: Exclude<FilterTest, { kind: 'empty' } | { kind: 'equals' }>): Sql {
+function textTest(text: string, num: string | null, test: Extract<FilterTest, { kind: 'contains' } | { kind: 'range' }>): Sql {
   if (test.kind === 'contains') return sql`instr(${raw(fold(text))}, ${test.needle}) > 0`;
   const parts: Sql[] = [];
   for (const [bound, op] of [
@@ -48,7 +48,7 @@ function textTest(text: string, num: string | null, test: Exclude<FilterTest, { 
  * The test of one element (or of the value when it is not an array): `t` its JSON type (NULL when missing), `s` its
  * SQL value (the string for a text, the number for a number), `j` its JSON text.
  */
-function elementTest(t: string, s: string, j: string, test: Exclude<FilterTest, { kind: 'empty' }>): Sql {
+function elementTest(t: string, s: string, j: string, test: Exclude<FilterTest, { kind: 'empty' } | { kind: 'date' }>): Sql {
   const booleans = booleanTest(t, test.booleans);
   if (test.kind === 'equals') {
     const texts = test.texts.length === 0 ? raw('FALSE') : sql`${raw(fold(s))} IN (${placeholders(test.texts)})`;
@@ -71,6 +71,12 @@ export function sqliteFilter(segments: readonly string[], test: FilterTest): Sql
   let body: Sql;
   if (test.kind === 'empty') {
     body = raw(`${t} IS NULL OR ${t} = 'null' OR (${t} = 'text' AND f.j ->> '$' = '') OR (${t} = 'array' AND json_array_length(f.j) = 0)`);
+  } else if (test.kind === 'date') {
+    // The value itself: only numbers and strings can be dates.
+    const checks = test.checks.map(
+      (check) => sql`${raw(SQLITE_DATE_FUNCTION)}(f.j ->> '$', ${raw(test.time ? '1' : '0')}, ${check.unit}, ${check.target}) ${raw(check.op)} 0`,
+    );
+    body = sql`CASE WHEN ${raw(t)} IN ('integer', 'real', 'text') THEN ${joinSql(checks, ' AND ')} END`;
   } else {
     const elements = elementTest('a.type', 'a.atom', 'f.j -> a.fullkey', test);
     body = sql`CASE WHEN ${raw(t)} = 'array' THEN EXISTS (SELECT 1 FROM json_each(f.j) a WHERE ${elements}) ELSE ${elementTest(t, "f.j ->> '$'", 'f.j', test)} END`;

@@ -13,6 +13,7 @@ import { runQueueMigrations } from './0011-run-queue.js';
 import { dataSourceIndexMigrations } from './0012-data-source-indexes.js';
 import { triggerKeyMigrations } from './0013-trigger-keys.js';
 import { entriesCreatedOrderMigrations } from './0014-entries-created-order.js';
+import { filterDateMigrations } from './0015-filter-dates.js';
 
 /** Every migration, in the order they are applied. */
 export const migrations: readonly Migration[] = [
@@ -30,4 +31,5 @@ export const migrations: readonly Migration[] = [
   ...dataSourceIndexMigrations,
   ...triggerKeyMigrations,
   ...entriesCreatedOrderMigrations,
+  ...filterDateMigrations,
 ];
