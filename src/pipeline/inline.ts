@@ -87,7 +87,8 @@ export const asExtension = programExtension;
 
 /**
  * Where the program checks the host's deadline in an async segment (before every node and loop iteration; after an await, time has passed without any guest code running to be interrupted). Replaced by
- * the check in async segments and by nothing in others; JSON literals never hold a raw U+0001.
+ * the check in async segments and by nothing in others; JSON literals never hold a raw U+0001. Inside a loop whose
+ * body awaits nothing there is none (genLoop): only the check before the loop.
  */
 const CHECK = '\u0001';
 const CHECK_CODE = `if(NOW()>=HD-1)HQ(${REQUEST.time});`;
@@ -339,10 +340,15 @@ export function planPipeline(
       const bound = (b: number | string, key: string) => call('B', `${typeof b === 'number' ? lit(b) : expr(id, expressionOf(b))},"${key}"`);
       head = `${CHECK}${f}=${bound(node.range!.from, 'from')};${n}=${bound(node.range!.to, 'to')}-${f}+1;${a}=null;{`;
     }
-    const body = genList(node.functions, `${path}.functions`, id, id);
+    const before = awaits;
+    let body = genList(node.functions, `${path}.functions`, id, id);
+    // A body that awaits nothing lets no time pass but its own guest code's, which the interrupt handler bounds (as in
+    // a program without awaits): the check before the loop is enough, none per iteration or per node inside.
+    const check = awaits > before ? CHECK : '';
+    if (!check) body = body.replaceAll(CHECK, '');
     const input = node.items !== undefined ? `{items:${a}}` : `{from:${f},to:${f}+${n}-1}`;
     // P: limit check and saved scope; Y: next item; Z: scope restored and the loop recorded (with its input).
-    return `N=${id};${head}${o}=P(${id},${n});for(${k}=0;${k}<${n}&&!E;${k}++){Y(${id},${k},${a},${f});${CHECK}${body}}Z(${id},${o},${n},${input})}`;
+    return `N=${id};${head}${o}=P(${id},${n});for(${k}=0;${k}<${n}&&!E;${k}++){Y(${id},${k},${a},${f});${check}${body}}Z(${id},${o},${n},${input})}`;
   };
 
   /** Whether a node may end the run (a `return` anywhere inside it). */

@@ -656,6 +656,45 @@ describe('what the guest cannot bend, for user-code requests', () => {
   });
 });
 
+test('after an await, a loop whose body awaits nothing is checked once before it, and its timeout still ends a spin', async () => {
+  const loopOf = (functions: PipelineNode[], extra: Partial<PipelineNode> = {}): PipelineNode =>
+    ({ type: 'loop', range: { from: 1, to: 3 }, functions, ...extra }) as PipelineNode;
+  const functions: PipelineNode[] = [
+    script('return { n: 1 }'),
+    loopOf([{ type: 'if', conditions: [{ condition: 'currentItem > 1', functions: [set({ x: '{{ currentItem }}' })] }] }]),
+    loopOf([script('return 1')]),
+  ];
+  const indexes = new Map(collectExpressions(functions).map((e, i) => [e, i]));
+  const plan = planPipeline(functions, (e) => indexes.get(e)!, 100);
+  expect(plan.async).toBe(true);
+  // Before the script, before each loop, and per iteration of the loop that awaits and before its script; none per
+  // iteration of the first loop nor before its if and set (time passes there only as guest code the interrupt handler bounds).
+  expect(plan.source.split('if(NOW()>=HD-1)HQ(1);').length - 1).toBe(5);
+
+  // A spin in such a loop after an await meets the loop's timeout (the interrupt handler), and the run goes on.
+  const spin = '{{ (() => { for (;;) {} })() }}';
+  const outcome = await runWith(
+    {
+      environment: 'client',
+      customFunctions,
+      limits: { runTimeoutMs: 20_000 },
+      services: createFakeServices().services,
+      functions: [
+        script('await null; return { n: 1 }'),
+        loopOf([set({ x: spin })], { timeout: 100, continueOnError: true }),
+        loopOf([set({ y: '{{ currentItem }}' })]),
+        ret('{{ [n, y, lastError.code, lastError.errorMessage] }}'),
+      ],
+    },
+    hooks,
+  );
+  expect(result(outcome)).toEqual([1, 3, 'TIMEOUT', 'The function exceeded its timeout']);
+  expect(outcome.trace.filter((t) => t.outcome === 'failed').map((t) => [t.path, t.iteration])).toEqual([
+    ['functions[1].functions[0]', 0],
+    ['functions[1]', undefined],
+  ]);
+});
+
 test('compiled user code, its failures, timeouts and guards leave no handle alive (debug build)', async () => {
   const pipelines: PipelineNode[][] = [
     [{ type: 'loop', range: { from: 0, to: 3 }, functions: [custom('count', { source: 1 }), script('console.log(1); return { x: 1 }')] }],
