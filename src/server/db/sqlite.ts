@@ -95,11 +95,16 @@ export function openSqlite(options: { file?: string; memory?: boolean }): Sqlite
   };
   /** A slow DDL statement runs on a thread of its own, holding the lock (slowDdl). */
   let building = false;
-  /** While it does, a statement that only reads need not wait: no transaction of this connection is open. */
+  /**
+   * While it does, a statement that only reads need not wait: no transaction of this connection is open. Only a query
+   * that returns rows and writes nothing (better-sqlite3 `reader` and `readonly`), and no PRAGMA: `readonly` alone
+   * is also true of BEGIN, COMMIT, SAVEPOINT or ATTACH, and `PRAGMA optimize` may write (found by review).
+   */
   const readsBeside = (sql: string) => {
-    if (!building) return false;
+    if (!building || /^\s*pragma\b/i.test(sql)) return false;
     try {
-      return prepare(sql).readonly;
+      const statement = prepare(sql);
+      return statement.reader && statement.readonly;
     } catch {
       return false;
     }

@@ -122,11 +122,14 @@ function range(from: Bound | undefined, to: Bound | undefined): FilterTest {
 /** A `between` bound is absent when undefined, null or ''. */
 const absent = (value: unknown) => value === undefined || value === null || value === '';
 
-/** A date condition's checks, or null when its operands are bad or out of Date's range. */
+/**
+ * A date condition's checks, or null when its operands are bad, out of Date's range (a NaN target) or an epoch
+ * number whose target is no safe integer (PostgreSQL compares with a bigint).
+ */
 function dates(filter: Record<string, unknown>): FilterTest | null {
   try {
     const { time, checks } = dateChecks(filter, 'filter');
-    return checks.every((check) => Number.isFinite(check.target)) ? { kind: 'date', time, checks } : null;
+    return checks.every((check) => Number.isSafeInteger(check.target)) ? { kind: 'date', time, checks } : null;
   } catch {
     return null;
   }

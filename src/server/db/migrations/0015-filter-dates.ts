@@ -11,7 +11,10 @@ import type { Migration } from '../migrate.js';
  * hold is read, BC too; an epoch number is truncated first for calendar units (as `new Date`) and divided in
  * doubles for hour, minute and second (as Math.floor(ms / step) * step). Only a time-of-day condition on an epoch
  * number that is not an integer a bigint holds (a fraction, or past 2^63) raises 22023 (the JS evaluator answers then): JS's exact `%` on any
- * double is not reproduced. A value near the largest double whose rounding overflows raises 22003 likewise. SQLite calls dateSign itself (db/sqlite-functions.ts).
+ * double is not reproduced. A value near the largest double whose rounding overflows, or a tiny one (5e-324) whose
+ * division by an hour, minute or second underflows, raises 22003 likewise (PostgreSQL's float8 refuses both; JS
+ * goes on with Infinity or 0). Found by review: 5.9M random and 4.0M exhaustive comparisons with dateSign agreed
+ * otherwise. SQLite calls dateSign itself (db/sqlite-functions.ts).
  * No `?` in the body (migrations go through the `?` placeholder translation) and no dollar quoting.
  */
 const WS = String.raw`[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]`;
