@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { likeMatcher } from '../../filter/like.js';
-import { dateSign, type DateUnit } from '../data-sources/query/dates.js';
+import { datePasses, type DateCheck } from '../data-sources/query/dates.js';
 import { numericValue } from '../data-sources/query/values.js';
 import { SQLITE_BUDGET_FUNCTION, StatementTimeout } from './statement-budget.js';
 
@@ -14,10 +14,11 @@ export const SQLITE_LIKE_FUNCTION = 'iar_like';
 export const SQLITE_NUMBER_FUNCTION = 'iar_number';
 
 /**
- * `iar_date_sign(value, time, unit, target)`: dates.ts `dateSign` of a number or string (`time` 1: the operand is a
- * time of day), -1, 0, 1, or NULL when the value is not a date.
+ * `iar_date_checks(value, time, checks)`: dates.ts `datePasses` of a number or string (`time` 1: the operands are
+ * times of day; `checks`: the JSON of its DateCheck list), 1 or 0. One call per entry for a whole date condition:
+ * the value is read once.
  */
-export const SQLITE_DATE_FUNCTION = 'iar_date_sign';
+export const SQLITE_DATE_FUNCTION = 'iar_date_checks';
 
 /** The deadline of the statement running now on a connection (Database.bounded), or null: no budget. */
 export interface ArmedBudget {
@@ -35,7 +36,7 @@ export interface ArmedBudget {
  * - SQLITE_LIKE_FUNCTION: like.ts's match, for the values GLOB cannot test (a NUL ends a string for GLOB:
  *   data-sources/sql/sqlite.ts); its matchers are kept per pattern (at most 64).
  * - SQLITE_NUMBER_FUNCTION: numericValue of a string, for `$filters` (data-sources/sql/sqlite-filters.ts).
- * - SQLITE_DATE_FUNCTION: dateSign, for `$filters` date conditions (same file).
+ * - SQLITE_DATE_FUNCTION: datePasses, for `$filters` date conditions (same file).
  */
 export function defineSqliteFunctions(db: BetterSqlite3.Database, armed: () => ArmedBudget | null): void {
   db.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => {
@@ -58,7 +59,15 @@ export function defineSqliteFunctions(db: BetterSqlite3.Database, armed: () => A
     const n = numericValue(value);
     return n === n ? n : null;
   });
-  db.function(SQLITE_DATE_FUNCTION, { deterministic: true }, (value: unknown, time: unknown, unit: unknown, target: unknown) =>
-    typeof value === 'number' || typeof value === 'string' ? dateSign(value, time === 1, unit as DateUnit, Number(target)) : null,
-  );
+  const checkLists = new Map<string, DateCheck[]>();
+  db.function(SQLITE_DATE_FUNCTION, { deterministic: true }, (value: unknown, time: unknown, checks: unknown) => {
+    if (typeof value !== 'number' && typeof value !== 'string') return 0;
+    const key = String(checks);
+    let list = checkLists.get(key);
+    if (!list) {
+      if (checkLists.size >= 64) checkLists.clear();
+      checkLists.set(key, (list = JSON.parse(key) as DateCheck[]));
+    }
+    return datePasses(value, time === 1, list) ? 1 : 0;
+  });
 }

@@ -14,9 +14,12 @@ const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i;
 const TIME_ONLY = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/;
 
+/** Whether day `d` of month `m` (1–12) of year `y` exists, as `new Date(Date.UTC(y, m, 0)).getUTCDate()` says (years 0–99 are 1900–1999 there). */
 function validDay(y: number, m: number, d: number): boolean {
   if (m < 1 || m > 12 || d < 1) return false;
-  return d <= new Date(Date.UTC(y, m, 0)).getUTCDate();
+  const year = y >= 0 && y <= 99 ? 1900 + y : y;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  return d <= (m === 2 ? (leap ? 29 : 28) : m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31);
 }
 
 /** Reads `YYYY-MM-DD`, `YYYY-MM-DD HH:mm[:ss[.sss]][Z|±hh:mm]` (also with `T`), `HH:mm[:ss]`, or epoch ms. */
@@ -58,9 +61,15 @@ export function parseDate(value: unknown): DateOperand | null {
 const UNIT_MS: Partial<Record<DateUnit, number>> = { hour: 3_600_000, minute: 60_000, second: 1000 };
 const UNIT_SECONDS: Partial<Record<DateUnit, number>> = { hour: 3600, minute: 60, second: 1 };
 
+/** Date.UTC(100, 0, 1): from there up to Date's end a day is truncated without a Date (years 0–99 are read as 1900–1999 by Date.UTC). */
+const YEAR_100 = -59_011_459_200_000;
+const DAY_MS = 86_400_000;
+
 export function truncateInstant(ms: number, unit: DateUnit): number {
   const step = UNIT_MS[unit];
   if (step) return Math.floor(ms / step) * step;
+  // new Date(ms) truncates a fraction; its day starts at a multiple of 86,400,000 ms.
+  if (unit === 'day' && ms >= YEAR_100 && ms <= 8.64e15) return Math.floor(Math.trunc(ms) / DAY_MS) * DAY_MS;
   const d = new Date(ms);
   if (unit === 'year') return Date.UTC(d.getUTCFullYear(), 0, 1);
   if (unit === 'month') return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
@@ -80,8 +89,12 @@ export const isTimeUnit = (unit: DateUnit) => unit === 'hour' || unit === 'minut
  */
 export function comparableDate(value: unknown, operand: DateOperand, unit: DateUnit): number | null {
   const parsed = parseDate(value);
-  if (!parsed) return null;
-  if (operand.kind === 'time') {
+  return parsed && comparableParsed(parsed, operand.kind === 'time', unit);
+}
+
+/** comparableDate of a value parseDate read (`time`: the operand is a time of day). */
+function comparableParsed(parsed: DateOperand, time: boolean, unit: DateUnit): number | null {
+  if (time) {
     if (parsed.kind === 'time') return truncateTime(parsed.seconds, unit);
     if (!parsed.hasTime) return null;
     const msOfDay = ((parsed.ms % 86_400_000) + 86_400_000) % 86_400_000;
@@ -98,10 +111,43 @@ export const operandAt = (operand: DateOperand, unit: DateUnit) =>
 /**
  * The sign of `value` − `target` at `unit` precision for a date condition (`time`: the operand is a time of day),
  * or null when the value is not a date (comparableDate). A value or target out of Date's range (NaN) gives 0, as
- * the comparisons of filters.ts do. Also the SQL function of SQLite (db/sqlite-functions.ts), so both read alike.
+ * the comparisons of filters.ts do. PostgreSQL's `iar_date_sign` (migration 0015) is this function in PL/pgSQL.
  */
 export function dateSign(value: unknown, time: boolean, unit: DateUnit, target: number): number | null {
-  const operand: DateOperand = time ? { kind: 'time', seconds: 0, unit } : { kind: 'instant', ms: 0, unit, hasTime: true };
-  const at = comparableDate(value, operand, unit);
-  return at === null ? null : at < target ? -1 : at > target ? 1 : 0;
+  const parsed = parseDate(value);
+  const at = parsed && comparableParsed(parsed, time, unit);
+  return at === null ? null : signOf(at, target);
+}
+
+const signOf = (at: number, target: number) => (at < target ? -1 : at > target ? 1 : 0);
+
+/** How a date check compares: the sign of entry − operand it accepts. */
+export type DateCheckOp = '=' | '<' | '>' | '>=' | '<=';
+const SIGN_ACCEPTS: Record<DateCheckOp, (sign: number) => boolean> = {
+  '=': (s) => s === 0,
+  '<': (s) => s < 0,
+  '>': (s) => s > 0,
+  '>=': (s) => s >= 0,
+  '<=': (s) => s <= 0,
+};
+
+/** One comparison of a date condition: the entry at `unit` precision against `target` (the operand at that precision). */
+export interface DateCheck {
+  unit: DateUnit;
+  target: number;
+  op: DateCheckOp;
+}
+
+/**
+ * Whether `value` passes every check (each dateSign accepted by its op); the value is read once. False when it is
+ * not a date. Also the SQL function of SQLite (db/sqlite-functions.ts), so both read alike.
+ */
+export function datePasses(value: unknown, time: boolean, checks: readonly DateCheck[]): boolean {
+  const parsed = parseDate(value);
+  if (!parsed) return false;
+  for (const check of checks) {
+    const at = comparableParsed(parsed, time, check.unit);
+    if (at === null || !SIGN_ACCEPTS[check.op](signOf(at, check.target))) return false;
+  }
+  return true;
 }

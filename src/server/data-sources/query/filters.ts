@@ -1,4 +1,4 @@
-import { DATE_UNITS, dateSign, isTimeUnit, operandAt, parseDate, type DateOperand, type DateUnit } from './dates.js';
+import { DATE_UNITS, datePasses, isTimeUnit, operandAt, parseDate, type DateCheck, type DateCheckOp, type DateOperand, type DateUnit } from './dates.js';
 import { invalidQuery, isPlainObject } from './errors.js';
 import { compileDataPath, numericValue, textOf } from './values.js';
 
@@ -101,23 +101,6 @@ function dateUnit(filter: Data, operand: DateOperand, field: string): DateUnit {
 
 /** `{ value }` or a bare value, as used by `datebetween`'s `from`/`to`. */
 const boundValue = (bound: unknown) => (isPlainObject(bound) && 'value' in bound ? bound.value : bound);
-
-/** How a date check compares: the sign of entry − operand it accepts. */
-export type DateCheckOp = '=' | '<' | '>' | '>=' | '<=';
-const SIGN_ACCEPTS: Record<DateCheckOp, (sign: number) => boolean> = {
-  '=': (s) => s === 0,
-  '<': (s) => s < 0,
-  '>': (s) => s > 0,
-  '>=': (s) => s >= 0,
-  '<=': (s) => s <= 0,
-};
-
-/** One comparison of a date condition: the entry at `unit` precision against `target` (the operand at that precision). */
-export interface DateCheck {
-  unit: DateUnit;
-  target: number;
-  op: DateCheckOp;
-}
 
 /**
  * A date condition (`dateis`, `datebefore`, `dateafter`, `datebetween`) as the checks its value must all pass, each
@@ -233,11 +216,7 @@ function compileCondition(filter: Data, field: string): ValueTest {
     case 'dateafter':
     case 'datebetween': {
       const { time, checks } = dateChecks(filter, field);
-      return (v) =>
-        checks.every((check) => {
-          const sign = dateSign(v, time, check.unit, check.target);
-          return sign !== null && SIGN_ACCEPTS[check.op](sign);
-        });
+      return (v) => datePasses(v, time, checks);
     }
     default:
       throw invalidQuery(`${field}.condition must be one of ${FILTER_CONDITIONS.join(', ')}`);

@@ -25,7 +25,7 @@ export type ValueTest =
  * operands whose answer SQL gives exactly). Except `empty`, an array value matches when one of its elements does.
  * `booleans`: the booleans that match (decided from the operand alone).
  */
-import type { DateCheck } from '../query/filters.js';
+import type { DateCheck } from '../query/dates.js';
 
 export type FilterTest =
   /** null, missing, '' or [] (the value itself, not its elements). */

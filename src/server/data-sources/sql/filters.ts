@@ -30,8 +30,8 @@ import { pathSegments } from './paths.js';
  * - `>`, `>=`, `<`, `<=`, `between` with strings (characters below U+D800, where UTF-8 and UTF-16 orders agree),
  *   numbers or booleans (their text); `null` operands match nothing.
  * - The date conditions (query/filters.ts `dateChecks`: the value itself, read by dates.ts) translate to the sign
- *   of each check, computed by SQL functions that read dates as dates.ts does: SQLite's is dates.ts `dateSign`
- *   itself (SQLITE_DATE_FUNCTION); PostgreSQL's is the same reading in PL/pgSQL (migration 0015), which refuses
+ *   of each check, computed by SQL functions that read dates as dates.ts does: SQLite's is dates.ts `datePasses`
+ *   itself (SQLITE_DATE_FUNCTION, one call per entry); PostgreSQL's is the same reading in PL/pgSQL (migration 0015), which refuses
  *   (22023) a time-of-day condition on an epoch number that is a fraction or past 2^63, and the JS evaluator
  *   answers. An operand past Date's range (a NaN target) is left out.
  */

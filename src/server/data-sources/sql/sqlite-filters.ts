@@ -73,10 +73,8 @@ export function sqliteFilter(segments: readonly string[], test: FilterTest): Sql
     body = raw(`${t} IS NULL OR ${t} = 'null' OR (${t} = 'text' AND f.j ->> '$' = '') OR (${t} = 'array' AND json_array_length(f.j) = 0)`);
   } else if (test.kind === 'date') {
     // The value itself: only numbers and strings can be dates.
-    const checks = test.checks.map(
-      (check) => sql`${raw(SQLITE_DATE_FUNCTION)}(f.j ->> '$', ${raw(test.time ? '1' : '0')}, ${check.unit}, ${check.target}) ${raw(check.op)} 0`,
-    );
-    body = sql`CASE WHEN ${raw(t)} IN ('integer', 'real', 'text') THEN ${joinSql(checks, ' AND ')} END`;
+    const checks = JSON.stringify(test.checks.map(({ unit, target, op }) => ({ unit, target, op })));
+    body = sql`CASE WHEN ${raw(t)} IN ('integer', 'real', 'text') THEN ${raw(SQLITE_DATE_FUNCTION)}(f.j ->> '$', ${raw(test.time ? '1' : '0')}, ${checks}) END`;
   } else {
     const elements = elementTest('a.type', 'a.atom', 'f.j -> a.fullkey', test);
     body = sql`CASE WHEN ${raw(t)} = 'array' THEN EXISTS (SELECT 1 FROM json_each(f.j) a WHERE ${elements}) ELSE ${elementTest(t, "f.j ->> '$'", 'f.j', test)} END`;

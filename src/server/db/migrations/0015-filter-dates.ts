@@ -14,7 +14,7 @@ import type { Migration } from '../migrate.js';
  * double is not reproduced. A value near the largest double whose rounding overflows, or a tiny one (5e-324) whose
  * division by an hour, minute or second underflows, raises 22003 likewise (PostgreSQL's float8 refuses both; JS
  * goes on with Infinity or 0). Found by review: 5.9M random and 4.0M exhaustive comparisons with dateSign agreed
- * otherwise. SQLite calls dateSign itself (db/sqlite-functions.ts).
+ * otherwise. SQLite calls dates.ts itself (`datePasses`, db/sqlite-functions.ts).
  * No `?` in the body (migrations go through the `?` placeholder translation) and no dollar quoting.
  */
 const WS = String.raw`[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]`;
