@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bootstrap } from '../../src/server/index.js';
+import { tenantRequests } from '../helpers/tenant-requests.js';
 import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
 
 /**
@@ -22,22 +23,7 @@ describe(`budgeted reads of one app beside another's (${testEngine}, database fi
   let dir: string | undefined;
   let other: Bootstrap;
 
-  const request = async (token: string, method: string, path: string, json?: unknown) => {
-    const res = await fetch(b.url + path, {
-      method,
-      headers: { 'Auth-token': token, 'Content-Type': 'application/json' },
-      body: json === undefined ? undefined : JSON.stringify(json),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as any };
-  };
-  const create = async (boot: Bootstrap, name: string, entries: unknown[]) => {
-    const made = await request(boot.apiToken, 'POST', `/v1/data-sources?appId=${boot.appId}`, { name });
-    expect(made.status).toBe(201);
-    const ds = made.body.dataSource.id as number;
-    expect((await request(boot.apiToken, 'POST', `/v1/data-sources/${ds}/data`, { entries })).status).toBe(200);
-    return ds;
-  };
+  const { request, createWithEntries: create } = tenantRequests(() => b.url);
 
   beforeAll(async () => {
     if (testEngine === 'sqlite') dir = mkdtempSync(join(tmpdir(), 'iar-beside-'));

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexName } from '../../src/server/data-sources/indexes.js';
 import { openSqlite } from '../../src/server/db/sqlite.js';
 import type { Bootstrap } from '../../src/server/index.js';
+import { tenantRequests } from '../helpers/tenant-requests.js';
 import { startTestBackend, type TestBackend } from '../helpers/server.js';
 
 /**
@@ -25,22 +26,7 @@ describe('building an index on a SQLite database file', () => {
   let dir: string;
   let other: Bootstrap;
 
-  const request = async (token: string, method: string, path: string, json?: unknown) => {
-    const res = await fetch(b.url + path, {
-      method,
-      headers: { 'Auth-token': token, 'Content-Type': 'application/json' },
-      body: json === undefined ? undefined : JSON.stringify(json),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as any };
-  };
-  const create = async (boot: Bootstrap, name: string, entries: unknown[]) => {
-    const made = await request(boot.apiToken, 'POST', `/v1/data-sources?appId=${boot.appId}`, { name });
-    expect(made.status).toBe(201);
-    const ds = made.body.dataSource.id as number;
-    expect((await request(boot.apiToken, 'POST', `/v1/data-sources/${ds}/data`, { entries })).status).toBe(200);
-    return ds;
-  };
+  const { request, createWithEntries: create } = tenantRequests(() => b.url);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'iar-index-build-'));
