@@ -108,17 +108,7 @@ function comparableParsed(parsed: DateOperand, time: boolean, unit: DateUnit): n
 export const operandAt = (operand: DateOperand, unit: DateUnit) =>
   operand.kind === 'time' ? truncateTime(operand.seconds, unit) : truncateInstant(operand.ms, unit);
 
-/**
- * The sign of `value` − `target` at `unit` precision for a date condition (`time`: the operand is a time of day),
- * or null when the value is not a date (comparableDate). A value or target out of Date's range (NaN) gives 0, as
- * the comparisons of filters.ts do. PostgreSQL's `iar_date_sign` (migration 0015) is this function in PL/pgSQL.
- */
-export function dateSign(value: unknown, time: boolean, unit: DateUnit, target: number): number | null {
-  const parsed = parseDate(value);
-  const at = parsed && comparableParsed(parsed, time, unit);
-  return at === null ? null : signOf(at, target);
-}
-
+/** The sign of an entry's date − a check's target; a NaN (out of Date's range) on either side gives 0, as comparisons do. */
 const signOf = (at: number, target: number) => (at < target ? -1 : at > target ? 1 : 0);
 
 /** How a date check compares: the sign of entry − operand it accepts. */
@@ -139,7 +129,7 @@ export interface DateCheck {
 }
 
 /**
- * Whether `value` passes every check (each dateSign accepted by its op); the value is read once. False when it is
+ * Whether `value` passes every check (each sign of entry − target accepted by its op); the value is read once. False when it is
  * not a date. Also the SQL function of SQLite (db/sqlite-functions.ts), so both read alike.
  */
 export function datePasses(value: unknown, time: boolean, checks: readonly DateCheck[]): boolean {

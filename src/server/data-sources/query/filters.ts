@@ -104,7 +104,7 @@ const boundValue = (bound: unknown) => (isPlainObject(bound) && 'value' in bound
 
 /**
  * A date condition (`dateis`, `datebefore`, `dateafter`, `datebetween`) as the checks its value must all pass, each
- * dateSign of the value itself (not of an array's elements); `time`: the operands are times of day. Throws a 400
+ * sign of the value itself (dates.ts `datePasses`) (not of an array's elements); `time`: the operands are times of day. Throws a 400
  * on a bad operand. Also what sql/filters.ts translates.
  */
 export function dateChecks(filter: Data, field: string): { time: boolean; checks: DateCheck[] } {

@@ -49,7 +49,7 @@ export type FilterTest =
     }
   /**
    * A date condition (query/filters.ts `dateChecks`): the value itself (an array is not a date) passes every check,
-   * each the sign of dates.ts `dateSign`; `time`: the operands are times of day.
+   * each the sign of value − target that dates.ts `datePasses` compares; `time`: the operands are times of day.
    */
   | { kind: 'date'; time: boolean; checks: DateCheck[] };
 

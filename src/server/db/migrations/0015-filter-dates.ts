@@ -2,7 +2,7 @@ import type { Migration } from '../migrate.js';
 
 /**
  * Issue 14: `$filters` date conditions run by PostgreSQL (data-sources/sql/postgres-filters.ts). `iar_date_sign(v,
- * is_time, unit, target)` is data-sources/query/dates.ts `dateSign` in PL/pgSQL: the sign of the json value `v`
+ * is_time, unit, target)` is one check of data-sources/query/dates.ts `datePasses` in PL/pgSQL: the sign of the json value `v`
  * (a number: epoch ms; a string: `YYYY-MM-DD`, `YYYY-MM-DD HH:mm[:ss[.fff]][Z|±hh:mm]`, `HH:mm[:ss]`, after JS's
  * trim) at `unit` precision against `target`, or NULL when it is not a date. It follows JS where JS is odd: years
  * 0–99 are read as 1900–1999 (Date.UTC), a zone's minutes are not checked, fractions of a second are
@@ -13,7 +13,7 @@ import type { Migration } from '../migrate.js';
  * number that is not an integer a bigint holds (a fraction, or past 2^63) raises 22023 (the JS evaluator answers then): JS's exact `%` on any
  * double is not reproduced. A value near the largest double whose rounding overflows, or a tiny one (5e-324) whose
  * division by an hour, minute or second underflows, raises 22003 likewise (PostgreSQL's float8 refuses both; JS
- * goes on with Infinity or 0). Found by review: 5.9M random and 4.0M exhaustive comparisons with dateSign agreed
+ * goes on with Infinity or 0). Found by review: 5.9M random and 4.0M exhaustive comparisons with dates.ts (then `dateSign`, the same per-check reading) agreed
  * otherwise. SQLite calls dates.ts itself (`datePasses`, db/sqlite-functions.ts).
  * No `?` in the body (migrations go through the `?` placeholder translation) and no dollar quoting.
  */
