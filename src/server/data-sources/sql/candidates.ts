@@ -30,7 +30,7 @@ export async function findCandidates(
   indexed: ReadonlySet<string>,
 ): Promise<Candidates> {
   const dialect = dialectOf(engine);
-  const keyOf = (segments: readonly string[]) => dialect.sortKey(segments, 'e.data');
+  const keyOf = (segments: readonly string[]) => dialect.sortKey(segments, 'e.data', 'e.doc');
   const path = seekPath(cond, indexed, keyOf);
   if (!path) return { cond, ids: null };
   const key = pathKey(path);

@@ -41,7 +41,7 @@ export function orderTerms(dialect: SqlDialect, order: readonly SqlOrderTerm[], 
   const terms = order.map((term, i) => {
     if (term.kind === 'column') return dialect.orderTerm(alias, term.column, term.desc);
     const dir = term.desc ? 'DESC' : 'ASC';
-    const key = dialect.sortKey(term.segments, 'e.data');
+    const key = dialect.sortKey(term.segments, 'e.data', 'e.doc');
     const names = [`k${i}r`, `k${i}n`, `k${i}t`];
     if (alias === 'e') select.push(`${key.rank} AS ${names[0]}`, `${key.num} AS ${names[1]}`, `${key.txt} AS ${names[2]}`);
     const parts = alias === 'e' ? [key.rank, key.num, key.txt] : names.map((name) => `p.${name}`);

@@ -9,8 +9,8 @@ import type { SortKey } from './keys.js';
  */
 const DECIMAL = `'^[[:space:]]*[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?[[:space:]]*$'`;
 
-export function postgresSortKey(segments: readonly string[], data: string): SortKey {
-  const doc = `(CASE WHEN strpos(${data}, '\\u') = 0 THEN ${data}::jsonb END)`;
+export function postgresSortKey(segments: readonly string[], data: string, parsed = `${data}::jsonb`): SortKey {
+  const doc = `(CASE WHEN strpos(${data}, '\\u') = 0 THEN ${parsed} END)`;
   const at = (path: readonly string[]) => `(${doc}${path.map((s) => ` -> ${literal(s).text}`).join('')})`;
   const x = at(segments);
   const t = `jsonb_typeof(${x})`;

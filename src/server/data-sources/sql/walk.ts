@@ -43,7 +43,7 @@ export async function chooseAccess(
   if (span?.lo === null || span?.lo === undefined || span.hi === null) return SEEK;
   const entries = Number(span.hi) - Number(span.lo) + 1;
   const threshold = Math.ceil(Math.sqrt((plan.limit + plan.offset) * entries));
-  const keyOf = (segments: readonly string[]) => dialect.sortKey(segments, 'e.data');
+  const keyOf = (segments: readonly string[]) => dialect.sortKey(segments, 'e.data', 'e.doc');
   const tested = seekPath(plan.where, indexed, keyOf);
   const prefilter = tested && prefilterOf(plan.where, new Set([pathKey(tested)]), keyOf, new Map());
   if (tested && prefilter) {
