@@ -91,6 +91,10 @@ export function filterColumns(rng: Rng): Record<string, unknown> {
   else if (r < 0.8) data.g = filterValue(rng);
   if (rng() < 0.5) data.p = { q: filterValue(rng, 1) };
   if (rng() < 0.3) data['p.q'] = filterValue(rng, 1);
+  // Columns named like members of other prototypes than Object's: own reads on the data object (sql/paths.ts).
+  if (rng() < 0.7) data.at = rng() < 0.8 ? filterValue(rng) : [filterValue(rng, 1)];
+  if (rng() < 0.6) data.length = filterValue(rng);
+  if (rng() < 0.5) data.map = rng() < 0.7 ? { x: filterValue(rng, 1) } : filterValue(rng, 1);
   return data;
 }
 
@@ -115,6 +119,10 @@ const COLUMNS = [
   'nope',
   'tags.0',
   'g.length',
+  'at',
+  'length',
+  'map.x',
+  'map.at',
 ];
 const SCALAR_OPERANDS = FILTER_VALUES;
 const TEXT_OPERANDS = FILTER_VALUES.filter((v) => v !== null);
