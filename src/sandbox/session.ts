@@ -120,8 +120,9 @@ export interface Session {
   /** Moves the deadline of what runs next (a node's own timeout), never past the run's deadline. */
   setDeadline(deadline: number): void;
   /**
-   * Runs `fn` (the engine's own guest helpers) with a short deadline of its own, even after
-   * the run's deadline passed or an interrupt: used to collect a failed segment's trace.
+   * Runs `fn` (the engine's own guest helpers) with a short deadline of its own, `ms` from now, even after
+   * the run's deadline passed or an interrupt: used to collect a failed segment's trace. Before the deadline in
+   * force, never past it; after a cancel, at most 20 ms.
    */
   grace<T>(ms: number, fn: () => T): T;
   /** Host calls still in flight. */
@@ -140,6 +141,8 @@ const DEFAULT_STACK = 128 * 1024;
 const PROGRAM_BATCHES = 16;
 const JOB_BATCH = 256;
 const MAX_ERROR_TEXT = 2000;
+/** At most this long, ms, the engine reads a cancelled run's report (`grace`): what the guest recorded, not new work. */
+const CANCEL_GRACE_MS = 20;
 
 /** Opens a fresh runtime and context on `module` with the run's limits and the guest helpers installed. */
 export function openSession(options: SessionOptions): Session {
@@ -805,7 +808,11 @@ export function openSession(options: SessionOptions): Session {
       const saved = deadline;
       const wasInterrupted = interrupted;
       const wasGracing = gracing;
-      deadline = now() + ms;
+      const at = now();
+      // Past the deadline in force (or interrupted), the report still gets its grace: it is the failure's trace. Before
+      // it, the report is read on the node's time, which the grace does not extend; after a cancel, briefly.
+      const bound = options.signal?.aborted ? Math.min(ms, CANCEL_GRACE_MS) : ms;
+      deadline = wasInterrupted || saved <= at ? at + bound : Math.min(saved, at + bound);
       interrupted = false;
       gracing = true;
       try {

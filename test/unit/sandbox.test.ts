@@ -171,6 +171,40 @@ describe('sandbox', () => {
     expect(second.ok && second.result).toBe(2);
   });
 
+  // A guest can make the engine's report helper spin (patched built-ins it serializes with): the grace bounds that
+  // read. The clock is the session's own and moves 1 ms per read, so the bound is counted, not timed.
+  test("a report's grace never extends the deadline in force, and after a cancel lasts at most 20 ms", async () => {
+    const cases = [
+      { name: 'deadline passed', deadlineIn: -5, abort: false, spent: [250, 255] },
+      { name: 'deadline 30 ms ahead', deadlineIn: 30, abort: false, spent: [30, 35] },
+      { name: 'deadline far ahead', deadlineIn: 10_000, abort: false, spent: [250, 255] },
+      { name: 'cancelled', deadlineIn: 10_000, abort: true, spent: [20, 25] },
+    ];
+    for (const c of cases) {
+      const module = await acquireModule(64 * 1024 * 1024);
+      let clock = 1_000;
+      const controller = new AbortController();
+      const session = openSession({
+        module,
+        now: () => clock++,
+        runDeadline: clock + 100_000,
+        memoryBytes: 48 * 1024 * 1024,
+        signal: controller.signal,
+        program: 'api.run=function(){for(;;){}};',
+      });
+      try {
+        session.setDeadline(clock + c.deadlineIn);
+        if (c.abort) controller.abort();
+        const start = clock;
+        expect(() => session.grace(250, () => session.string('run'))).toThrow();
+        expect({ name: c.name, spent: clock - start }).toEqual({ name: c.name, spent: expect.toSatisfy((n: number) => n >= c.spent[0]! && n <= c.spent[1]!) });
+      } finally {
+        session.close();
+        releaseModule(module);
+      }
+    }
+  });
+
   test('bridge calls are refused once the session has ended', async () => {
     const module = await acquireModule(64 * 1024 * 1024);
     let bridged = 0;
