@@ -24,9 +24,9 @@ import { pathSegments } from './paths.js';
  *   folded character, and the only non-ASCII characters JS lowercases to ASCII are U+212A (K → k) and U+0130
  *   (İ → i + U+0307), which the dialects replace before `lower()` (test/integration/sql-filters.test.ts checks the
  *   claim over every code point).
- * - `contains` needs a character outside a number's text (`0-9 . + - e`), so that no number matches; booleans are
- *   decided here (`'true'`, `'false'`); objects and arrays by their JSON text (the stored text is JSON.stringify's,
- *   which SQLite's `->` and PostgreSQL's `json` give back as it is).
+ * - `contains` tests numbers, objects and arrays by their JSON text (the stored text is JSON.stringify's, numbers
+ *   as `String(n)`, which SQLite's `->` and PostgreSQL's `json` give back as it is); booleans are decided here
+ *   (`'true'`, `'false'`).
  * - `>`, `>=`, `<`, `<=`, `between` with strings (characters below U+D800, where UTF-8 and UTF-16 orders agree),
  *   numbers or booleans (their text); `null` operands match nothing.
  * - The date conditions (query/filters.ts `dateChecks`: the value itself, read by dates.ts) translate to the sign
@@ -50,9 +50,6 @@ function foldable(text: string): boolean {
   }
   return true;
 }
-
-/** Every character of a JS number's text (`String(n)`): `-1.5e-7`, `1e+21`. */
-const NUMBER_CHARS = new Set('0123456789.+-e');
 
 const BOOLEANS = [true, false] as const;
 
@@ -97,7 +94,7 @@ function oneofOptions(value: unknown): unknown[] | null {
 function contains(value: unknown): FilterTest | null {
   if (typeof value !== 'string' && typeof value !== 'boolean' && typeof value !== 'number') return null;
   const needle = textOf(value)!.toLowerCase();
-  if (!foldable(needle) || ![...needle].some((c) => !NUMBER_CHARS.has(c))) return null;
+  if (!foldable(needle)) return null;
   return { kind: 'contains', needle, booleans: BOOLEANS.filter((b) => String(b).includes(needle)) };
 }
 

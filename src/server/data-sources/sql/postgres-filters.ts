@@ -66,8 +66,8 @@ function elementTest(x: string, test: Exclude<FilterTest, { kind: 'empty' } | { 
     return sql`(CASE WHEN ${raw(x)} IS NULL OR ${raw(t)} = 'null' THEN ${raw(test.nulls ? 'TRUE' : 'FALSE')} WHEN ${raw(t)} = 'string' THEN (${texts} OR COALESCE(${numberOf(s)} IN (${numbers}), FALSE)) WHEN ${raw(t)} = 'number' THEN ${jsonNumber} IN (${numbers}) WHEN ${raw(t)} = 'boolean' THEN ${raw(booleans)} ELSE FALSE END)`;
   }
   if (test.kind === 'contains') {
-    // Numbers: the needle is in no number's text.
-    return sql`(CASE WHEN ${raw(t)} = 'string' THEN ${textTest(s, null, test)} WHEN ${raw(t)} IN ('object', 'array') THEN ${textTest(`${x}::text`, null, test)} WHEN ${raw(t)} = 'boolean' THEN ${raw(booleans)} ELSE FALSE END)`;
+    // Numbers, objects and arrays by their JSON text (a number's is `String(n)`).
+    return sql`(CASE WHEN ${raw(t)} = 'string' THEN ${textTest(s, null, test)} WHEN ${raw(t)} IN ('number', 'object', 'array') THEN ${textTest(`${x}::text`, null, test)} WHEN ${raw(t)} = 'boolean' THEN ${raw(booleans)} ELSE FALSE END)`;
   }
   return sql`(CASE WHEN ${raw(t)} = 'string' THEN ${textTest(s, numberOf(s), test)} WHEN ${raw(t)} = 'number' THEN ${textTest(`${x}::text`, jsonNumber, test)} WHEN ${raw(t)} IN ('object', 'array') THEN ${textTest(`${x}::text`, null, test)} WHEN ${raw(t)} = 'boolean' THEN ${raw(booleans)} ELSE FALSE END)`;
 }

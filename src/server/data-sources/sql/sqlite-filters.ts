@@ -58,8 +58,8 @@ function elementTest(t: string, s: string, j: string, test: Exclude<FilterTest, 
     return sql`(CASE WHEN ${raw(t)} IS NULL OR ${raw(t)} = 'null' THEN ${raw(test.nulls ? 'TRUE' : 'FALSE')} WHEN ${raw(t)} = 'text' THEN (${texts} OR COALESCE(${raw(numberOf(s))} IN (${numbers}), FALSE)) WHEN ${raw(t)} IN ('integer', 'real') THEN ${raw(s)} IN (${numbers}) ELSE ${raw(booleans)} END)`;
   }
   if (test.kind === 'contains') {
-    // Numbers: the needle is in no number's text.
-    return sql`(CASE WHEN ${raw(t)} = 'text' THEN ${textTest(s, null, test)} WHEN ${raw(t)} IN ('object', 'array') THEN ${textTest(j, null, test)} ELSE ${raw(booleans)} END)`;
+    // Numbers, objects and arrays by their JSON text (a number's is `String(n)`).
+    return sql`(CASE WHEN ${raw(t)} = 'text' THEN ${textTest(s, null, test)} WHEN ${raw(t)} IN ('integer', 'real', 'object', 'array') THEN ${textTest(j, null, test)} ELSE ${raw(booleans)} END)`;
   }
   return sql`(CASE WHEN ${raw(t)} = 'text' THEN ${textTest(s, numberOf(s), test)} WHEN ${raw(t)} IN ('integer', 'real') THEN ${textTest(j, s, test)} WHEN ${raw(t)} IN ('object', 'array') THEN ${textTest(j, null, test)} ELSE ${raw(booleans)} END)`;
 }
