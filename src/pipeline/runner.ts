@@ -320,7 +320,7 @@ async function callCode(run: Run, id: number, iteration: number): Promise<string
   const s = run.session;
   recordEvents(
     run,
-    s.grace(REPORT_GRACE_MS, () => s.string('run', -2)),
+    s.grace(REPORT_GRACE_MS, () => s.string('run', -2), true),
     run.programStart,
   );
   run.at = { path: node.path, pkg: node.pkg, iteration: Number.isInteger(iteration) && iteration >= 0 ? iteration : undefined };
@@ -540,7 +540,7 @@ function succeeded(run: Run, id: number, attempt: number): number {
     const s = run.session;
     recordEvents(
       run,
-      s.grace(REPORT_GRACE_MS, () => s.string('run', -1)),
+      s.grace(REPORT_GRACE_MS, () => s.string('run', -1), true),
       run.programStart,
       { node: id, retries: attempt - 1 },
     );

@@ -121,10 +121,11 @@ export interface Session {
   setDeadline(deadline: number): void;
   /**
    * Runs `fn` (the engine's own guest helpers) with a short deadline of its own, `ms` from now, even after
-   * the run's deadline passed or an interrupt: used to collect a failed segment's trace. Before the deadline in
-   * force, never past it; after a cancel, at most 20 ms.
+   * the run's deadline passed or an interrupt: used to collect a failed segment's trace. After a cancel at most
+   * 20 ms. `onTime`: a read on the way of a run that goes on (not a failure's), which never goes past the deadline
+   * in force when that is still ahead (the node's time is up then: TIMEOUT).
    */
-  grace<T>(ms: number, fn: () => T): T;
+  grace<T>(ms: number, fn: () => T, onTime?: boolean): T;
   /** Host calls still in flight. */
   pendingHostCalls(): number;
   /** The deadline in force (the run's, a node's, or one the program moved). */
@@ -804,15 +805,15 @@ export function openSession(options: SessionOptions): Session {
       deadline = Math.min(next, options.runDeadline);
       if (now() <= deadline) interrupted = false;
     },
-    grace(ms, fn) {
+    grace(ms, fn, onTime = false) {
       const saved = deadline;
       const wasInterrupted = interrupted;
       const wasGracing = gracing;
       const at = now();
-      // Past the deadline in force (or interrupted), the report still gets its grace: it is the failure's trace. Before
-      // it, the report is read on the node's time, which the grace does not extend; after a cancel, briefly.
+      // A failure's report gets its grace whatever the deadline (a descheduled process must not lose the trace); a
+      // read on the way of a run that goes on is on the node's time while that lasts; after a cancel, briefly.
       const bound = options.signal?.aborted ? Math.min(ms, CANCEL_GRACE_MS) : ms;
-      deadline = wasInterrupted || saved <= at ? at + bound : Math.min(saved, at + bound);
+      deadline = onTime && !wasInterrupted && saved > at ? Math.min(saved, at + bound) : at + bound;
       interrupted = false;
       gracing = true;
       try {

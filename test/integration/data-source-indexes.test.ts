@@ -149,6 +149,10 @@ describe(`data path indexes (${testEngine})`, () => {
         });
         expect(paged).not.toContain('Sort');
       }
+      // Without a LIMIT every match is read: the fenced form (one parse per row, no lateral join per row).
+      const unlimited = await explain(plain, { where: { 'address.city': 'Oslo' } }, []);
+      expect(unlimited).toContain('Subquery Scan on e');
+      expect(unlimited).not.toContain('Subquery Scan on j');
       // Sorting by a data path without its index: the sort keys read the row's parsed `data` (e.doc), not
       // `data::jsonb` again in each of their ten or so uses.
       const sorted = await explain(plain, { where: { 'address.city': 'Oslo' }, order: [['age', 'DESC']], limit: 5 }, []);
