@@ -12,9 +12,11 @@ export interface SqlDialect {
    * The entries of one data source as `e` (columns id, data, sort_order, created_at, updated_at). The id is
    * written into the text (not a parameter) so the planner can use the data source's partial indexes;
    * `index`: the expression index the query should go through (SQLite: INDEXED BY, as the planner has no
-   * statistics to prefer it; PostgreSQL: the subquery is not fenced, so the planner can use it).
+   * statistics to prefer it; PostgreSQL: the subquery is not fenced, so the planner can use it). `paged`: the
+   * rows are read in a page's order and the read may stop at its LIMIT (PostgreSQL: the table stays visible to
+   * the outer query, so its order index can end the read early; SQLite needs nothing).
    */
-  entries(dataSourceId: number, index?: string | null): Sql;
+  entries(dataSourceId: number, index?: string | null, paged?: boolean): Sql;
   /**
    * The entries of one data source with an id above `afterId`, as `e` (the same columns), for a scan in id order
    * that stops at its LIMIT (candidates.ts): nothing is fenced, so the id order and the bound reach the table.

@@ -59,15 +59,27 @@ function walk(segments: readonly string[], test: ValueTest): Sql {
   return sql`EXISTS (WITH RECURSIVE w(x, d) AS (SELECT ${raw(at('e.doc', segments.slice(0, 1)))}, 1 UNION ALL SELECT s.x, s.d FROM w CROSS JOIN LATERAL (SELECT a.x, w.d AS d FROM jsonb_array_elements(CASE WHEN jsonb_typeof(w.x) = 'array' THEN w.x END) AS a(x)${raw(step)}) s) SELECT 1 FROM w WHERE ${emitted})`;
 }
 
+/**
+ * The entries matching `where` (over the table as `b`) as `e`, `data` parsed by a lateral subquery (fenced by
+ * OFFSET 0): once per row read, and only for the rows the read reaches. It costs about a tenth more per row
+ * than the fenced form, so only reads that may stop early use it.
+ */
+const lateral = (where: Sql) =>
+  sql`(SELECT b.id, b.data, b.sort_order, b.created_at, b.updated_at, j.doc FROM data_source_entries b CROSS JOIN LATERAL (SELECT b.data::jsonb AS doc OFFSET 0) j WHERE ${where}) e`;
+
 export const postgresDialect: SqlDialect = {
   name: 'postgres',
   // OFFSET 0 keeps the subquery from being flattened, so `data` is parsed once per row, not once per use;
   // a query through an index is flattened instead (the index is on the base table), and reads few rows.
-  entries: (dataSourceId, index) =>
-    sql`(SELECT id, data, sort_order, created_at, updated_at, data::jsonb AS doc FROM data_source_entries WHERE data_source_id = ${idText(dataSourceId)}${raw(index ? '' : ' OFFSET 0')}) e`,
-  // The lateral subquery (fenced by OFFSET 0) parses `data` once per row read, and only for the rows the scan reaches.
-  entriesAfter: (dataSourceId, afterId) =>
-    sql`(SELECT b.id, b.data, b.sort_order, b.created_at, b.updated_at, j.doc FROM data_source_entries b CROSS JOIN LATERAL (SELECT b.data::jsonb AS doc OFFSET 0) j WHERE b.data_source_id = ${idText(dataSourceId)} AND b.id > ${afterId}) e`,
+  // A fenced subquery is planned alone: it cannot know that an outer ORDER BY … LIMIT could stop early, so
+  // a page reads the table through the lateral form (below), which keeps the order index usable.
+  entries: (dataSourceId, index, paged) =>
+    index
+      ? sql`(SELECT id, data, sort_order, created_at, updated_at, data::jsonb AS doc FROM data_source_entries WHERE data_source_id = ${idText(dataSourceId)}) e`
+      : paged
+        ? lateral(sql`b.data_source_id = ${idText(dataSourceId)}`)
+        : sql`(SELECT id, data, sort_order, created_at, updated_at, data::jsonb AS doc FROM data_source_entries WHERE data_source_id = ${idText(dataSourceId)} OFFSET 0) e`,
+  entriesAfter: (dataSourceId, afterId) => lateral(sql`b.data_source_id = ${idText(dataSourceId)} AND b.id > ${afterId}`),
   sortKey: postgresSortKey,
   path(segments, test) {
     const anyArray = segments.map((_, i) => `jsonb_typeof(${at('e.doc', segments.slice(0, i + 1))}) = 'array'`).join(' OR ');
