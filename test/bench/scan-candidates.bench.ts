@@ -32,6 +32,13 @@ const CASES = (n: number) => [
     plain: `SELECT (SELECT COUNT(*) FROM data_source_entries WHERE data_source_id = @ds AND json_extract(data, '$.city') = 'Oslo' AND instr(lower(json_extract(data, '$.name')), '77') > 0) AS total, id, data FROM data_source_entries WHERE data_source_id = @ds AND json_extract(data, '$.city') = 'Oslo' AND instr(lower(json_extract(data, '$.name')), '77') > 0 ORDER BY sort_order, id DESC LIMIT 20`,
   },
   {
+    // Caseful operands translate since 2026-11-28 (SQLite: iar_lower, JS's toLowerCase); before, every entry was
+    // scanned in JS. The bare SQL folds with lower() (ASCII only: not the same answer in general, the same work).
+    name: '`$filters` name contains "é" (a caseful needle), limit 20 + pagination',
+    body: { where: { $filters: [{ column: 'name', condition: 'contains', value: 'é' }] }, limit: 20, includePagination: true },
+    plain: `SELECT (SELECT COUNT(*) FROM data_source_entries WHERE data_source_id = @ds AND instr(lower(json_extract(data, '$.name')), 'é') > 0) AS total, id, data FROM data_source_entries WHERE data_source_id = @ds AND instr(lower(json_extract(data, '$.name')), 'é') > 0 ORDER BY sort_order, id DESC LIMIT 20`,
+  },
+  {
     name: '`email` = X and `name` `$regex` ^Person',
     body: { where: { email: `person${n - 5}@example.com`, name: { $regex: '^Person' } }, limit: 20 },
     plain: `SELECT NULL AS total, id, data FROM data_source_entries WHERE data_source_id = @ds AND json_extract(data, '$.email') = 'person${n - 5}@example.com' AND json_extract(data, '$.name') GLOB 'Person*' ORDER BY sort_order, id DESC LIMIT 20`,

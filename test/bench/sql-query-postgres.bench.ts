@@ -52,6 +52,14 @@ const CASES = (n: number) => [
     expected: 20,
   },
   {
+    // A caseful needle: matched by a regular expression of its case preimages since 2026-11-28 (docs/sql.md);
+    // before, every entry was read and matched in JS. The plain SQL folds with lower() (not JS's answer in general).
+    name: '`$filters` name contains "é" (caseful), limit 20 + pagination',
+    body: { where: { $filters: [{ column: 'name', condition: 'contains', value: 'é' }] }, limit: 20, includePagination: true },
+    plain: `SELECT (SELECT COUNT(*) FROM data_source_entries WHERE data_source_id = $1 AND strpos(lower(${j('name')}), 'é') > 0) AS total, id, data FROM data_source_entries WHERE data_source_id = $1 AND strpos(lower(${j('name')}), 'é') > 0 ORDER BY sort_order, id DESC LIMIT 20`,
+    expected: 0,
+  },
+  {
     name: 'first page, no where (default order)',
     body: { limit: 20 },
     plain: `SELECT id, data FROM data_source_entries WHERE data_source_id = $1 ORDER BY sort_order, id DESC LIMIT 20`,
@@ -78,11 +86,14 @@ for (const n of SIZES) {
             const result = await api('POST', `/v1/data-sources/${ds}/data/query`, c.body);
             expect(result.entries.length).toBe(c.expected);
           });
-          const plan = planSqlSelect(compileQuery(c.body))!;
-          const sameMs = await median(async () => {
-            const result = await runSqlSelect(db, 'postgres', ds, plan, indexed);
-            expect(result?.entries.length).toBe(c.expected);
-          });
+          const plan = planSqlSelect(compileQuery(c.body));
+          // NaN: the select does not translate (the JS evaluator answers it).
+          const sameMs = plan
+            ? await median(async () => {
+                const result = await runSqlSelect(db, 'postgres', ds, plan, indexed);
+                expect(result?.entries.length).toBe(c.expected);
+              })
+            : Number.NaN;
           const plainMs = await median(async () => {
             const rows = await db.query<{ data: string }>(c.plain, [ds]);
             rows.forEach((r) => JSON.parse(r.data));

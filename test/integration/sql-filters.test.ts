@@ -26,12 +26,46 @@ let dsId: number;
 let entries: EntryRecord[];
 const cleanup: (() => unknown)[] = [];
 
-const ODD = ['\u212a', 'K', 'k', '\u0130', 'i\u0307', 'I', 'i', 'ı', 'ß', 'ẞ', 'SS', 'ſ', 'S', 'Σ', 'σ', 'ς', 'ǅ', 'ǆ', 'Ǆ', 'é', 'É', 'ﬀ', 'FF'];
+const ODD = [
+  '\u212a',
+  'K',
+  'k',
+  '\u0130',
+  'i\u0307',
+  'I',
+  'i',
+  'ı',
+  'ß',
+  'ẞ',
+  'SS',
+  'ſ',
+  'S',
+  'Σ',
+  'σ',
+  'ς',
+  'ǅ',
+  'ǆ',
+  'Ǆ',
+  'é',
+  'É',
+  'ﬀ',
+  'FF',
+  '\u2126',
+  'ω',
+  '𐐀',
+  '𐐨',
+];
 const VALUES: unknown[] = [
   ...ODD,
   ...ODD.map((c) => `x${c}y`),
   'ab\u0000cd',
   'a\ud800b',
+  'a\ud800É',
+  'a\u0000É',
+  'ÉİK',
+  'Éİx',
+  'ΟΔΟΣ',
+  'xİ\u0307y',
   'x\uFFFF',
   'x\uFFFD',
   '{"a":1}',
@@ -106,6 +140,25 @@ const OPERANDS: unknown[] = [
   's',
   'σ',
   'é',
+  // Caseful operands (only JS's full toLowerCase folds them): SQLite folds with it, PostgreSQL matches their preimages.
+  'É',
+  'xéy',
+  'ÉİK',
+  'ǅ',
+  'ǆ',
+  'ı',
+  '\u0307',
+  'xi\u0307',
+  'i\u0307y',
+  '\u0307y',
+  'ki',
+  'éi',
+  'éi\u0307',
+  'ẞ',
+  'ﬀ',
+  '\u2126',
+  'ω',
+  '𐐨',
   'x',
   'xky',
   'xiy',
@@ -213,6 +266,7 @@ it('translated filters answer as filters.ts does on edge-case values', async () 
   for (const column of ['v', 'a.b']) {
     filters.push({ column, condition: 'empty' }, { column, condition: 'notempty' });
     filters.push({ column, condition: 'oneof', value: ['k', null, true] }, { column, condition: 'oneof', value: 'xky, ss ,TRUE' });
+    filters.push({ column, condition: 'oneof', value: ['É', 'k', null, 'ǆ'] }, { column, condition: 'oneof', value: 'é, İ ,x, 5' });
     filters.push({ column, condition: 'between', value: { from: 'a', to: 'x' } }, { column, condition: 'between', value: { from: '', to: '{' } });
     filters.push({ column, condition: 'between', value: { from: true, to: null } }, { column, condition: 'between', value: { to: '2024-01-06' } });
     filters.push({ column, condition: 'oneof', value: [5, 'k', '1e3', null] }, { column, condition: 'oneof', value: '5, 7 ,x, 0.1' });
@@ -242,6 +296,8 @@ const SAMPLE = [
   { column: 'v', condition: '==', value: '05' },
   { column: 'v', condition: 'oneof', value: [0, 'k', 30] },
   { column: 'a.b', condition: 'between', value: { from: -1, to: '2024' } },
+  { column: 'v', condition: 'contains', value: 'É' },
+  { column: 'a.b', condition: 'oneof', value: ['ǆ', 'k', 'İ'] },
 ];
 
 it('selects with translated filters over HTTP answer as runQuery does', async () => {
@@ -296,10 +352,18 @@ it('query deletes with translated filters run in SQL and delete what the JS matc
 
 it('leaves to the JS evaluator the operands SQL would fold or read as numbers differently', () => {
   const planned = (condition: string, value: unknown) => planSqlSelect(compileQuery({ where: { $filters: [{ column: 'v', condition, value }] } })) !== null;
-  for (const value of ['é', 'ß', '\u0130', 'σ', 'i\u0307', 'ǅ', '{"a":1}', '[1]']) {
+  // Final_Sigma (Σ lowercases by its neighbours), U+FFFD (SQLite reads invalid UTF-8 as it), and JSON-looking texts.
+  for (const value of ['σ', 'ς', 'xσ', 'Σ', 'é\uFFFD', '{"a":1}', '[1]']) {
     expect({ value, planned: planned('==', value) }).toEqual({ value, planned: false });
     expect({ value, planned: planned('oneof', ['x', value]) }).toEqual({ value, planned: false });
   }
+  for (const value of ['σ', 'ΟΔΟΣ', 'é\uFFFD', 'é'.repeat(257)])
+    expect({ value: value.slice(0, 9), planned: planned('contains', value) }).toEqual({ value: value.slice(0, 9), planned: false });
+  expect(planned('contains', 'é'.repeat(256))).toBe(true);
+  // Caseful operands translate (JS's full toLowerCase: SQLite calls it, PostgreSQL matches the case preimages).
+  for (const value of ['é', 'ß', '\u0130', 'i\u0307', 'ǅ', 'Straße', '𐐀'])
+    for (const condition of ['==', '!=', 'contains', 'notcontains'])
+      expect({ value, condition, planned: planned(condition, value) }).toEqual({ value, condition, planned: true });
   // A needle made of a number's characters: numbers are tested by their text, String(n) (stored as JSON.stringify wrote it).
   for (const value of ['5', '1e', '.', '-', 'E', 5, -1.5, 1e21]) expect({ value, planned: planned('contains', value) }).toEqual({ value, planned: true });
   for (const value of ['\uFFFF', '😀']) expect({ value, planned: planned('>', value) }).toEqual({ value, planned: false });

@@ -20,6 +20,12 @@ export const SQLITE_NUMBER_FUNCTION = 'iar_number';
  */
 export const SQLITE_DATE_FUNCTION = 'iar_date_checks';
 
+/**
+ * `iar_lower(text)`: JS's `toLowerCase()` of a text (NULL for anything else), for the `$filters` operands whose
+ * case folding SQLite's `lower()` (ASCII only) cannot reproduce (data-sources/sql/filters.ts, "caseful").
+ */
+export const SQLITE_LOWER_FUNCTION = 'iar_lower';
+
 /** The deadline of the statement running now on a connection (Database.bounded), or null: no budget. */
 export interface ArmedBudget {
   deadline: number;
@@ -37,6 +43,7 @@ export interface ArmedBudget {
  *   data-sources/sql/sqlite.ts); its matchers are kept per pattern (at most 64).
  * - SQLITE_NUMBER_FUNCTION: numericValue of a string, for `$filters` (data-sources/sql/sqlite-filters.ts).
  * - SQLITE_DATE_FUNCTION: datePasses, for `$filters` date conditions (same file).
+ * - SQLITE_LOWER_FUNCTION: `toLowerCase()`, for `$filters` caseful operands (same file).
  */
 export function defineSqliteFunctions(db: BetterSqlite3.Database, armed: () => ArmedBudget | null): void {
   db.function(SQLITE_BUDGET_FUNCTION, { deterministic: false }, (_id: unknown) => {
@@ -59,6 +66,7 @@ export function defineSqliteFunctions(db: BetterSqlite3.Database, armed: () => A
     const n = numericValue(value);
     return n === n ? n : null;
   });
+  db.function(SQLITE_LOWER_FUNCTION, { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : null));
   const checkLists = new Map<string, DateCheck[]>();
   db.function(SQLITE_DATE_FUNCTION, { deterministic: true }, (value: unknown, time: unknown, checks: unknown) => {
     if (typeof value !== 'number' && typeof value !== 'string') return 0;

@@ -33,10 +33,14 @@ export type FilterTest =
   /**
    * Case-insensitive equality of the element's text with one of `texts` (lowercased, non-numeric), or of its number
    * with one of `numbers` (a numeric element: a JSON number, or a string numericValue reads); `nulls`: null matches.
+   * `caseful`: more texts, whose lowercase only JS's full `toLowerCase` gives (sql/filters.ts).
    */
-  | { kind: 'equals'; texts: string[]; numbers: number[]; nulls: boolean; booleans: boolean[] }
-  /** The element's text (objects and arrays: their JSON), lowercased, holds `needle` (lowercased; no number's text can). */
-  | { kind: 'contains'; needle: string; booleans: boolean[] }
+  | { kind: 'equals'; texts: string[]; caseful: string[]; numbers: number[]; nulls: boolean; booleans: boolean[] }
+  /**
+   * The element's text (objects and arrays: their JSON), lowercased, holds `needle` (lowercased; no number's text
+   * can); `caseful`: a needle only JS's full `toLowerCase` folds to (sql/filters.ts).
+   */
+  | { kind: 'contains'; needle: string; caseful: boolean; booleans: boolean[] }
   /**
    * The element between the bounds: by UTF-16 code units of its text (numbers: their JSON text; objects, arrays:
    * their JSON), except that a bound with `num` (a numeric operand) compares a numeric element's number with it.
@@ -110,7 +114,7 @@ export function sizeOf(cond: Cond): number {
     case 'not':
       return 1 + sizeOf(cond.item);
     case 'filter':
-      return cond.test.kind === 'equals' ? 1 + cond.test.texts.length + cond.test.numbers.length : 1;
+      return cond.test.kind === 'equals' ? 1 + cond.test.texts.length + cond.test.caseful.length + cond.test.numbers.length : 1;
     default:
       return cond.test.kind === 'in' ? 1 + cond.test.strings.length + cond.test.numbers.length + cond.test.booleans.length : 1;
   }

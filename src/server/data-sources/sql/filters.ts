@@ -2,6 +2,7 @@ import { isPlainObject } from '../query/errors.js';
 import { dateChecks } from '../query/filters.js';
 import { numericValue, textOf } from '../query/values.js';
 import { FALSE, and, not, type Cond, type FilterBound, type FilterTest } from './conditions.js';
+import { casefulNeedle } from './case-fold.js';
 import { pathSegments } from './paths.js';
 
 /**
@@ -19,11 +20,14 @@ import { pathSegments } from './paths.js';
  *   double range makes PostgreSQL refuse the statement, and the JS evaluator answers). With a non-numeric operand
  *   no number's text can equal it, and comparisons are of text only. `contains` stays textual (see below).
  * - `==`, `!=`, `oneof`, `contains`, `notcontains` ignore case with JS's full `toLowerCase`; SQL's `lower()`
- *   folds ASCII only. Their operands are taken when every non-ASCII character is caseless (`toLowerCase()` and
- *   `toUpperCase()` leave it as it is, and it is not U+0307): then only ASCII letters of the operand can meet a
- *   folded character, and the only non-ASCII characters JS lowercases to ASCII are U+212A (K → k) and U+0130
- *   (İ → i + U+0307), which the dialects replace before `lower()` (test/integration/sql-filters.test.ts checks the
- *   claim over every code point).
+ *   folds ASCII only. An operand whose every non-ASCII character is caseless (`toLowerCase()` and `toUpperCase()`
+ *   leave it as it is, and it is not U+0307) is compared by `lower()`: then only ASCII letters of the operand can
+ *   meet a folded character, and the only non-ASCII characters JS lowercases to ASCII are U+212A (K → k) and
+ *   U+0130 (İ → i + U+0307), which the dialects replace before `lower()` (test/integration/sql-filters.test.ts
+ *   checks the claim over every code point). Any other operand (`é`, `ß`, `ǅ`, Cyrillic…) is `caseful`: SQLite
+ *   folds the element with JS's own `toLowerCase` (SQLITE_LOWER_FUNCTION), PostgreSQL matches it with a regular
+ *   expression of every character's case preimages (case-fold.ts); operands holding σ or ς (Final_Sigma), NUL,
+ *   lone surrogates or U+FFFD are left to the JS evaluator.
  * - `contains` tests numbers, objects and arrays by their JSON text (the stored text is JSON.stringify's, numbers
  *   as `String(n)`, which SQLite's `->` and PostgreSQL's `json` give back as it is); booleans are decided here
  *   (`'true'`, `'false'`).
@@ -60,6 +64,7 @@ const BOOLEANS = [true, false] as const;
  */
 function equals(options: readonly unknown[]): FilterTest | null {
   const texts: string[] = [];
+  const caseful: string[] = [];
   const numbers: number[] = [];
   let nulls = false;
   for (const option of options) {
@@ -75,10 +80,12 @@ function equals(options: readonly unknown[]): FilterTest | null {
     if (typeof option === 'number') return null;
     const text = String(option).toLowerCase();
     // A text starting like an object's or array's JSON could equal one (textOf of an element is its JSON).
-    if (!foldable(text) || text.startsWith('{') || text.startsWith('[')) return null;
-    texts.push(text);
+    if (text.startsWith('{') || text.startsWith('[')) return null;
+    if (foldable(text)) texts.push(text);
+    else if (casefulNeedle(text)) caseful.push(text);
+    else return null;
   }
-  return { kind: 'equals', texts, numbers, nulls, booleans: BOOLEANS.filter((b) => texts.includes(String(b))) };
+  return { kind: 'equals', texts, caseful, numbers, nulls, booleans: BOOLEANS.filter((b) => texts.includes(String(b))) };
 }
 
 /** filters.ts's option list of `oneof`: an array, or a comma-separated string. */
@@ -94,8 +101,9 @@ function oneofOptions(value: unknown): unknown[] | null {
 function contains(value: unknown): FilterTest | null {
   if (typeof value !== 'string' && typeof value !== 'boolean' && typeof value !== 'number') return null;
   const needle = textOf(value)!.toLowerCase();
-  if (!foldable(needle)) return null;
-  return { kind: 'contains', needle, booleans: BOOLEANS.filter((b) => String(b).includes(needle)) };
+  const caseful = !foldable(needle);
+  if (caseful && !casefulNeedle(needle)) return null;
+  return { kind: 'contains', needle, caseful, booleans: BOOLEANS.filter((b) => String(b).includes(needle)) };
 }
 
 /** A comparison bound (its text as compareTo's `textOf`, its number when numeric), or null when it does not translate. */

@@ -1,3 +1,4 @@
+import { casefulPattern } from './case-fold.js';
 import type { FilterTest } from './conditions.js';
 import { joinSql, literal, raw, sql, type Sql } from './fragment.js';
 
@@ -34,7 +35,11 @@ const numberOf = (text: string) => sql`(CASE WHEN ${raw(text)} ~ ${textParam(DEC
  * element's number, NULL when the element is not numeric; null: never numeric) with it when there is one.
  */
 function textTest(text: string, num: Sql | null, test: Extract<FilterTest, { kind: 'contains' } | { kind: 'range' }>): Sql {
-  if (test.kind === 'contains') return sql`strpos(${raw(fold(text))}, ${textParam(test.needle)}) > 0`;
+  if (test.kind === 'contains') {
+    // A caseful needle: the characters JS lowercases to each of its characters (case-fold.ts).
+    if (test.caseful) return sql`(${raw(text)} ~ ${textParam(casefulPattern(test.needle, false))})`;
+    return sql`strpos(${raw(fold(text))}, ${textParam(test.needle)}) > 0`;
+  }
   const c = `(${text} COLLATE "C")`;
   const parts: Sql[] = [];
   for (const [bound, op] of [
@@ -59,7 +64,10 @@ function elementTest(x: string, test: Exclude<FilterTest, { kind: 'empty' } | { 
   const jsonNumber = sql`CAST(${raw(`${x}::text`)} AS float8)`;
   const booleans = test.booleans.length === 0 ? 'FALSE' : test.booleans.map((b) => `${x}::text = '${b}'`).join(' OR ');
   if (test.kind === 'equals') {
-    const texts = test.texts.length === 0 ? raw('FALSE') : sql`${raw(fold(s))} IN (${joinSql(test.texts.map(textParam), ', ')})`;
+    const folded = test.texts.length === 0 ? [] : [sql`${raw(fold(s))} IN (${joinSql(test.texts.map(textParam), ', ')})`];
+    const whole = `^(?:${test.caseful.map((t) => casefulPattern(t, true)).join('|')})$`;
+    const caseful = test.caseful.length === 0 ? [] : [sql`(${raw(s)} ~ ${textParam(whole)})`];
+    const texts = folded.length + caseful.length === 0 ? raw('FALSE') : sql`(${joinSql([...folded, ...caseful], ' OR ')})`;
     if (test.numbers.length === 0)
       return sql`(CASE WHEN ${raw(x)} IS NULL OR ${raw(t)} = 'null' THEN ${raw(test.nulls ? 'TRUE' : 'FALSE')} WHEN ${raw(t)} = 'string' THEN ${texts} WHEN ${raw(t)} = 'boolean' THEN ${raw(booleans)} ELSE FALSE END)`;
     const numbers = joinSql(test.numbers.map(numberParam), ', ');

@@ -1,4 +1,4 @@
-import { SQLITE_DATE_FUNCTION, SQLITE_NUMBER_FUNCTION } from '../../db/sqlite-functions.js';
+import { SQLITE_DATE_FUNCTION, SQLITE_LOWER_FUNCTION, SQLITE_NUMBER_FUNCTION } from '../../db/sqlite-functions.js';
 import type { FilterTest } from './conditions.js';
 import { placeholders } from './dialect.js';
 import { joinSql, literal, raw, sql, type Sql } from './fragment.js';
@@ -17,8 +17,9 @@ const KELVIN = '\u212a';
 const DOTTED_I = '\u0130';
 const DOTTED_I_LOWER = 'i\u0307';
 
-/** JS's `toLowerCase()` for the operands filters.ts lets through. */
-const fold = (text: string) => `lower(replace(replace(${text}, '${KELVIN}', 'k'), '${DOTTED_I}', '${DOTTED_I_LOWER}'))`;
+/** JS's `toLowerCase()` for the operands filters.ts lets through; `caseful` operands: JS's own (SQLITE_LOWER_FUNCTION). */
+const fold = (text: string, caseful = false) =>
+  caseful ? `${SQLITE_LOWER_FUNCTION}(${text})` : `lower(replace(replace(${text}, '${KELVIN}', 'k'), '${DOTTED_I}', '${DOTTED_I_LOWER}'))`;
 
 const booleanTest = (t: string, booleans: readonly boolean[]) => (booleans.length === 0 ? 'FALSE' : booleans.map((b) => `${t} = '${b}'`).join(' OR '));
 
@@ -30,7 +31,7 @@ const numberOf = (text: string) => `${SQLITE_NUMBER_FUNCTION}(${text})`;
  * element's number, NULL when the element is not numeric; null: never numeric) with it when there is one.
  */
 function textTest(text: string, num: string | null, test: Extract<FilterTest, { kind: 'contains' } | { kind: 'range' }>): Sql {
-  if (test.kind === 'contains') return sql`instr(${raw(fold(text))}, ${test.needle}) > 0`;
+  if (test.kind === 'contains') return sql`instr(${raw(fold(text, test.caseful))}, ${test.needle}) > 0`;
   const parts: Sql[] = [];
   for (const [bound, op] of [
     [test.from, test.from?.strict ? '>' : '>='],
@@ -51,7 +52,9 @@ function textTest(text: string, num: string | null, test: Extract<FilterTest, { 
 function elementTest(t: string, s: string, j: string, test: Exclude<FilterTest, { kind: 'empty' } | { kind: 'date' }>): Sql {
   const booleans = booleanTest(t, test.booleans);
   if (test.kind === 'equals') {
-    const texts = test.texts.length === 0 ? raw('FALSE') : sql`${raw(fold(s))} IN (${placeholders(test.texts)})`;
+    const folded = test.texts.length === 0 ? [] : [sql`${raw(fold(s))} IN (${placeholders(test.texts)})`];
+    const caseful = test.caseful.length === 0 ? [] : [sql`${raw(fold(s, true))} IN (${placeholders(test.caseful)})`];
+    const texts = folded.length + caseful.length === 0 ? raw('FALSE') : sql`(${joinSql([...folded, ...caseful], ' OR ')})`;
     if (test.numbers.length === 0)
       return sql`(CASE WHEN ${raw(t)} IS NULL OR ${raw(t)} = 'null' THEN ${raw(test.nulls ? 'TRUE' : 'FALSE')} WHEN ${raw(t)} = 'text' THEN ${texts} ELSE ${raw(booleans)} END)`;
     const numbers = placeholders(test.numbers);
