@@ -85,7 +85,7 @@ export function amountValue(rng: Rng, plain: boolean, rough = false): unknown {
   return undefined;
 }
 
-/** `on` pairs: translated ones (one pair of `id` or a one-segment data column), and some that are not. */
+/** `on` pairs: translated ones (pairs of `id` or a one-segment data column), and some that are not. */
 const ONS: readonly Record<string, string>[] = [
   { pk: 'ck' },
   { pk: 'ck' },
@@ -97,9 +97,14 @@ const ONS: readonly Record<string, string>[] = [
   { pk2: 'ck2' },
   { pk: 'data.ck' },
   { id: 'pid' },
-  // Not translated: two pairs, a dotted column, an entry field other than id.
+  // Composite keys (several pairs; translated since 2026-11-28).
   { pk: 'ck', pk2: 'ck2' },
+  { pk2: 'ck2', pk: 'ck' },
+  { pk: 'ck2', id: 'pid' },
+  { pk: 'ck', pk2: 'ck2', id: 'pid' },
+  // Not translated: a dotted column, an entry field other than id.
   { 'obj.x': 'ck' },
+  { pk: 'ck', 'obj.x': 'ck2' },
   { order: 'ck' },
 ];
 

@@ -10,7 +10,8 @@ import { testEngine, type TestBackend } from '../helpers/server.js';
 import { startSqlBackend } from '../helpers/sql-backend.js';
 
 /**
- * Joins translated to SQL (src/server/data-sources/sql/joins.ts: `has`/`count`/`required` on one key pair) against
+ * Joins translated to SQL (src/server/data-sources/sql/joins.ts: `has`/`count`/`sum`/`required` on one key pair or
+ * a composite key of several) against
  * the reference JS evaluator (runQuery and query/joins.ts): a parent and a joined data source whose key columns mix
  * numbers, numeric strings, text, booleans, null, missing, arrays and objects; generated selects with 1-2 joins,
  * each run both ways on the same rows: the same entries with the same `joins.<Name>` values, and the same count.
@@ -97,7 +98,7 @@ describe(`SQL translation of joins, differential against the JS evaluator (${tes
 
   it(`answers ${QUERIES} generated joined selects exactly as runQuery does`, async () => {
     const rng = seededRandom(SEED + 1);
-    const seen = { planned: 0, answered: 0, flagged: 0, required: 0, nonEmpty: 0, matched: 0, has: 0, count: 0, sum: 0, nonZeroSums: 0, byId: 0 };
+    const seen = { planned: 0, answered: 0, flagged: 0, required: 0, nonEmpty: 0, matched: 0, has: 0, count: 0, sum: 0, nonZeroSums: 0, byId: 0, composite: 0 };
     for (let i = 0; i < QUERIES; i++) {
       const body = joinQueryBody(rng, child, bounds);
       const compiled = compileQuery(body);
@@ -119,7 +120,8 @@ describe(`SQL translation of joins, differential against the JS evaluator (${tes
       });
       if (got.entries.length > 0) seen.nonEmpty++;
       if (plan.joins.some((join) => join.required)) seen.required++;
-      if (plan.joins.some((join) => join.parent.kind === 'id' || join.joined.kind === 'id')) seen.byId++;
+      if (plan.joins.some((join) => [...join.parent, ...join.joined].some((column) => column.kind === 'id'))) seen.byId++;
+      if (plan.joins.some((join) => join.parent.length > 1)) seen.composite++;
       for (const join of plan.joins) seen[join.mode]++;
       const sums = plan.joins.filter((join) => join.mode === 'sum').map((join) => join.name);
       if (got.entries.some((e) => sums.some((name) => e.joins![name] !== 0))) seen.nonZeroSums++;
@@ -130,7 +132,7 @@ describe(`SQL translation of joins, differential against the JS evaluator (${tes
     expect(seen.planned).toBeGreaterThan(QUERIES * 0.4);
     expect(seen.answered).toBeGreaterThan(seen.planned * 0.35);
     expect(seen.flagged).toBeGreaterThanOrEqual(20);
-    for (const what of ['required', 'nonEmpty', 'matched', 'has', 'count', 'sum', 'byId'] as const)
+    for (const what of ['required', 'nonEmpty', 'matched', 'has', 'count', 'sum', 'byId', 'composite'] as const)
       expect(seen[what], what).toBeGreaterThanOrEqual(QUERIES / 40);
     expect(seen.nonZeroSums).toBeGreaterThanOrEqual(QUERIES / 200);
   }, 600_000);

@@ -24,16 +24,22 @@ import { translateWhere } from './where.js';
  * GLOB do not read those as JS does). A matching entry (parent or joined) with an ambiguous key flags the
  * statement, and the JS evaluator answers (select.ts).
  *
- * Taken only with one `on` pair of `id` or a one-segment data column (paths.ts) on each side; not `sum`, the
- * entries mode, joins without `on`, or a joined `where` that does not translate.
+ * Several `on` pairs (at most MAX_PAIRS) make a composite key, as keysOf does: a column that gives no key, or an
+ * array or object (which give no key there, not their elements'), gives none for the entry; else an ambiguous
+ * column makes it ambiguous; else the key is each column's key prefixed with its length (so the parts cannot run
+ * into each other: keysOf separates them with NUL, which no key SQL answers with holds).
+ *
+ * Taken only with `on` pairs of `id` or a one-segment data column (paths.ts) on each side; not the entries mode,
+ * joins without `on`, or a joined `where` that does not translate.
  */
 export interface SqlJoinPlan {
   name: string;
   ref: JoinRef;
   /** Set by the caller once the joined data source is resolved and the caller may read it (sql-query.ts). */
   dataSourceId: number | null;
-  parent: KeyColumn;
-  joined: KeyColumn;
+  /** The `on` pairs' columns, in the same order (one pair or a composite key). */
+  parent: KeyColumn[];
+  joined: KeyColumn[];
   where: Cond;
   mode: 'has' | 'count' | 'sum';
   /** With `sum`: the summed column. */
@@ -46,6 +52,9 @@ export type KeyColumn = { kind: 'id' } | { kind: 'data'; name: string };
 
 /** At most this many joins per translated select (each is one more table in the statement). */
 export const MAX_JOINS = 8;
+
+/** At most this many `on` pairs per translated join (each key is written out three times in its composite). */
+export const MAX_PAIRS = 4;
 
 function keyColumn(column: string): KeyColumn | null {
   if (column === 'id') return { kind: 'id' };
@@ -63,13 +72,16 @@ export function planJoin(join: CompiledJoin, spec: unknown): SqlJoinPlan | null 
   const sum = join.mode === 'sum' && typeof sumColumn === 'string' ? keyColumn(sumColumn) : null;
   if (join.mode === 'sum' && !sum) return null;
   const on = (spec as { on?: Record<string, unknown> }).on;
-  if (!on || join.on?.length !== 1) return null;
-  const [parentColumn] = Object.keys(on);
-  const joinedColumn = on[parentColumn!];
-  if (typeof joinedColumn !== 'string') return null;
-  const parent = keyColumn(parentColumn!);
-  const joined = keyColumn(joinedColumn);
-  if (!parent || !joined) return null;
+  if (!on || !join.on || join.on.length > MAX_PAIRS || Object.keys(on).length !== join.on.length) return null;
+  const parent: KeyColumn[] = [];
+  const joined: KeyColumn[] = [];
+  for (const [parentColumn, joinedColumn] of Object.entries(on)) {
+    const p = keyColumn(parentColumn);
+    const j = typeof joinedColumn === 'string' ? keyColumn(joinedColumn) : null;
+    if (!p || !j) return null;
+    parent.push(p);
+    joined.push(j);
+  }
   const where = translateWhere(join.whereSource);
   if (!where) return null;
   return { name: join.name, ref: join.ref, dataSourceId: join.ref.dataSourceId ?? null, parent, joined, where, mode: join.mode, sum, required: join.required };
@@ -81,7 +93,7 @@ export const joinsSize = (joins: readonly SqlJoinPlan[]) => joins.reduce((n, joi
 /** The joined data source's columns a join reads (its access rule may hide some: then it stays on JS). */
 export function joinedColumns(join: SqlJoinPlan): Set<string> {
   const columns = columnsOf(join.where);
-  if (join.joined.kind === 'data') columns.add(join.joined.name);
+  for (const column of join.joined) if (column.kind === 'data') columns.add(column.name);
   if (join.sum?.kind === 'data') columns.add(join.sum.name);
   return columns;
 }
@@ -100,15 +112,38 @@ function textKey(dialect: SqlDialect, s: string): Sql {
   return sql`CASE WHEN instr(e.data, '\\u0000') > 0 OR instr(e.data, '\\ud') > 0 OR instr(e.data, '\\uD') > 0 THEN 'x' WHEN ${raw(integer)} THEN 'n' || ${raw(s)} WHEN ${raw(s)} = '' OR ${raw(s)} GLOB ${NOT_NUMERIC_SQLITE} THEN 's' || ${raw(s)} ELSE 'x' END`;
 }
 
-/** The key of `e`'s column as text (NULL: no key; 'x': ambiguous), see the header. */
-export function keySql(dialect: SqlDialect, column: KeyColumn): Sql {
+/**
+ * The key of `e`'s column as text (NULL: no key; 'x': ambiguous), see the header. `part`: a part of a composite
+ * key, where an array or an object gives no key.
+ */
+function columnKey(dialect: SqlDialect, column: KeyColumn, part: boolean): Sql {
   if (column.kind === 'id') return sql`('n' || CAST(e.id AS text))`;
+  const nested = part ? 'NULL' : `'x'`;
   if (dialect.name === 'postgres') {
     const x = `(e.doc -> ${literal(column.name).text})`;
-    return sql`(CASE jsonb_typeof(${raw(x)}) WHEN 'number' THEN 'n' || (${raw(x)} #>> '{}') WHEN 'boolean' THEN 'b' || (${raw(x)} #>> '{}') WHEN 'string' THEN ${textKey(dialect, `(${x} #>> '{}')`)} WHEN 'array' THEN 'x' WHEN 'object' THEN 'x' END)`;
+    return sql`(CASE jsonb_typeof(${raw(x)}) WHEN 'number' THEN 'n' || (${raw(x)} #>> '{}') WHEN 'boolean' THEN 'b' || (${raw(x)} #>> '{}') WHEN 'string' THEN ${textKey(dialect, `(${x} #>> '{}')`)} WHEN 'array' THEN ${raw(nested)} WHEN 'object' THEN ${raw(nested)} END)`;
   }
   const path = literal(`$."${column.name}"`).text;
-  return sql`(CASE json_type(e.data, ${raw(path)}) WHEN 'integer' THEN 'n' || (e.data -> ${raw(path)}) WHEN 'real' THEN 'n' || (e.data -> ${raw(path)}) WHEN 'true' THEN 'btrue' WHEN 'false' THEN 'bfalse' WHEN 'text' THEN ${textKey(dialect, `json_extract(e.data, ${path})`)} WHEN 'array' THEN 'x' WHEN 'object' THEN 'x' END)`;
+  return sql`(CASE json_type(e.data, ${raw(path)}) WHEN 'integer' THEN 'n' || (e.data -> ${raw(path)}) WHEN 'real' THEN 'n' || (e.data -> ${raw(path)}) WHEN 'true' THEN 'btrue' WHEN 'false' THEN 'bfalse' WHEN 'text' THEN ${textKey(dialect, `json_extract(e.data, ${path})`)} WHEN 'array' THEN ${raw(nested)} WHEN 'object' THEN ${raw(nested)} END)`;
+}
+
+/** The key of `e`'s `on` columns as text (NULL: no key; 'x': ambiguous): one column's, or a composite (see the header). */
+export function keySql(dialect: SqlDialect, columns: readonly KeyColumn[]): Sql {
+  if (columns.length === 1) return columnKey(dialect, columns[0]!, false);
+  const keys = columns.map((column) => columnKey(dialect, column, true));
+  const none = joinSql(
+    keys.map((k) => sql`${k} IS NULL`),
+    ' OR ',
+  );
+  const ambiguous = joinSql(
+    keys.map((k) => sql`${k} = 'x'`),
+    ' OR ',
+  );
+  const composite = joinSql(
+    keys.map((k) => sql`CAST(length(${k}) AS text) || ':' || ${k}`),
+    ' || ',
+  );
+  return sql`(CASE WHEN ${none} THEN NULL WHEN ${ambiguous} THEN 'x' ELSE ${composite} END)`;
 }
 
 /** The parts of a select statement its joins add (select.ts). */
@@ -134,7 +169,7 @@ export interface JoinParts {
  * 2^52); other strings, booleans, null and missing add nothing, as numericValue gives NaN for them.
  */
 function summed(dialect: SqlDialect, column: KeyColumn): { value: Sql; bad: Sql } {
-  const key = keySql(dialect, column);
+  const key = keySql(dialect, [column]);
   if (dialect.name === 'postgres') {
     return {
       value: sql`CASE WHEN ${key} ~ '^n-?[0-9]{1,16}$' THEN CAST(substr(${key}, 2) AS numeric) END`,

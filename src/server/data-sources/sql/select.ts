@@ -56,7 +56,7 @@ export function planSqlSelect(compiled: CompiledQuery): SqlSelectPlan | null {
   const order = translateOrder(compiled.order);
   if (!order) return null;
   const columns = columnsOf(where);
-  for (const join of joins) if (join.parent.kind === 'data') columns.add(join.parent.name);
+  for (const join of joins) for (const column of join.parent) if (column.kind === 'data') columns.add(column.name);
   const indexable = indexablePaths(where, new Set());
   for (const term of order) if (term.kind === 'path') columns.add(term.segments[0]!);
   // An order DESC counts toward the path's descending index (its ascending one, walked backward, sorts ties).
