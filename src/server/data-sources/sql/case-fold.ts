@@ -1,19 +1,15 @@
 /**
- * JS's full `toLowerCase()` as a PostgreSQL regular expression, for the `$filters` operands whose case folding
- * SQL's `lower()` cannot reproduce (sql/filters.ts: `é`, `ß`, `ǅ`, Greek, Cyrillic…). `lower(text) = needle` (or
- * holds it) exactly when `text` matches the needle with each character replaced by the class of every character
- * JS lowercases to it. The classes are read from this process's own `toLowerCase()`, the one the JS evaluator
- * uses, so both answer from the same Unicode tables.
+ * JS's full `toLowerCase()` on PostgreSQL, for the `$filters` operands whose case folding SQL's `lower()` cannot
+ * reproduce (sql/filters.ts: `é`, `ß`, `ǅ`, Greek, Cyrillic…): `translate()` maps each character that JS
+ * lowercases to one of the operand's characters to that character. The map is read from this process's own
+ * `toLowerCase()`, the one the JS evaluator uses, so both answer from the same Unicode tables.
  *
  * `toLowerCase()` maps one code point to one code point, with two exceptions, both handled or refused here:
- * - U+0130 (İ) lowercases to `i` + U+0307: an alternative wherever the needle has that pair, and in a `contains`
- *   needle also at its ends (a needle ending in `i`, or starting with U+0307, can meet half of it);
+ * - U+0130 (İ) lowercases to `i` + U+0307: replaced in the text before `translate()`;
  * - Σ lowercases to ς at the end of a word and to σ elsewhere (Final_Sigma): a needle holding σ or ς is refused.
  * If this runtime's tables hold any other multi-character lowercase, every caseful needle is refused.
  */
 
-const I = 0x69;
-const DOT = 0x307;
 const DOTTED_I = 0x130;
 
 /** Code points, by the lowercase they have alone (itself first); null when the tables hold an unknown expansion. */
@@ -48,9 +44,7 @@ function table(): Map<number, number[]> | null {
   return preimages;
 }
 
-const esc = (cp: number) => (cp <= 0xffff ? `\\u${cp.toString(16).padStart(4, '0')}` : `\\U${cp.toString(16).padStart(8, '0')}`);
-
-/** The longest caseful operand translated (in UTF-16 units): its pattern is about 15 times as long. */
+/** The longest caseful operand translated (in UTF-16 units). */
 export const MAX_CASEFUL_LENGTH = 256;
 
 /**
@@ -70,22 +64,28 @@ export function casefulNeedle(needle: string): boolean {
 }
 
 /**
- * The body of a regular expression (PostgreSQL ARE) matching the texts whose `toLowerCase()` is `needle`
- * (`whole`) or holds it; every character written as an escape. `needle` must pass `casefulNeedle`.
+ * What PostgreSQL's `translate()` needs to lowercase, as JS does, every character that can meet one of `needles`
+ * (lowercased, each passing `casefulNeedle`): every other character that JS lowercases to a character of theirs
+ * (`from`), and that character (`to`, in the same order). U+0130 is left out: the text's İ is replaced by `i` +
+ * U+0307 first (postgres-filters.ts). A character left as it is then meets a needle's character only when it is
+ * that character, which is its own lowercase: so the text holds (or is) a needle after this exactly when its
+ * `toLowerCase()` does.
  */
-export function casefulPattern(needle: string, whole: boolean): string {
+export function casefulMap(needles: readonly string[]): { from: string; to: string } {
   const map = table()!;
-  const cps = [...needle].map((c) => c.codePointAt(0)!);
-  const cls = (cp: number) => `[${(map.get(cp) ?? [cp]).map(esc).join('')}]`;
-  let out = '';
-  for (let i = 0; i < cps.length; i++) {
-    const cp = cps[i]!;
-    if (cp === I && cps[i + 1] === DOT) {
-      out += `(?:${cls(I)}${esc(DOT)}|${esc(DOTTED_I)})`;
-      i++;
-    } else if (!whole && cp === I && i === cps.length - 1) out += `(?:${cls(I)}|${esc(DOTTED_I)})`;
-    else if (!whole && cp === DOT && i === 0) out += `(?:${esc(DOT)}|${esc(DOTTED_I)})`;
-    else out += cls(cp);
-  }
-  return out;
+  let from = '';
+  let to = '';
+  const seen = new Set<number>();
+  for (const needle of needles)
+    for (const c of needle) {
+      const cp = c.codePointAt(0)!;
+      if (seen.has(cp)) continue;
+      seen.add(cp);
+      for (const p of map.get(cp) ?? []) {
+        if (p === cp) continue;
+        from += String.fromCodePoint(p);
+        to += c;
+      }
+    }
+  return { from, to };
 }

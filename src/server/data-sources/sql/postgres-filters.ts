@@ -1,4 +1,4 @@
-import { casefulPattern } from './case-fold.js';
+import { casefulMap } from './case-fold.js';
 import type { FilterTest } from './conditions.js';
 import { joinSql, literal, raw, sql, type Sql } from './fragment.js';
 
@@ -21,6 +21,15 @@ const fold = (text: string) => `lower(replace(replace(${text}, '${KELVIN}', 'k')
 const textParam = (value: string) => sql`CAST(${value} AS text)`;
 
 /**
+ * JS's `toLowerCase()` of `text` for its characters that can meet one of the caseful `operands` (case-fold.ts):
+ * İ replaced by `i` + U+0307, then `translate()` of every other character JS lowercases to one of theirs.
+ */
+function foldCaseful(text: string, operands: readonly string[]): Sql {
+  const { from, to } = casefulMap(operands);
+  return sql`translate(${raw(`replace(${text}, '${DOTTED_I}', '${DOTTED_I_LOWER}')`)}, ${textParam(from)}, ${textParam(to)})`;
+}
+
+/**
  * numericValue's syntax (query/values.ts `isDecimal`): spaces (space, tab, LF, CR), a sign, digits with a point, an
  * exponent, spaces. `float8` reads it as `Number()` does (correctly rounded); past the double range it refuses it
  * (22003), and the statement falls back to the JS evaluator.
@@ -36,9 +45,8 @@ const numberOf = (text: string) => sql`(CASE WHEN ${raw(text)} ~ ${textParam(DEC
  */
 function textTest(text: string, num: Sql | null, test: Extract<FilterTest, { kind: 'contains' } | { kind: 'range' }>): Sql {
   if (test.kind === 'contains') {
-    // A caseful needle: the characters JS lowercases to each of its characters (case-fold.ts).
-    if (test.caseful) return sql`(${raw(text)} ~ ${textParam(casefulPattern(test.needle, false))})`;
-    return sql`strpos(${raw(fold(text))}, ${textParam(test.needle)}) > 0`;
+    const folded = test.caseful ? foldCaseful(text, [test.needle]) : raw(fold(text));
+    return sql`strpos(${folded}, ${textParam(test.needle)}) > 0`;
   }
   const c = `(${text} COLLATE "C")`;
   const parts: Sql[] = [];
@@ -65,8 +73,7 @@ function elementTest(x: string, test: Exclude<FilterTest, { kind: 'empty' } | { 
   const booleans = test.booleans.length === 0 ? 'FALSE' : test.booleans.map((b) => `${x}::text = '${b}'`).join(' OR ');
   if (test.kind === 'equals') {
     const folded = test.texts.length === 0 ? [] : [sql`${raw(fold(s))} IN (${joinSql(test.texts.map(textParam), ', ')})`];
-    const whole = `^(?:${test.caseful.map((t) => casefulPattern(t, true)).join('|')})$`;
-    const caseful = test.caseful.length === 0 ? [] : [sql`(${raw(s)} ~ ${textParam(whole)})`];
+    const caseful = test.caseful.length === 0 ? [] : [sql`${foldCaseful(s, test.caseful)} IN (${joinSql(test.caseful.map(textParam), ', ')})`];
     const texts = folded.length + caseful.length === 0 ? raw('FALSE') : sql`(${joinSql([...folded, ...caseful], ' OR ')})`;
     if (test.numbers.length === 0)
       return sql`(CASE WHEN ${raw(x)} IS NULL OR ${raw(t)} = 'null' THEN ${raw(test.nulls ? 'TRUE' : 'FALSE')} WHEN ${raw(t)} = 'string' THEN ${texts} WHEN ${raw(t)} = 'boolean' THEN ${raw(booleans)} ELSE FALSE END)`;
@@ -98,5 +105,5 @@ export function postgresFilter(segments: readonly string[], test: FilterTest): S
   } else {
     body = sql`CASE WHEN ${raw(t)} = 'array' THEN EXISTS (SELECT 1 FROM json_array_elements(CASE WHEN ${raw(t)} = 'array' THEN f.j END) AS a(x) WHERE ${elementTest('a.x', test)}) ELSE ${elementTest('f.j', test)} END`;
   }
-  return sql`COALESCE((SELECT ${body} FROM (SELECT ${raw(value)} AS j) f), FALSE)`;
+  return sql`COALESCE((SELECT ${body} FROM (SELECT ${raw(value)} AS j OFFSET 0) f), FALSE)`;
 }
