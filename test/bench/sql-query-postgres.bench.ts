@@ -52,7 +52,7 @@ const CASES = (n: number) => [
     expected: 20,
   },
   {
-    // A caseful needle: matched by a regular expression of its case preimages since 2026-11-28 (docs/sql.md);
+    // A caseful needle: folded by translate() of its case preimages since 2026-11-28 (docs/sql.md);
     // before, every entry was read and matched in JS. The plain SQL folds with lower() (not JS's answer in general).
     name: '`$filters` name contains "é" (caseful), limit 20 + pagination',
     body: { where: { $filters: [{ column: 'name', condition: 'contains', value: 'é' }] }, limit: 20, includePagination: true },

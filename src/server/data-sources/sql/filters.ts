@@ -25,8 +25,8 @@ import { pathSegments } from './paths.js';
  *   meet a folded character, and the only non-ASCII characters JS lowercases to ASCII are U+212A (K → k) and
  *   U+0130 (İ → i + U+0307), which the dialects replace before `lower()` (test/integration/sql-filters.test.ts
  *   checks the claim over every code point). Any other operand (`é`, `ß`, `ǅ`, Cyrillic…) is `caseful`: SQLite
- *   folds the element with JS's own `toLowerCase` (SQLITE_LOWER_FUNCTION), PostgreSQL matches it with a regular
- *   expression of every character's case preimages (case-fold.ts); operands holding σ or ς (Final_Sigma), NUL,
+ *   folds the element with JS's own `toLowerCase` (SQLITE_LOWER_FUNCTION), PostgreSQL with `translate()` of every
+ *   character JS lowercases to one of the operand's (case-fold.ts); operands holding σ or ς (Final_Sigma), NUL,
  *   lone surrogates or U+FFFD are left to the JS evaluator.
  * - `contains` tests numbers, objects and arrays by their JSON text (the stored text is JSON.stringify's, numbers
  *   as `String(n)`, which SQLite's `->` and PostgreSQL's `json` give back as it is); booleans are decided here

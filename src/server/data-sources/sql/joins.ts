@@ -25,9 +25,10 @@ import { translateWhere } from './where.js';
  * statement, and the JS evaluator answers (select.ts).
  *
  * Several `on` pairs (at most MAX_PAIRS) make a composite key, as keysOf does: a column that gives no key, or an
- * array or object (which give no key there, not their elements'), gives none for the entry; else an ambiguous
- * column makes it ambiguous; else the key is each column's key prefixed with its length (so the parts cannot run
- * into each other: keysOf separates them with NUL, which no key SQL answers with holds).
+ * array or object (which give no key there, not their elements'), gives none for the entry. SQL writes each
+ * part's key quoted (`"` and `\` escaped) and joins them with commas: NULL when a part is NULL, one text per
+ * tuple (keysOf separates the parts with NUL, which no key SQL answers with holds), and each part evaluated
+ * once. A composite with an ambiguous part (`"x"`) flags the statement like an ambiguous key.
  *
  * Taken only with `on` pairs of `id` or a one-segment data column (paths.ts) on each side; not the entries mode,
  * joins without `on`, or a joined `where` that does not translate.
@@ -53,7 +54,7 @@ export type KeyColumn = { kind: 'id' } | { kind: 'data'; name: string };
 /** At most this many joins per translated select (each is one more table in the statement). */
 export const MAX_JOINS = 8;
 
-/** At most this many `on` pairs per translated join (each key is written out three times in its composite). */
+/** At most this many `on` pairs per translated join (each is one more key expression per entry on each side). */
 export const MAX_PAIRS = 4;
 
 function keyColumn(column: string): KeyColumn | null {
@@ -127,23 +128,31 @@ function columnKey(dialect: SqlDialect, column: KeyColumn, part: boolean): Sql {
   return sql`(CASE json_type(e.data, ${raw(path)}) WHEN 'integer' THEN 'n' || (e.data -> ${raw(path)}) WHEN 'real' THEN 'n' || (e.data -> ${raw(path)}) WHEN 'true' THEN 'btrue' WHEN 'false' THEN 'bfalse' WHEN 'text' THEN ${textKey(dialect, `json_extract(e.data, ${path})`)} WHEN 'array' THEN ${raw(nested)} WHEN 'object' THEN ${raw(nested)} END)`;
 }
 
-/** The key of `e`'s `on` columns as text (NULL: no key; 'x': ambiguous): one column's, or a composite (see the header). */
+/** A key as a quoted text (`\` and `"` escaped): NULL when it is NULL, and one text per key. */
+const quoted = (key: Sql) => sql`'"' || replace(replace(${key}, '\\', '\\\\'), '"', '\\"') || '"'`;
+
+/**
+ * The key of `e`'s `on` columns as text (NULL: no key): one column's ('x': ambiguous), or a composite: each part
+ * quoted (`quoted`), joined by commas, so NULL when a part is, and each part's expression evaluated once (see the
+ * header; `ambiguousKey` tells an ambiguous one).
+ */
 export function keySql(dialect: SqlDialect, columns: readonly KeyColumn[]): Sql {
   if (columns.length === 1) return columnKey(dialect, columns[0]!, false);
-  const keys = columns.map((column) => columnKey(dialect, column, true));
-  const none = joinSql(
-    keys.map((k) => sql`${k} IS NULL`),
-    ' OR ',
-  );
-  const ambiguous = joinSql(
-    keys.map((k) => sql`${k} = 'x'`),
-    ' OR ',
-  );
-  const composite = joinSql(
-    keys.map((k) => sql`CAST(length(${k}) AS text) || ':' || ${k}`),
-    ' || ',
-  );
-  return sql`(CASE WHEN ${none} THEN NULL WHEN ${ambiguous} THEN 'x' ELSE ${composite} END)`;
+  return sql`(${joinSql(
+    columns.map((column) => quoted(columnKey(dialect, column, true))),
+    ` || ',' || `,
+  )})`;
+}
+
+/**
+ * Whether `key` (keySql's of `columns`) is ambiguous: 'x', or a composite with an ambiguous part, `"x"` between
+ * commas (inside a quoted part a `"` is escaped, so an unescaped one is a part's edge).
+ */
+export function ambiguousKey(dialect: SqlDialect, columns: readonly KeyColumn[], key: Sql | string): Sql {
+  const k = typeof key === 'string' ? raw(key) : key;
+  if (columns.length === 1) return sql`${k} = 'x'`;
+  const find = dialect.name === 'postgres' ? 'strpos' : 'instr';
+  return sql`${raw(find)}(',' || ${k} || ',', ',"x",') > 0`;
 }
 
 /** The parts of a select statement its joins add (select.ts). */
@@ -210,7 +219,10 @@ export function joinParts(dialect: SqlDialect, joins: readonly SqlJoinPlan[]): J
       join.mode === 'has' ? `(j${i}.k IS NOT NULL) AS jv${i}` : join.mode === 'count' ? `COALESCE(j${i}.n, 0) AS jv${i}` : `COALESCE(j${i}.s, 0) AS jv${i}`,
     ),
     ambiguous: joinSql(
-      joins.map((join, i) => raw(`EXISTS (SELECT 1 FROM j${i} WHERE k = 'x'${join.sum ? ` OR bad = 1 OR a > ${EXACT_SUM}` : ''})`)),
+      joins.map(
+        (join, i) =>
+          sql`EXISTS (SELECT 1 FROM j${raw(String(i))} WHERE ${ambiguousKey(dialect, join.joined, 'k')}${raw(join.sum ? ` OR bad = 1 OR a > ${EXACT_SUM}` : '')})`,
+      ),
       ' OR ',
     ),
   };

@@ -11,7 +11,7 @@ import { distinctColumns, distinctKeys, distinctStatement, type DistinctKey } fr
 import { descKey, indexablePaths, indexName, pathKey, pinsKey, prefilterIsExact, prefilterOf, seekPath } from './prefilter.js';
 import { sqliteDialect } from './sqlite.js';
 import { type Access, chooseAccess, CREATED_INDEX, SEEK } from './walk.js';
-import { joinParts, joinsSize, MAX_JOINS, planJoin, keySql, type SqlJoinPlan } from './joins.js';
+import { ambiguousKey, joinParts, joinsSize, MAX_JOINS, planJoin, keySql, type SqlJoinPlan } from './joins.js';
 import { MAX_SIZE, translateWhere } from './where.js';
 import { sizeOf } from './conditions.js';
 
@@ -257,7 +257,7 @@ export function selectStatement(
   if (joins) {
     // Ambiguous join keys: of a joined match (joins.ts), or of a parent matching the `where`.
     const parentKeys = joinSql(
-      plan.joins.map((join) => sql`${keySql(dialect, join.parent)} = 'x'`),
+      plan.joins.map((join) => ambiguousKey(dialect, join.parent, keySql(dialect, join.parent))),
       ' OR ',
     );
     heads.push(sql`(SELECT (${joins.ambiguous} OR EXISTS (SELECT 1 FROM ${dialect.entries(dataSourceId)} WHERE ${exact} AND (${parentKeys}))) AS jamb) jg`);
