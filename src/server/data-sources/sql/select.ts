@@ -263,14 +263,40 @@ export function selectStatement(
     heads.push(sql`(SELECT (${joins.ambiguous} OR EXISTS (SELECT 1 FROM ${dialect.entries(dataSourceId)} WHERE ${exact} AND (${parentKeys}))) AS jamb) jg`);
     headColumns.push('jg.jamb');
   }
-  if (count) {
-    heads.push(sql`(SELECT COUNT(*) AS total FROM ${joinedFrom(count.from, true)} WHERE ${joinedWhere(count.where)}) c`);
-    headColumns.push('c.total');
-  }
   const values = plan.joins.map((_, i) => `p.jv${i}`);
-  const statement =
-    heads.length > 0
-      ? sql`SELECT ${raw([...headColumns, 'p.id', 'p.data', 'p.sort_order', 'p.created_at', 'p.updated_at', ...values].join(', '))} FROM ${joinSql(heads, ' CROSS JOIN ')} LEFT JOIN (${pageSql}) p ON 1 = 1 ORDER BY ${raw(orderTerms(dialect, plan.order, 'p').orderBy)}`
-      : pageSql;
-  return joins ? sql`WITH ${joins.tables} ${statement}` : statement;
+  const pageColumns = ['p.id', 'p.data', 'p.sort_order', 'p.created_at', 'p.updated_at', ...values];
+  const byOrder = raw(orderTerms(dialect, plan.order, 'p').orderBy);
+  const ctes = joins ? [joins.tables] : [];
+  let statement: Sql;
+  if (count && shortCounted(plan, access)) {
+    // The page first (a CTE): a page shorter than its LIMIT has seen every match past the offset, so the total
+    // is the offset plus its rows, and the count's own read of every match runs only for a full page (or an
+    // empty one past an offset). A match that is rare costs one read of the data source, not two.
+    const full = sql`(SELECT COUNT(*) FROM ${joinedFrom(count.from, true)} WHERE ${joinedWhere(count.where)})`;
+    const [limitText, offsetText] = [String(plan.limit), String(plan.offset)];
+    const total = sql`CASE WHEN (SELECT COUNT(*) FROM p) < ${raw(limitText)} AND (${raw(offsetText)} = 0 OR EXISTS (SELECT 1 FROM p)) THEN ${raw(offsetText)} + (SELECT COUNT(*) FROM p) ELSE ${full} END`;
+    heads.push(sql`(SELECT ${total} AS total) c`);
+    headColumns.push('c.total');
+    ctes.push(sql`p AS MATERIALIZED (${pageSql})`);
+    statement = sql`SELECT ${raw([...headColumns, ...pageColumns].join(', '))} FROM ${joinSql(heads, ' CROSS JOIN ')} LEFT JOIN p ON 1 = 1 ORDER BY ${byOrder}`;
+  } else {
+    if (count) {
+      heads.push(sql`(SELECT COUNT(*) AS total FROM ${joinedFrom(count.from, true)} WHERE ${joinedWhere(count.where)}) c`);
+      headColumns.push('c.total');
+    }
+    statement =
+      heads.length > 0
+        ? sql`SELECT ${raw([...headColumns, ...pageColumns].join(', '))} FROM ${joinSql(heads, ' CROSS JOIN ')} LEFT JOIN (${pageSql}) p ON 1 = 1 ORDER BY ${byOrder}`
+        : pageSql;
+  }
+  return ctes.length > 0 ? sql`WITH ${joinSql(ctes, ', ')} ${statement}` : statement;
+}
+
+/**
+ * Whether a counted page can give its count when it is short: it has a LIMIT, and it is not a walk bounded short of
+ * the end (walk.ts: such a page may be short without having seen every match). Offset and limit are integers.
+ */
+function shortCounted(plan: SqlSelectPlan, access: Access): boolean {
+  if (plan.limit <= 0 || !Number.isSafeInteger(plan.limit) || !Number.isSafeInteger(plan.offset) || plan.offset < 0) return false;
+  return !(access.kind === 'walk' && access.bound !== null);
 }
