@@ -174,4 +174,37 @@ describe(`SQL translation of joins, differential against the JS evaluator (${tes
     const refused = await b.api('POST', `/v1/data-sources/${parentId}/data/query`, { json: untranslated });
     expect({ status: refused.status, code: (refused.body as { error: { code: string } }).error?.code }).toEqual({ status: 422, code: 'JOIN_TOO_LARGE' });
   });
+
+  it('composite keys whose parts hold quotes, commas and backslashes do not run into each other', async () => {
+    // Without the quoting, ('a', 'b","sc') and ('a","sb', 'c') would both be "sa","sb","sc" (found by review).
+    const tuples: [string, string][] = [
+      ['a', 'b","sc'],
+      ['a","sb', 'c'],
+      ['a', 'b'],
+      ['a\\', '"b'],
+      ['a\\"', 'b'],
+      ['a,', 'b'],
+      ['a', ',b'],
+    ];
+    const left = await b.client.DataSources.create({ name: 'TupleParents' });
+    const right = await b.client.DataSources.create({ name: 'TupleChildren' });
+    await (await b.client.DataSources.connect(left.id)).import(tuples.map(([x, y]) => ({ x, y })));
+    // Each child holds one tuple, shifted: only equal tuples may meet.
+    await (await b.client.DataSources.connect(right.id)).import([...tuples.slice(1), tuples[0]!].map(([x, y], i) => ({ cx: x, cy: y, i })));
+    const body = {
+      join: { C: { dataSourceId: right.id, on: { x: 'cx', y: 'cy' }, count: true } },
+      order: [['id', 'ASC']],
+      limit: 20,
+      includePagination: true,
+    };
+    const plan = planSqlSelect(compileQuery(body));
+    expect(plan?.joins[0]?.parent.length).toBe(2);
+    const got = await runSqlSelect(db, testEngine, left.id, { ...plan!, joins: plan!.joins.map((join) => ({ ...join, dataSourceId: right.id })) });
+    const counts = got!.joins!.map((j) => j.C);
+    // Every tuple differs, so each parent meets exactly the one child with its tuple.
+    expect(counts).toEqual(tuples.map(() => 1));
+    const parentsHere = await readAll(left.id);
+    const want = await runQuery(parentsHere, compileQuery(body).body, { load: async () => readAll(right.id) });
+    expect((want.entries as { joins: { C: number } }[]).map((e) => e.joins.C)).toEqual(counts);
+  });
 });
