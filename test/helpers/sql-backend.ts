@@ -36,3 +36,30 @@ export async function storedEntries(db: Database, dataSourceId: number): Promise
   );
   return rows.map((r) => ({ id: r.id, dataSourceId, data: JSON.parse(r.data), order: r.sort_order, createdAt: r.created_at, updatedAt: r.updated_at }));
 }
+
+/** A test backend (startSqlBackend) with one data source of `rows`, its stored entries, and what undoes it all. */
+export interface SqlDataSourceFixture {
+  b: TestBackend;
+  db: Database;
+  dsId: number;
+  entries: EntryRecord[];
+  close(): Promise<void>;
+}
+
+export async function openSqlDataSource(name: string, rows: readonly Record<string, unknown>[], options: ServerOptions = {}): Promise<SqlDataSourceFixture> {
+  const cleanup: (() => unknown)[] = [];
+  const { b, db } = await startSqlBackend(name, cleanup, options);
+  const close = async () => {
+    await db.close();
+    await b.close();
+    for (const f of cleanup.reverse()) await f();
+  };
+  try {
+    const ds = await b.client.DataSources.create({ name });
+    await (await b.client.DataSources.connect(ds.id)).import([...rows]);
+    return { b, db, dsId: ds.id, entries: await storedEntries(db, ds.id), close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

@@ -1,37 +1,24 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Database } from '../../src/server/db/database.js';
 import { compileQuery } from '../../src/server/data-sources/query/compile.js';
 import { runQuery } from '../../src/server/data-sources/query/run.js';
 import type { EntryRecord } from '../../src/server/data-sources/query/types.js';
 import { planSqlSelect, runSqlSelect, selectStatement } from '../../src/server/data-sources/sql/select.js';
-import { testEngine, type TestBackend } from '../helpers/server.js';
-import { startSqlBackend, storedEntries } from '../helpers/sql-backend.js';
+import { testEngine } from '../helpers/server.js';
+import { openSqlDataSource, type SqlDataSourceFixture } from '../helpers/sql-backend.js';
 
 /**
  * The count of a counted page (sql/select.ts): a page shorter than its LIMIT gives the total (offset + its rows)
  * and the count's own read of every match runs only for a full page, or an empty one past an offset. Every case
  * answers as runQuery does, through HTTP too; on PostgreSQL the plan shows the count not run for a short page.
  */
-let b: TestBackend;
-let db: Database;
-let dsId: number;
-let entries: EntryRecord[];
-const cleanup: (() => unknown)[] = [];
+let f: SqlDataSourceFixture;
 
 beforeAll(async () => {
-  ({ b, db } = await startSqlBackend('iar_sql_count', cleanup, { limits: { entryCacheEntries: 0 } }));
-  const ds = await b.client.DataSources.create({ name: 'Counted' });
-  dsId = ds.id;
-  const conn = await b.client.DataSources.connect(ds.id);
-  await conn.import(Array.from({ length: 60 }, (_, i) => ({ n: i, g: i % 3 === 0 ? 'a' : 'b', ...(i % 20 === 7 ? { rare: true } : {}) })));
-  entries = await storedEntries(db, dsId);
+  const rows = Array.from({ length: 60 }, (_, i) => ({ n: i, g: i % 3 === 0 ? 'a' : 'b', ...(i % 20 === 7 ? { rare: true } : {}) }));
+  f = await openSqlDataSource('iar_sql_count', rows, { limits: { entryCacheEntries: 0 } });
 }, 60_000);
 
-afterAll(async () => {
-  await db?.close();
-  await b?.close();
-  for (const f of cleanup.reverse()) await f();
-});
+afterAll(() => f?.close());
 
 const CASES: Record<string, unknown>[] = [
   // Short pages: 3 rare matches, from the start, past some, past all of them.
@@ -60,14 +47,14 @@ it('a counted page counts as runQuery does, short or full, past the end or not',
     const compiled = compileQuery(body);
     const plan = planSqlSelect(compiled);
     expect({ body, planned: plan !== null }).toEqual({ body, planned: true });
-    const got = await runSqlSelect(db, testEngine, dsId, plan!);
-    const want = await runQuery(entries, compiled.body, { load: async () => [] });
+    const got = await runSqlSelect(f.db, testEngine, f.dsId, plan!);
+    const want = await runQuery(f.entries, compiled.body, { load: async () => [] });
     expect({ body, ids: got?.entries.map((e) => e.id), total: got?.total }).toEqual({
       body,
       ids: (want.entries as EntryRecord[]).map((e) => e.id),
       total: want.pagination?.total,
     });
-    const res = await b.api('POST', `/v1/data-sources/${dsId}/data/query`, { json: body });
+    const res = await f.b.api('POST', `/v1/data-sources/${f.dsId}/data/query`, { json: body });
     expect({ body, status: res.status, total: res.body.pagination?.total }).toEqual({ body, status: 200, total: want.pagination?.total });
   }
 });
@@ -76,8 +63,8 @@ it('on PostgreSQL, a short page does not run the count, a full page does (EXPLAI
   // SQLite runs the same statement; it has no per-node run counts to show it.
   if (testEngine !== 'postgres') return;
   const plan = async (body: object) => {
-    const statement = selectStatement(testEngine, dsId, planSqlSelect(compileQuery({ ...body, includePagination: true }))!);
-    const rows = await db.all<Record<string, string>>(`EXPLAIN (ANALYZE, COSTS OFF) ${statement.text}`, statement.params);
+    const statement = selectStatement(testEngine, f.dsId, planSqlSelect(compileQuery({ ...body, includePagination: true }))!);
+    const rows = await f.db.all<Record<string, string>>(`EXPLAIN (ANALYZE, COSTS OFF) ${statement.text}`, statement.params);
     return rows.map((r) => Object.values(r)[0]).join('\n');
   };
   // The full count is the only second read of data_source_entries.
