@@ -1,7 +1,9 @@
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core';
 import releaseVariant from '@jitl/quickjs-wasmfile-release-sync';
-import { loadWasmModule } from './wasm.js';
+import { type HeapLayout, type MemoryImage, probeLayout } from './memory-image.js';
 import { type Prime, retireModule, settleModule, type Spare } from './session.js';
+import { loadWasmModule } from './wasm.js';
+import { layoutOf } from './wasm-layout.js';
 
 const PAGE = 65_536;
 /** The prebuilt wasm's declared minimum (16 MB). */
@@ -26,6 +28,10 @@ export interface SandboxModule {
   inUse?: boolean;
   /** The program and expressions (JSON) of the last session opened on it: what its next spare is primed with. */
   prime?: Prime;
+  /** Where memory images save this module's state (memory-image.ts); undefined: no images for it. */
+  layout?: HeapLayout;
+  /** Its primed spare saved as a memory image: the session that takes that spare puts the image back when it closes. */
+  image?: { spare: Spare; primed: NonNullable<Spare['primed']>; memory: MemoryImage };
 }
 
 const idle = new Map<number, SandboxModule[]>();
@@ -51,7 +57,20 @@ export async function acquireModule(maxBytes: number): Promise<SandboxModule> {
   const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: pages });
   const emscriptenModule = { printErr: quietAborts } as NonNullable<Parameters<typeof newVariant>[1]['emscriptenModule']>;
   const quickjs = await newQuickJSWASMModuleFromVariant(newVariant(releaseVariant, { wasmModule, wasmMemory: memory, emscriptenModule }));
-  return { quickjs, memory, maxBytes: pages * PAGE, broken: false, inUse: true };
+  return { quickjs, memory, maxBytes: pages * PAGE, broken: false, inUse: true, layout: heapLayout(wasmModule, quickjs, memory) };
+}
+
+/** Per compiled wasm: where its instances keep their state (memory-image.ts), probed on its first instance. */
+const heapLayouts = new WeakMap<WebAssembly.Module, HeapLayout | null>();
+
+function heapLayout(wasmModule: WebAssembly.Module, quickjs: QuickJSWASMModule, memory: WebAssembly.Memory): HeapLayout | undefined {
+  let layout = heapLayouts.get(wasmModule);
+  if (layout === undefined) {
+    const wasm = layoutOf(wasmModule);
+    layout = (wasm && probeLayout(quickjs, memory, wasm)) || null;
+    heapLayouts.set(wasmModule, layout);
+  }
+  return layout ?? undefined;
 }
 
 /**

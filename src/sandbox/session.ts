@@ -1,6 +1,7 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { PipelineFailure } from './errors.js';
 import { baseSource, EXTENSIONS, type Extension, programExtension } from './guest.js';
+import { captureImage } from './memory-image.js';
 import type { SandboxModule } from './pool.js';
 import { GUARD, REQUEST } from '../pipeline/protocol.js';
 
@@ -667,11 +668,23 @@ export function openSession(options: SessionOptions): Session {
     cancels.clear();
     wake();
     disposed = true;
+    const image = spare && module.image?.spare === spare ? module.image : undefined;
+    if (image) module.image = undefined;
     if (module.broken) return; // disposing a crashed runtime can abort: leave it to the garbage collector
     try {
       for (const m of marked.splice(0)) m.handle.dispose();
       for (const h of helpers.values()) h.dispose();
       for (const h of numbers.values()) h.dispose();
+      // A module whose memory grew near the cap is dropped as before (memory never shrinks), image or not.
+      if (image && spare && (options.stackBytes ?? DEFAULT_STACK) <= IMAGE_STACK_BYTES && !atMemoryCap()) {
+        // The run's handles are gone; its runtime and context go back to the primed sandbox saved before it ran.
+        image.memory.restore();
+        spare.primed = image.primed;
+        Object.assign(spare.bound, UNBOUND);
+        module.spare = spare;
+        module.image = image;
+        return;
+      }
       for (const h of owned) h.dispose();
       internals?.dispose();
       api?.dispose();
@@ -869,13 +882,20 @@ const unbound = () => {
   throw new Error('The sandbox is not bound to a run');
 };
 
+/** A run's stack, at most, for its sandbox to be put back from a memory image (memory-image.ts `STACK_ROOM`). */
+const IMAGE_STACK_BYTES = 512 * 1024;
+
+const UNBOUND: Bound = { interrupt: () => false, host: unbound, note: unbound, dl: unbound, gh: unbound, hq: unbound };
+
 export function prepareSpare(module: SandboxModule): Spare {
+  // A new runtime in the module: its memory is no longer the image's.
+  module.image = undefined;
   const runtime = module.quickjs.newRuntime();
   try {
     runtime.setMemoryLimit(Math.max(16 * 1024 * 1024, module.maxBytes - 8 * 1024 * 1024));
     // As a run's (priming compiles expressions: a deeply nested one fails as it would in the run).
     runtime.setMaxStackSize(DEFAULT_STACK);
-    const bound: Bound = { interrupt: () => false, host: unbound, note: unbound, dl: unbound, gh: unbound, hq: unbound };
+    const bound: Bound = { ...UNBOUND };
     runtime.setInterruptHandler(() => bound.interrupt());
     const ctx = runtime.newContext();
     const fns = (['host', 'note', 'dl', 'gh', 'hq'] as const).map((name) =>
@@ -998,7 +1018,12 @@ function tidy(module: SandboxModule): void {
     return; // the module is marked broken; a run that gets it opens none
   }
   try {
-    if (module.prime) primeSpare(spare, module.prime);
+    if (module.prime) {
+      primeSpare(spare, module.prime);
+      // Saved as it is now: each run of this definition on the module then starts from these bytes.
+      const memory = module.layout && spare.primed && captureImage(module.memory, module.layout, spare.runtime, spare.ctx);
+      if (memory && spare.primed) module.image = { spare, primed: spare.primed, memory };
+    }
   } catch {
     // Not primable (e.g. an expression that loops when compiled): a plain spare, and no priming for it again.
     module.prime = undefined;

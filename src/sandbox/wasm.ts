@@ -5,6 +5,8 @@
  *   by its loader; the file is fetched only when the first pipeline runs.
  * - Node: read from the installed `@jitl/quickjs-wasmfile-release-sync` package.
  */
+import { noteLayout } from './wasm-layout.js';
+
 export type WasmSource = string | URL | ArrayBuffer | Uint8Array | WebAssembly.Module;
 
 let source: WasmSource | undefined;
@@ -30,12 +32,12 @@ export function loadWasmModule(): Promise<WebAssembly.Module> {
 
 async function compile(from: WasmSource | undefined): Promise<WebAssembly.Module> {
   if (from instanceof WebAssembly.Module) return from;
-  if (from instanceof ArrayBuffer || from instanceof Uint8Array) return WebAssembly.compile(from as BufferSource);
-  if (from === undefined) return WebAssembly.compile((await readPackagedWasm()) as BufferSource);
+  if (from instanceof ArrayBuffer || from instanceof Uint8Array) return compileBytes(from instanceof Uint8Array ? from : new Uint8Array(from));
+  if (from === undefined) return compileBytes(await readPackagedWasm());
   const url = String(from);
   if (url.startsWith('file:') || (!/^[a-z][a-z0-9+.-]*:/i.test(url) && typeof fetch !== 'function')) {
     const fs = await nodeBuiltin<typeof import('node:fs/promises')>('fs/promises');
-    return WebAssembly.compile((await fs.readFile(url.startsWith('file:') ? new URL(url) : url)) as BufferSource);
+    return compileBytes(await fs.readFile(url.startsWith('file:') ? new URL(url) : url));
   }
   return fetchWasm(url);
 }
@@ -45,8 +47,21 @@ export async function fetchWasm(url: string): Promise<WebAssembly.Module> {
   const response = await fetch(url, { credentials: 'same-origin' });
   if (!response.ok) throw new Error(`Could not load the QuickJS engine from ${url}: HTTP ${response.status}`);
   const type = response.headers.get('Content-Type') ?? '';
-  if (typeof WebAssembly.compileStreaming === 'function' && type.startsWith('application/wasm')) return WebAssembly.compileStreaming(response);
-  return WebAssembly.compile(await response.arrayBuffer());
+  if (typeof WebAssembly.compileStreaming === 'function' && type.startsWith('application/wasm')) {
+    // The bytes are read beside the streaming compile for their layout (wasm-layout.ts); without them no memory images.
+    const copy = response.clone().arrayBuffer();
+    const module = await WebAssembly.compileStreaming(response);
+    noteLayout(module, new Uint8Array(await copy));
+    return module;
+  }
+  return compileBytes(new Uint8Array(await response.arrayBuffer()));
+}
+
+/** Compiles wasm bytes and notes their memory layout (wasm-layout.ts). */
+async function compileBytes(bytes: Uint8Array): Promise<WebAssembly.Module> {
+  const module = await WebAssembly.compile(bytes as BufferSource);
+  noteLayout(module, bytes);
+  return module;
 }
 
 /** Node only: the wasm file shipped in the variant package. */

@@ -1,0 +1,153 @@
+import { afterAll, describe, expect, test } from 'vitest';
+import type { RunOutcome, RunPipelineOptions } from '../../src/contract/pipeline.js';
+import { runWith } from '../../src/pipeline/runner.js';
+import { acquireModule, releaseModule, type SandboxModule } from '../../src/sandbox/pool.js';
+import { retireModule, runIdleWork } from '../../src/sandbox/session.js';
+import { cases, createFakeServices } from '../browser/pipeline-page/cases.mjs';
+
+/**
+ * Memory images (src/sandbox/memory-image.ts): after a run, the module's memory goes back to the primed sandbox saved
+ * before the first run of that definition. These runs use one module, as the engine thread does for a repeated
+ * action, and check that nothing of a run reaches the next one.
+ */
+const F = (name: string) => `com.client.function.${name}`;
+const script = (code: string, mode?: string) => ({ functionPackage: F('script'), settings: { code, mode } });
+
+const LEAKY = [
+  script(
+    [
+      'const seen = { global: globalThis.leaked ?? null, proto: ({}).polluted ?? null, math: Math.max === Math.min };',
+      'globalThis.leaked = (globalThis.leaked ?? 0) + 1;',
+      'Object.prototype.polluted = "yes";',
+      'Math.max = Math.min;',
+      'context.out = { seen, random: [Math.random(), Math.random()] };',
+      // The same definition misbehaving, on request: its sandbox is put back from the image all the same.
+      'if (settings.mode === "hungry") context.big = new Array(1e5).fill(0).map((x, i) => ({ i, s: "x" + i }));',
+      'if (settings.mode === "spin") for (;;) {}',
+      'if (settings.mode === "throw") throw new Error("no");',
+      'if (settings.mode === "wait") await new Promise(() => {});',
+    ].join('\n'),
+    '{{ mode }}',
+  ),
+  { functionPackage: F('return'), settings: { value: '{{ out }}' } },
+];
+
+let module: SandboxModule;
+const modules: SandboxModule[] = [];
+
+async function run(sandbox: SandboxModule, options: Partial<RunPipelineOptions>): Promise<RunOutcome> {
+  const { services } = createFakeServices();
+  const outcome = await runWith({ environment: 'client', functions: [], payload: { mode: 'none' }, ...options, services } as RunPipelineOptions, {
+    acquire: async () => {
+      sandbox.inUse = true;
+      return sandbox;
+    },
+    release: (m) => {
+      m.inUse = false;
+    },
+  });
+  // The engine thread's idle moment: the run's session closes (its sandbox put back) and the next one is prepared.
+  runIdleWork();
+  return outcome;
+}
+
+afterAll(() => {
+  for (const m of modules) retireModule(m);
+});
+
+describe('memory images', () => {
+  test('the packaged build has a layout: the break found by the probe, the heap above the saved data', async () => {
+    module = await acquireModule(64 * 1024 * 1024);
+    modules.push(module);
+    const layout = module.layout;
+    expect(layout).toBeDefined();
+    const breakValue = new DataView(module.memory.buffer).getUint32(layout!.breakAt, true);
+    expect(breakValue).toBeGreaterThan(layout!.heapStart);
+    expect(layout!.breakAt).toBeLessThan(layout!.lowEnd);
+    expect(layout!.lowEnd + 1024 * 1024).toBeLessThan(layout!.heapStart);
+  });
+
+  test('a run sees nothing of the runs before it: globals, prototypes, built-ins and Math.random', async () => {
+    const outcomes: RunOutcome[] = [];
+    let imaged: unknown;
+    for (let i = 0; i < 40; i++) {
+      outcomes.push(await run(module, { functions: LEAKY }));
+      if (i === 1) imaged = module.image?.spare;
+      // From the second run on, the sandbox is the image's, put back: the same spare every time.
+      if (i >= 1) expect(module.image?.spare).toBe(imaged);
+      expect(module.spare).toBe(module.image?.spare);
+    }
+    expect(imaged).toBeDefined();
+    const randoms = new Set<number>();
+    for (const o of outcomes) {
+      if (!o.ok) throw new Error(JSON.stringify(o.error));
+      const result = o.result as { seen: unknown; random: number[] };
+      expect(result.seen).toEqual({ global: null, proto: null, math: false });
+      for (const r of result.random) randoms.add(r);
+    }
+    expect(randoms.size).toBe(80);
+  });
+
+  test('the JS side does not grow: host references and scopes stay what the image saved', async () => {
+    const count = () => {
+      const spare = module.spare as unknown as { runtime: { hostRefs: { groups: Map<number, Map<number, unknown>> } } };
+      return [...spare.runtime.hostRefs.groups.values()].reduce((n, g) => n + g.size, 0);
+    };
+    await run(module, { functions: LEAKY });
+    const before = count();
+    for (let i = 0; i < 20; i++) await run(module, { functions: LEAKY });
+    expect(count()).toBe(before);
+  });
+
+  test('failing, timed-out and memory-hungry runs leave the next run its clean sandbox', async () => {
+    await run(module, { functions: LEAKY });
+    const imaged = module.image?.spare;
+    for (const mode of ['hungry', 'spin', 'throw', 'wait']) {
+      const bad = await run(module, { functions: LEAKY, payload: { mode }, limits: { runTimeoutMs: 300 } });
+      expect(bad.ok, mode).toBe(mode === 'hungry');
+      const next = await run(module, { functions: LEAKY });
+      expect(module.broken, mode).toBe(false);
+      expect(module.image?.spare, mode).toBe(imaged);
+      if (!next.ok) throw new Error(`${mode}: ${JSON.stringify(next.error)}`);
+      expect((next.result as { seen: unknown }).seen, mode).toEqual({ global: null, proto: null, math: false });
+    }
+    // The hungry run grew the memory; the image put back the heap of before it.
+    expect(module.memory.buffer.byteLength).toBeGreaterThan(16 * 1024 * 1024);
+  });
+
+  test('every shared case gives its answer on modules whose sandbox is put back between runs, in any order', async () => {
+    // The engine's pool, as runPipeline uses it: a module that broke or reached its memory cap is dropped.
+    const used = new Set<SandboxModule>();
+    let taken: { module: SandboxModule; imaged: unknown } | undefined;
+    const acquire = async (bytes: number) => {
+      const m = await acquireModule(bytes);
+      used.add(m);
+      modules.push(m);
+      taken = { module: m, imaged: m.image?.spare };
+      return m;
+    };
+    const skip = /OUT_OF_MEMORY|out-of-memory|STACK_OVERFLOW|recursion/i;
+    const list = cases.filter((c) => !skip.test(c.name));
+    let restored = 0;
+    // Each case twice in a row (the second from the image of the first), then the list again in reverse.
+    for (const c of [...list.flatMap((c) => [c, c]), ...[...list].reverse()]) {
+      const { services, calls } = createFakeServices();
+      const outcome = await runWith({ environment: 'client', ...c.options, services }, { acquire, release: releaseModule });
+      runIdleWork();
+      try {
+        c.check(outcome, calls);
+      } catch (error) {
+        throw new Error(`${c.name}: ${(error as Error).message}`);
+      }
+      if (taken?.imaged && taken.module.image?.spare === taken.imaged) restored++;
+    }
+    // Most second runs are put back from their image (not those that exhaust memory or time out while priming).
+    expect(restored).toBeGreaterThan(list.length * 0.8);
+    // Nothing wrote between the saved data and the stack a run can use: the bss fits, the stack stays up.
+    for (const m of used) {
+      const layout = m.layout!;
+      const gap = new Uint8Array(m.memory.buffer, layout.lowEnd, layout.heapStart - 1024 * 1024 - layout.lowEnd);
+      expect(gap.findIndex((b) => b !== 0)).toBe(-1);
+    }
+  });
+});
