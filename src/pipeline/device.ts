@@ -8,6 +8,7 @@ import { assetsFolder, chunkUrl } from '../core/lazy.js';
 import { CHUNKS_BUNDLED as ENGINE_IS_BUNDLED, importChunk } from '../core/lazy-import.js';
 import { WASM_FILE } from './asset-names.js';
 import { fetchWasm } from '../sandbox/wasm.js';
+import { layoutOf } from '../sandbox/wasm-layout.js';
 import type { RunOutcome, RunPipelineOptions } from '../contract/pipeline.js';
 import { answerCall, plain, serializeError, type PageToWorker, type WorkerRunOptions, type WorkerToPage } from './worker-protocol.js';
 import { startNodeWorker, type WorkerLike } from './node-worker.js';
@@ -121,7 +122,10 @@ function workerEngine(worker: WorkerLike, wasmUrl: string | undefined, url: stri
   // the Worker fetches it itself from wasmUrl.
   const wasmModule: Promise<WebAssembly.Module | undefined> = wasmUrl ? fetchWasm(wasmUrl).catch(() => undefined) : Promise.resolve(undefined);
   // Posted before any run (runs are posted once the same promise settles): the Worker warms QuickJS up with it.
-  void wasmModule.then((module) => worker.postMessage({ type: 'warm', wasmUrl, wasmModule: module } satisfies PageToWorker));
+  // The layout read from its bytes goes too (a Module's bytes cannot be read back): the Worker's memory images need it.
+  void wasmModule.then((module) =>
+    worker.postMessage({ type: 'warm', wasmUrl, wasmModule: module, wasmLayout: module && layoutOf(module) } satisfies PageToWorker),
+  );
   const runs = new Map<number, WorkerRun>();
   let seq = 0;
   let fallback: Promise<Engine> | undefined;

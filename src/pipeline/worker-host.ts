@@ -1,6 +1,7 @@
 /** The engine's side of the Web Worker: runs pipelines posted by the page, calling the page's host services over messages. */
 import { runIdleWork } from '../sandbox/session.js';
 import { configureWasm } from '../sandbox/wasm.js';
+import { setLayout } from '../sandbox/wasm-layout.js';
 import { runPipeline } from './index.js';
 import { deserializeError, type PageToWorker, type WorkerToPage } from './worker-protocol.js';
 import type { DataSourceConnectionLike, HostServices, RunOutcome } from '../contract/pipeline.js';
@@ -64,8 +65,10 @@ export function serveWorker(port: Port): void {
       // The page compiled the wasm while this Worker started (device.ts); else it is fetched here. A first tiny run
       // instantiates QuickJS and compiles what every run executes, and leaves the module in the pool for the
       // page's first real run.
-      if (message.wasmModule) configureWasm(message.wasmModule);
-      else if (message.wasmUrl) configureWasm(message.wasmUrl);
+      if (message.wasmModule) {
+        if (message.wasmLayout) setLayout(message.wasmModule, message.wasmLayout);
+        configureWasm(message.wasmModule);
+      } else if (message.wasmUrl) configureWasm(message.wasmUrl);
       warming = runPipeline(WARM_UP).then(
         () => port.postMessage({ type: 'warmed' }),
         () => port.postMessage({ type: 'warmed' }),

@@ -4,13 +4,14 @@
  * message (the host answers) and posts each run's outcome. Only plain data crosses (and the compiled wasm).
  */
 import type { HostServices, HttpRequestLike, RunOutcome, RunPipelineOptions } from '../contract/pipeline.js';
+import type { WasmLayout } from '../sandbox/wasm-layout.js';
 
 /** The run options that cross to the worker (services and signal stay on the page). */
 export type WorkerRunOptions = Omit<RunPipelineOptions, 'services' | 'signal'>;
 
 export type PageToWorker =
   /** First message: where QuickJS comes from (the module the page compiled, else its URL); the Worker warms up with it. */
-  | { type: 'warm'; wasmUrl?: string; wasmModule?: WebAssembly.Module }
+  | { type: 'warm'; wasmUrl?: string; wasmModule?: WebAssembly.Module; wasmLayout?: WasmLayout }
   | { type: 'run'; id: number; options: WorkerRunOptions; hasHttp: boolean }
   | { type: 'abort'; id: number }
   | { type: 'reply'; id: number; callId: number; ok: boolean; value?: unknown; error?: SerializedError };

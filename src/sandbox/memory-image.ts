@@ -26,6 +26,8 @@ import type { WasmLayout } from './wasm-layout.js';
 const BSS_ROOM = 64 * 1024;
 /** The stack a run may use below the stack's top, at least, for images to be used (runs ask for 128 KB by default). */
 const STACK_ROOM = 1024 * 1024;
+/** Bytes saved past the top chunk's address: its header, and more. */
+const TOP_HEADER = 64;
 /** Bytes of a context's struct searched for its random state. */
 const CONTEXT_BYTES = 2048;
 
@@ -36,6 +38,11 @@ export interface HeapLayout {
   heapStart: number;
   /** Address of the allocator's break (Emscripten's `sbrk_val`). */
   breakAt: number;
+  /**
+   * Address of dlmalloc's top chunk pointer, when found: the heap is saved up to that chunk's header only (the rest of
+   * it is free, up to the break), so a freed probe or a run that once grew the heap does not make every image bigger.
+   */
+  topAt?: number;
   /** Offset of `random_state` (the `Math.random` xorshift64* state) in a context; found on the first image. */
   randomOffset?: number | null;
 }
@@ -82,13 +89,17 @@ export function probeLayout(quickjs: QuickJSWASMModule, memory: WebAssembly.Memo
   const during = new Uint32Array(memory.buffer.slice(0, lowEnd));
   em._free(probe);
   const after = new Uint32Array(memory.buffer, 0, words);
-  const found: number[] = [];
+  // The break grew past the probe's end and stays there; dlmalloc's top chunk moved past it and came back.
+  const breaks: number[] = [];
+  const tops: number[] = [];
   for (let i = 0; i < words; i++) {
     const v = during[i]!;
-    if (v !== before[i] && v >= probe + size && v <= memory.buffer.byteLength && after[i] === v && before[i]! >= wasm.stackTop) found.push(i * 4);
+    if (v === before[i] || v < probe + size || v > memory.buffer.byteLength || before[i]! < wasm.stackTop) continue;
+    if (after[i] === v) breaks.push(i * 4);
+    else if (after[i] === before[i] && before[i]! < probe + size) tops.push(i * 4);
   }
-  if (found.length !== 1) return undefined;
-  return { lowEnd, heapStart: wasm.stackTop, breakAt: found[0]! };
+  if (breaks.length !== 1) return undefined;
+  return { lowEnd, heapStart: wasm.stackTop, breakAt: breaks[0]!, topAt: tops.length === 1 ? tops[0] : undefined };
 }
 
 /** xorshift64*'s state step, as QuickJS's `Math.random` takes it. */
@@ -149,8 +160,12 @@ export function captureImage(memory: WebAssembly.Memory, layout: HeapLayout, run
   // The handles a context makes on first use, made now: in the image, not in a run.
   void [ctx.undefined, ctx.null, ctx.false, ctx.true, ctx.global];
   const view = new DataView(memory.buffer);
-  const end = view.getUint32(layout.breakAt, true);
-  if (end < layout.heapStart || end > memory.buffer.byteLength) return undefined;
+  const brk = view.getUint32(layout.breakAt, true);
+  if (brk < layout.heapStart || brk > memory.buffer.byteLength) return undefined;
+  const top = layout.topAt === undefined ? brk : view.getUint32(layout.topAt, true);
+  if (top < layout.heapStart || top > brk) return undefined;
+  // The top chunk's header (prev_foot and head, 8 bytes on wasm32), with room to spare.
+  const end = Math.min(brk, top + TOP_HEADER);
   const low = new Uint8Array(memory.buffer.slice(0, layout.lowEnd));
   const heap = new Uint8Array(memory.buffer.slice(layout.heapStart, end));
   const refs = js.runtime.hostRefs;

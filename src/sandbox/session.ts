@@ -410,6 +410,10 @@ export function openSession(options: SessionOptions): Session {
     settleModule(module);
     spare = module.spare ?? prepareSpare(module);
     module.spare = undefined;
+    const prime: Prime = { program: options.program ?? '', expressions: JSON.stringify(options.expressions ?? []) };
+    // The module's last run was of this definition and left no primed sandbox (runs back to back, no idle moment
+    // between them): primed now and saved as an image, so that the next ones are put back from it.
+    if (module.layout && samePrime(module.prime, prime) && !primedFor(spare, prime)) spare = primeNow(module, spare, prime);
     runtime = spare.runtime;
     ctx = spare.ctx;
     // Disposed with the session (the factory after the host functions: `install` passes owned[0..4] to extensions).
@@ -586,11 +590,10 @@ export function openSession(options: SessionOptions): Session {
         return { error: newGuestError(error) };
       }
     };
-    const prime: Prime = { program: options.program ?? '', expressions: JSON.stringify(options.expressions ?? []) };
     module.prime = prime;
     const primed = spare.primed;
     spare.primed = undefined;
-    if (primed && primed.program === prime.program && primed.expressions === prime.expressions) {
+    if (primed && primedFor({ primed }, prime)) {
       // Primed while idle with this very program and expressions (src/sandbox/session.ts primeSpare): only the
       // run's context is still to add.
       api = primed.api;
@@ -953,6 +956,38 @@ function primeSpare(spare: Spare, prime: Prime): void {
     }
   } finally {
     spare.bound.interrupt = () => false;
+  }
+}
+
+const samePrime = (a: Prime | undefined, b: Prime) => a !== undefined && a.program === b.program && a.expressions === b.expressions;
+const primedFor = (spare: Pick<Spare, 'primed'>, prime: Prime) => samePrime(spare.primed, prime);
+
+/**
+ * A spare primed for `prime` and saved as the module's image, made from `spare` (dropped when primed for another
+ * definition); a plain spare when priming or saving fails.
+ */
+function primeNow(module: SandboxModule, spare: Spare, prime: Prime): Spare {
+  let next = spare;
+  try {
+    if (next.primed) {
+      disposeSpare(next);
+      next = prepareSpare(module);
+    }
+    primeSpare(next, prime);
+    const memory = module.layout && next.primed && captureImage(module.memory, module.layout, next.runtime, next.ctx);
+    if (memory && next.primed) module.image = { spare: next, primed: next.primed, memory };
+    return next;
+  } catch {
+    // Not primable (e.g. an expression too long to compile in time): a plain spare, as the session would open anyway,
+    // and no priming for this definition again (as when idle).
+    module.prime = undefined;
+    try {
+      disposeSpare(next);
+    } catch (error) {
+      module.broken = true;
+      throw error;
+    }
+    return prepareSpare(module);
   }
 }
 

@@ -18,7 +18,8 @@ export interface LocalStore {
   /** false for the in-memory fallback. */
   readonly persistent: boolean;
   get<T>(store: StoreName, key: StoreKey): Promise<T | undefined>;
-  getAll<T>(store: StoreName): Promise<{ key: StoreKey; value: T }[]>;
+  /** The values of a store in key order, with their keys; the first `limit` only when given. */
+  getAll<T>(store: StoreName, limit?: number): Promise<{ key: StoreKey; value: T }[]>;
   /** The keys of a store, in key order (values are not read); the first `limit` only when given. */
   keys(store: StoreName, limit?: number): Promise<StoreKey[]>;
   /** How many values a store holds (nothing is read). */
@@ -30,7 +31,11 @@ export interface LocalStore {
    * as the write, so two tabs appending at once still get increasing keys.
    */
   append<T>(store: StoreName, value: T, now: number): Promise<string>;
+  /** `append`, and how many values the store holds after it, in the same transaction. */
+  appendCounted<T>(store: StoreName, value: T, now: number): Promise<{ key: string; count: number }>;
   delete(store: StoreName, key: StoreKey): Promise<void>;
+  /** Deletes these keys in one transaction (all or none). */
+  deleteMany(store: StoreName, keys: readonly StoreKey[]): Promise<void>;
   clear(store: StoreName): Promise<void>;
   close(): void;
 }
@@ -45,8 +50,11 @@ export function createMemoryStore(): LocalStore {
     async get<T>(store: StoreName, key: StoreKey) {
       return clone(of(store).get(key) as T | undefined);
     },
-    async getAll<T>(store: StoreName) {
-      return [...of(store).entries()].sort((a, b) => order(a[0], b[0])).map(([key, value]) => ({ key, value: clone(value as T) }));
+    async getAll<T>(store: StoreName, limit?: number) {
+      return [...of(store).entries()]
+        .sort((a, b) => order(a[0], b[0]))
+        .slice(0, limit === undefined ? undefined : Math.max(0, limit))
+        .map(([key, value]) => ({ key, value: clone(value as T) }));
     },
     async keys(store, limit) {
       return [...of(store).keys()].sort(order).slice(0, limit === undefined ? undefined : Math.max(0, limit));
@@ -63,8 +71,15 @@ export function createMemoryStore(): LocalStore {
       of(store).set(key, clone(value));
       return key;
     },
+    async appendCounted(store, value, now) {
+      const key = await this.append(store, value, now);
+      return { key, count: of(store).size };
+    },
     async delete(store, key) {
       of(store).delete(key);
+    },
+    async deleteMany(store, keys) {
+      for (const key of keys) of(store).delete(key);
     },
     async clear(store) {
       of(store).clear();
@@ -77,9 +92,11 @@ function wrap(db: IDBPDatabase): LocalStore {
   return {
     persistent: true,
     get: (store, key) => db.get(store, key),
-    async getAll<T>(store: StoreName) {
+    async getAll<T>(store: StoreName, limit?: number) {
+      // getAll reads a count of 0 as "no limit".
+      if (limit !== undefined && limit <= 0) return [];
       const tx = db.transaction(store);
-      const [keys, values] = await Promise.all([tx.store.getAllKeys(), tx.store.getAll()]);
+      const [keys, values] = await Promise.all([tx.store.getAllKeys(null, limit), tx.store.getAll(null, limit)]);
       return keys.map((key, i) => ({ key: key as StoreKey, value: values[i] as T }));
     },
     // getAllKeys reads a count of 0 as "no limit".
@@ -95,8 +112,20 @@ function wrap(db: IDBPDatabase): LocalStore {
       await Promise.all([tx.store.put(value, key), tx.done]);
       return key;
     },
+    async appendCounted(store, value, now) {
+      const tx = db.transaction(store, 'readwrite');
+      const last = await tx.store.openKeyCursor(null, 'prev');
+      const key = nextTimeKey(now, last?.key as StoreKey | undefined);
+      const [, count] = await Promise.all([tx.store.put(value, key), tx.store.count(), tx.done]);
+      return { key, count };
+    },
     async delete(store, key) {
       await db.delete(store, key);
+    },
+    async deleteMany(store, keys) {
+      if (keys.length === 0) return;
+      const tx = db.transaction(store, 'readwrite');
+      await Promise.all([...keys.map((key) => tx.store.delete(key)), tx.done]);
     },
     async clear(store) {
       await db.clear(store);

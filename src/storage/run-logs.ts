@@ -23,9 +23,9 @@ export const MAX_RUN_LOGS = 1000;
 /** Stores a device run log (for `appId`, default the app configured now); resolves with its key. */
 export async function saveRunLog(ctx: ClientContext, log: ActionLog, appId: number = ctx.appId()): Promise<string> {
   const store = await clientStore(ctx, appId);
-  const key = await store.append<ActionLog>('runLogs', { ...log, deviceKey: log.deviceKey ?? randomId() }, ctx.now());
-  // Counting reads no keys: reading them all on every run cost 1–4 ms at a few hundred pending (fake-indexeddb).
-  const count = await store.count('runLogs');
+  // Counted in the write's transaction (one transaction per run), which reads no keys: reading them all on every run
+  // cost 1–4 ms at a few hundred pending (fake-indexeddb).
+  const { key, count } = await store.appendCounted<ActionLog>('runLogs', { ...log, deviceKey: log.deviceKey ?? randomId() }, ctx.now());
   if (count > MAX_RUN_LOGS) {
     const excess = await store.keys('runLogs', count - MAX_RUN_LOGS);
     for (const old of excess) await store.delete('runLogs', old);
@@ -44,14 +44,16 @@ export async function saveRunLog(ctx: ClientContext, log: ActionLog, appId: numb
 /** Logs not uploaded yet, oldest first (at most `limit`). */
 export async function pendingRunLogs(ctx: ClientContext, limit = Infinity, appId: number = ctx.appId()): Promise<StoredRunLog[]> {
   const store = await clientStore(ctx, appId);
-  const all = await store.getAll<ActionLog>('runLogs');
-  return all.slice(0, limit).map((e) => ({ key: String(e.key), log: e.value }));
+  // Only the first `limit` are read: the upload asks for a batch at a time, and reading every pending value for
+  // each batch cost as many clones as logs per batch (fake-indexeddb: 5 % of a page's time at 800 runs/s).
+  const first = await store.getAll<ActionLog>('runLogs', Number.isFinite(limit) ? limit : undefined);
+  return first.map((e) => ({ key: String(e.key), log: e.value }));
 }
 
 /** Forgets logs the backend has confirmed. */
 export async function removeRunLogs(ctx: ClientContext, keys: readonly string[], appId: number = ctx.appId()): Promise<void> {
   const store = await clientStore(ctx, appId);
-  for (const key of keys) await store.delete('runLogs', key);
+  await store.deleteMany('runLogs', keys);
   statusChanged(ctx);
 }
 

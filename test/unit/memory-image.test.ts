@@ -35,7 +35,7 @@ const LEAKY = [
 let module: SandboxModule;
 const modules: SandboxModule[] = [];
 
-async function run(sandbox: SandboxModule, options: Partial<RunPipelineOptions>): Promise<RunOutcome> {
+async function run(sandbox: SandboxModule, options: Partial<RunPipelineOptions>, idle = true): Promise<RunOutcome> {
   const { services } = createFakeServices();
   const outcome = await runWith({ environment: 'client', functions: [], payload: { mode: 'none' }, ...options, services } as RunPipelineOptions, {
     acquire: async () => {
@@ -47,7 +47,7 @@ async function run(sandbox: SandboxModule, options: Partial<RunPipelineOptions>)
     },
   });
   // The engine thread's idle moment: the run's session closes (its sandbox put back) and the next one is prepared.
-  runIdleWork();
+  if (idle) runIdleWork();
   return outcome;
 }
 
@@ -86,6 +86,23 @@ describe('memory images', () => {
       for (const r of result.random) randoms.add(r);
     }
     expect(randoms.size).toBe(80);
+  });
+
+  test('back to back, with no idle moment between runs, the second run saves the image and the next ones use it', async () => {
+    const sandbox = await acquireModule(64 * 1024 * 1024);
+    modules.push(sandbox);
+    const results: unknown[] = [];
+    const spares = new Set<unknown>();
+    for (let i = 0; i < 6; i++) {
+      const o = await run(sandbox, { functions: LEAKY }, false);
+      if (!o.ok) throw new Error(JSON.stringify(o.error));
+      results.push((o.result as { seen: unknown }).seen);
+      if (i >= 2) spares.add(sandbox.image?.spare);
+    }
+    expect(results).toEqual(Array(6).fill({ global: null, proto: null, math: false }));
+    // Saved when the second run opened; from the third on, every run took that same, put-back sandbox.
+    expect(spares.size).toBe(1);
+    expect([...spares][0]).toBeDefined();
   });
 
   test('the JS side does not grow: host references and scopes stay what the image saved', async () => {
