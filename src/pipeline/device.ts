@@ -64,7 +64,7 @@ async function createEngine(folder: string | undefined, options: DeviceEngineOpt
   } else if (!options.inline && !ENGINE_IS_BUNDLED && isBrowser && typeof Worker === 'function' && engineUrl) {
     try {
       const [worker, url] = browserWorker(engineUrl);
-      return workerEngine(worker, wasmUrl, url, onDead);
+      return workerEngine(worker, wasmUrl, url, onDead, options.logger);
     } catch {
       options.logger?.once('engine.worker', 'Web Workers are unavailable here: pipelines run on the page');
     }
@@ -72,7 +72,7 @@ async function createEngine(folder: string | undefined, options: DeviceEngineOpt
     // Node (the npm client, also under happy-dom): a worker thread, so a long run never blocks the host's event loop.
     // (Not in client.js, where the engine is not bundled: constant-folded away with node-worker.browser.ts.)
     const worker = startNodeWorker();
-    if (worker) return workerEngine(worker, wasmUrl, 'the engine thread', onDead);
+    if (worker) return workerEngine(worker, wasmUrl, 'the engine thread', onDead, options.logger);
   } else if (!ENGINE_IS_BUNDLED || isBrowser) {
     options.logger?.once('engine.inline', 'No Web Worker here: pipelines run inline');
   }
@@ -116,7 +116,13 @@ function browserWorker(engineUrl: string): [WorkerLike, string] {
 }
 
 /** `url`: where the worker started from (named when it fails; a blob: URL is revoked then). */
-function workerEngine(worker: WorkerLike, wasmUrl: string | undefined, url: string, onDead: (reason: string) => Promise<Engine>): Engine {
+function workerEngine(
+  worker: WorkerLike,
+  wasmUrl: string | undefined,
+  url: string,
+  onDead: (reason: string) => Promise<Engine>,
+  logger: DeviceEngineOptions['logger'],
+): Engine {
   // The wasm downloads and compiles on the page while the Worker starts and imports the engine; the compiled
   // Module goes with the first run. Where the page cannot compile it (e.g. a CSP without 'wasm-unsafe-eval'),
   // the Worker fetches it itself from wasmUrl.
@@ -154,7 +160,13 @@ function workerEngine(worker: WorkerLike, wasmUrl: string | undefined, url: stri
     );
 
   worker.addEventListener('message', (event: { data: WorkerToPage }) => {
-    // `warmed` has no run; `cancel` never comes (no http service here, so no call of it to cancel).
+    if (event.data.type === 'warmed') {
+      // Whether runs are put back from memory images (src/sandbox/memory-image.ts) or build a sandbox each.
+      if (event.data.images === false)
+        logger?.once('engine.images', 'The pipeline engine could not read the QuickJS memory layout: each run builds a new sandbox (slower)');
+      return;
+    }
+    // `cancel` never comes (no http service here, so no call of it to cancel).
     const message = event.data as Exclude<WorkerToPage, { type: 'warmed' | 'cancel' }>;
     const run = runs.get(message.id);
     if (!run) return;

@@ -1,4 +1,5 @@
 /** The engine's side of the Web Worker: runs pipelines posted by the page, calling the page's host services over messages. */
+import { memoryImagesOn } from '../sandbox/pool.js';
 import { runIdleWork } from '../sandbox/session.js';
 import { configureWasm } from '../sandbox/wasm.js';
 import { setLayout } from '../sandbox/wasm-layout.js';
@@ -70,8 +71,8 @@ export function serveWorker(port: Port): void {
         configureWasm(message.wasmModule);
       } else if (message.wasmUrl) configureWasm(message.wasmUrl);
       warming = runPipeline(WARM_UP).then(
-        () => port.postMessage({ type: 'warmed' }),
-        () => port.postMessage({ type: 'warmed' }),
+        () => port.postMessage({ type: 'warmed', images: memoryImagesOn() }),
+        () => port.postMessage({ type: 'warmed', images: memoryImagesOn() }),
       );
     } else if (message.type === 'run') {
       const controller = new AbortController();

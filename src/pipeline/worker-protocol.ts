@@ -18,7 +18,7 @@ export type PageToWorker =
 
 export type WorkerToPage =
   /** The warm-up run after `warm` has finished: the worker takes runs without a start-up delay. */
-  | { type: 'warmed' }
+  | { type: 'warmed'; images?: boolean }
   | { type: 'call'; id: number; callId: number; service: 'dataSources' | 'notifications' | 'http'; target?: number | string; method: string; args: unknown[] }
   /** The caller gave up on an `http` call (its node's time is up): the host cancels the request. */
   | { type: 'cancel'; id: number; callId: number }

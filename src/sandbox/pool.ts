@@ -60,6 +60,13 @@ export async function acquireModule(maxBytes: number): Promise<SandboxModule> {
   return { quickjs, memory, maxBytes: pages * PAGE, broken: false, inUse: true, layout: heapLayout(wasmModule, quickjs, memory) };
 }
 
+/** Whether the last module instantiated can save memory images (its layout was found). */
+let imagesOn = false;
+
+export function memoryImagesOn(): boolean {
+  return imagesOn;
+}
+
 /** Per compiled wasm: where its instances keep their state (memory-image.ts), probed on its first instance. */
 const heapLayouts = new WeakMap<WebAssembly.Module, HeapLayout | null>();
 
@@ -70,6 +77,7 @@ function heapLayout(wasmModule: WebAssembly.Module, quickjs: QuickJSWASMModule, 
     layout = (wasm && probeLayout(quickjs, memory, wasm)) || null;
     heapLayouts.set(wasmModule, layout);
   }
+  imagesOn = layout !== null;
   return layout ?? undefined;
 }
 

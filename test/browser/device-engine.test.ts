@@ -110,6 +110,31 @@ describe('device engine Worker in Chromium', () => {
     expect(engineMessages[0]).toContain('Worker could not start');
   });
 
+  test('in Worker mode runs are put back from memory images (the Worker got the layout) and see nothing of earlier runs', async () => {
+    const { page, infos } = await open();
+    const seen = await page.evaluate(async () => {
+      const out: unknown[] = [];
+      for (let i = 0; i < 5; i++) {
+        const o = await (window as any).runSmall({
+          pipeline: [
+            {
+              functionPackage: 'com.client.function.script',
+              settings: {
+                code: 'const seen = globalThis.mark ?? null; const proto = ({}).p === 1 ? "stale" : null; globalThis.mark = 1; Object.prototype.p = 1; return { seen, proto }',
+              },
+            },
+          ],
+        });
+        out.push(o.ok ? o.result : o.error);
+      }
+      return out;
+    });
+    expect(seen).toEqual(Array(5).fill({ seen: null, proto: null }));
+    expect(page.workers().map((w) => new URL(w.url()).pathname)).toContain(engine);
+    // The Worker says when it cannot save images (src/pipeline/device.ts, 'warmed'): it said nothing.
+    expect(infos.filter((m) => m.includes('memory layout'))).toEqual([]);
+  });
+
   test('in Worker mode a signal that is already aborted ends the run with ABORTED, as inline', async () => {
     const { page } = await open();
     expect(await page.evaluate(() => (window as any).runSmall())).toMatchObject({ ok: true, result: 42 });
