@@ -7,8 +7,7 @@
 import { assetsFolder, chunkUrl } from '../core/lazy.js';
 import { CHUNKS_BUNDLED as ENGINE_IS_BUNDLED, importChunk } from '../core/lazy-import.js';
 import { WASM_FILE } from './asset-names.js';
-import { fetchWasm } from '../sandbox/wasm.js';
-import { layoutOf } from '../sandbox/wasm-layout.js';
+import { fetchWasmBytes } from '../sandbox/fetch-wasm.js';
 import type { RunOutcome, RunPipelineOptions } from '../contract/pipeline.js';
 import { answerCall, plain, serializeError, type PageToWorker, type WorkerRunOptions, type WorkerToPage } from './worker-protocol.js';
 import { startNodeWorker, type WorkerLike } from './node-worker.js';
@@ -64,7 +63,7 @@ async function createEngine(folder: string | undefined, options: DeviceEngineOpt
   } else if (!options.inline && !ENGINE_IS_BUNDLED && isBrowser && typeof Worker === 'function' && engineUrl) {
     try {
       const [worker, url] = browserWorker(engineUrl);
-      return workerEngine(worker, wasmUrl, url, onDead, options.logger);
+      return workerEngine(worker, wasmUrl, url, onDead);
     } catch {
       options.logger?.once('engine.worker', 'Web Workers are unavailable here: pipelines run on the page');
     }
@@ -72,7 +71,7 @@ async function createEngine(folder: string | undefined, options: DeviceEngineOpt
     // Node (the npm client, also under happy-dom): a worker thread, so a long run never blocks the host's event loop.
     // (Not in client.js, where the engine is not bundled: constant-folded away with node-worker.browser.ts.)
     const worker = startNodeWorker();
-    if (worker) return workerEngine(worker, wasmUrl, 'the engine thread', onDead, options.logger);
+    if (worker) return workerEngine(worker, wasmUrl, 'the engine thread', onDead);
   } else if (!ENGINE_IS_BUNDLED || isBrowser) {
     options.logger?.once('engine.inline', 'No Web Worker here: pipelines run inline');
   }
@@ -116,22 +115,14 @@ function browserWorker(engineUrl: string): [WorkerLike, string] {
 }
 
 /** `url`: where the worker started from (named when it fails; a blob: URL is revoked then). */
-function workerEngine(
-  worker: WorkerLike,
-  wasmUrl: string | undefined,
-  url: string,
-  onDead: (reason: string) => Promise<Engine>,
-  logger: DeviceEngineOptions['logger'],
-): Engine {
+function workerEngine(worker: WorkerLike, wasmUrl: string | undefined, url: string, onDead: (reason: string) => Promise<Engine>): Engine {
   // The wasm downloads and compiles on the page while the Worker starts and imports the engine; the compiled
   // Module goes with the first run. Where the page cannot compile it (e.g. a CSP without 'wasm-unsafe-eval'),
   // the Worker fetches it itself from wasmUrl.
-  const wasmModule: Promise<WebAssembly.Module | undefined> = wasmUrl ? fetchWasm(wasmUrl).catch(() => undefined) : Promise.resolve(undefined);
+  const wasm = wasmUrl ? fetchWasmBytes(wasmUrl).catch(() => undefined) : Promise.resolve(undefined);
   // Posted before any run (runs are posted once the same promise settles): the Worker warms QuickJS up with it.
-  // The layout read from its bytes goes too (a Module's bytes cannot be read back): the Worker's memory images need it.
-  void wasmModule.then((module) =>
-    worker.postMessage({ type: 'warm', wasmUrl, wasmModule: module, wasmLayout: module && layoutOf(module) } satisfies PageToWorker),
-  );
+  // Its bytes go too (a Module's cannot be read back): the Worker reads its memory layout from them (memory images).
+  void wasm.then((w) => worker.postMessage({ type: 'warm', wasmUrl, wasmModule: w?.module, wasmBytes: w?.bytes } satisfies PageToWorker));
   const runs = new Map<number, WorkerRun>();
   let seq = 0;
   let fallback: Promise<Engine> | undefined;
@@ -160,13 +151,7 @@ function workerEngine(
     );
 
   worker.addEventListener('message', (event: { data: WorkerToPage }) => {
-    if (event.data.type === 'warmed') {
-      // Whether runs are put back from memory images (src/sandbox/memory-image.ts) or build a sandbox each.
-      if (event.data.images === false)
-        logger?.once('engine.images', 'The pipeline engine could not read the QuickJS memory layout: each run builds a new sandbox (slower)');
-      return;
-    }
-    // `cancel` never comes (no http service here, so no call of it to cancel).
+    // `warmed` has no run; `cancel` never comes (no http service here, so no call of it to cancel).
     const message = event.data as Exclude<WorkerToPage, { type: 'warmed' | 'cancel' }>;
     const run = runs.get(message.id);
     if (!run) return;
@@ -223,7 +208,7 @@ function workerEngine(
         const onAbort = () => post({ type: 'abort', id });
         signal?.addEventListener('abort', onAbort, { once: true });
         runs.set(id, { resolve, options, started, touched: false, detach: () => signal?.removeEventListener('abort', onAbort) });
-        void wasmModule.then(() => {
+        void wasm.then(() => {
           if (!runs.has(id) || fallback) return; // moved to the inline engine meanwhile
           if (signal?.aborted) finish(id, failedOutcome('AbortError', 'ABORTED', 'The run was cancelled before it started', started));
           else post({ type: 'run', id, options: data, hasHttp: typeof services.http === 'function' });

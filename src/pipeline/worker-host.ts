@@ -2,7 +2,7 @@
 import { memoryImagesOn } from '../sandbox/pool.js';
 import { runIdleWork } from '../sandbox/session.js';
 import { configureWasm } from '../sandbox/wasm.js';
-import { setLayout } from '../sandbox/wasm-layout.js';
+import { noteLayout } from '../sandbox/wasm-layout.js';
 import { runPipeline } from './index.js';
 import { deserializeError, type PageToWorker, type WorkerToPage } from './worker-protocol.js';
 import type { DataSourceConnectionLike, HostServices, RunOutcome } from '../contract/pipeline.js';
@@ -67,13 +67,15 @@ export function serveWorker(port: Port): void {
       // instantiates QuickJS and compiles what every run executes, and leaves the module in the pool for the
       // page's first real run.
       if (message.wasmModule) {
-        if (message.wasmLayout) setLayout(message.wasmModule, message.wasmLayout);
+        if (message.wasmBytes instanceof ArrayBuffer) noteLayout(message.wasmModule, new Uint8Array(message.wasmBytes));
         configureWasm(message.wasmModule);
       } else if (message.wasmUrl) configureWasm(message.wasmUrl);
-      warming = runPipeline(WARM_UP).then(
-        () => port.postMessage({ type: 'warmed', images: memoryImagesOn() }),
-        () => port.postMessage({ type: 'warmed', images: memoryImagesOn() }),
-      );
+      const warmed = () => {
+        // Said here, in the engine's console: runs are slower when they cannot be put back from memory images.
+        if (!memoryImagesOn()) console.info('[in-app-runtime] Pipeline runs build a new sandbox each (memory images off)');
+        port.postMessage({ type: 'warmed' });
+      };
+      warming = runPipeline(WARM_UP).then(warmed, warmed);
     } else if (message.type === 'run') {
       const controller = new AbortController();
       aborts.set(message.id, controller);

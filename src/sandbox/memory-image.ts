@@ -28,6 +28,8 @@ const BSS_ROOM = 64 * 1024;
 const STACK_ROOM = 1024 * 1024;
 /** Bytes saved past the top chunk's address: its header, and more. */
 const TOP_HEADER = 64;
+/** Bytes dlmalloc keeps between its top chunk's end and the break (its segment record: 40 in this build). */
+const TOP_SLACK = 256;
 /** Bytes of a context's struct searched for its random state. */
 const CONTEXT_BYTES = 2048;
 
@@ -45,6 +47,10 @@ export interface HeapLayout {
   topAt?: number;
   /** Offset of `random_state` (the `Math.random` xorshift64* state) in a context; found on the first image. */
   randomOffset?: number | null;
+  /** Whether the first image found the gap between the saved data and the stack's room untouched (bss within BSS_ROOM). */
+  gapChecked?: boolean;
+  /** Set when a check failed: no images for this build. */
+  unusable?: boolean;
 }
 
 interface Emscripten {
@@ -153,7 +159,15 @@ function internals(runtime: QuickJSRuntime, ctx: QuickJSContext): Internals | un
  */
 export function captureImage(memory: WebAssembly.Memory, layout: HeapLayout, runtime: QuickJSRuntime, ctx: QuickJSContext): MemoryImage | undefined {
   const js = internals(runtime, ctx);
-  if (!js) return undefined;
+  if (!js || layout.unusable) return undefined;
+  if (!layout.gapChecked) {
+    // Once per build, with a runtime and context alive: nothing but the stack's untouched bottom lies past the saved
+    // data (a bigger bss than BSS_ROOM would show here, and would otherwise not be put back).
+    layout.gapChecked = true;
+    const gap = new Uint32Array(memory.buffer, layout.lowEnd, (layout.heapStart - STACK_ROOM - layout.lowEnd) >> 2);
+    if (gap.some((word) => word !== 0)) layout.unusable = true;
+    if (layout.unusable) return undefined;
+  }
   if (layout.randomOffset === undefined) layout.randomOffset = findRandomState(memory, js.ctx);
   const randomOffset = layout.randomOffset;
   if (randomOffset === null) return undefined;
@@ -162,10 +176,12 @@ export function captureImage(memory: WebAssembly.Memory, layout: HeapLayout, run
   const view = new DataView(memory.buffer);
   const brk = view.getUint32(layout.breakAt, true);
   if (brk < layout.heapStart || brk > memory.buffer.byteLength) return undefined;
+  // The heap up to dlmalloc's top chunk, when that chunk checks out (its head: a size that ends just below the break,
+  // the previous chunk in use); else up to the break.
   const top = layout.topAt === undefined ? brk : view.getUint32(layout.topAt, true);
-  if (top < layout.heapStart || top > brk) return undefined;
-  // The top chunk's header (prev_foot and head, 8 bytes on wasm32), with room to spare.
-  const end = Math.min(brk, top + TOP_HEADER);
+  const head = top >= layout.heapStart && top + 8 <= brk ? view.getUint32(top + 4, true) : 0;
+  const topEnd = top + (head & ~7);
+  const end = head & 1 && topEnd <= brk && brk - topEnd <= TOP_SLACK ? Math.min(brk, top + TOP_HEADER) : brk;
   const low = new Uint8Array(memory.buffer.slice(0, layout.lowEnd));
   const heap = new Uint8Array(memory.buffer.slice(layout.heapStart, end));
   const refs = js.runtime.hostRefs;

@@ -20,6 +20,10 @@ export interface SandboxModule {
   readonly maxBytes: number;
   /** Set after an out-of-memory, an abort or a host stack overflow: never reused. */
   broken: boolean;
+  /** Host functions and interrupt handlers of this module running (wasm is on the stack): no image is saved or put back. */
+  depth?: number;
+  /** A definition whose priming failed on this module: not primed again when its runs open (session.ts `primeNow`). */
+  unprimable?: Prime;
   /** Closes the last run's session: still to run when that was left for an idle moment (session.ts `closeWhenIdle`). */
   closing?: () => void;
   /** A fresh sandbox prepared while idle, for the next session (session.ts `Spare`). */
@@ -60,11 +64,12 @@ export async function acquireModule(maxBytes: number): Promise<SandboxModule> {
   return { quickjs, memory, maxBytes: pages * PAGE, broken: false, inUse: true, layout: heapLayout(wasmModule, quickjs, memory) };
 }
 
-/** Whether the last module instantiated can save memory images (its layout was found). */
-let imagesOn = false;
+/** The layout of the last module instantiated (null: none found). */
+let lastLayout: HeapLayout | null = null;
 
+/** Whether the last module instantiated can save memory images: its layout was found and not found wanting since. */
 export function memoryImagesOn(): boolean {
-  return imagesOn;
+  return lastLayout !== null && lastLayout.randomOffset !== null && !lastLayout.unusable;
 }
 
 /** Per compiled wasm: where its instances keep their state (memory-image.ts), probed on its first instance. */
@@ -77,7 +82,7 @@ function heapLayout(wasmModule: WebAssembly.Module, quickjs: QuickJSWASMModule, 
     layout = (wasm && probeLayout(quickjs, memory, wasm)) || null;
     heapLayouts.set(wasmModule, layout);
   }
-  imagesOn = layout !== null;
+  lastLayout = layout;
   return layout ?? undefined;
 }
 

@@ -396,8 +396,9 @@ export function openSession(options: SessionOptions): Session {
         deferred.reject(h);
         h.dispose();
       }
-    } catch {
+    } catch (error) {
       // The guest could not take the value (out of memory): the awaiting code never resumes and the run times out or fails.
+      if (error instanceof WebAssembly.RuntimeError) module.broken = true;
     } finally {
       if (deferred.alive) deferred.dispose();
       wake();
@@ -413,7 +414,8 @@ export function openSession(options: SessionOptions): Session {
     const prime: Prime = { program: options.program ?? '', expressions: JSON.stringify(options.expressions ?? []) };
     // The module's last run was of this definition and left no primed sandbox (runs back to back, no idle moment
     // between them): primed now and saved as an image, so that the next ones are put back from it.
-    if (module.layout && samePrime(module.prime, prime) && !primedFor(spare, prime)) spare = primeNow(module, spare, prime);
+    if (module.layout && samePrime(module.prime, prime) && !samePrime(module.unprimable, prime) && !primedFor(spare, prime))
+      spare = primeNow(module, spare, prime);
     runtime = spare.runtime;
     ctx = spare.ctx;
     // Disposed with the session (the factory after the host functions: `install` passes owned[0..4] to extensions).
@@ -493,8 +495,9 @@ export function openSession(options: SessionOptions): Session {
             h.dispose();
           } else if (value === '') deferred.resolve(ctx.undefined);
           else ctx.newString(value as string).consume((h) => deferred.resolve(h));
-        } catch {
+        } catch (error) {
           // The guest could not take the value (out of memory): the awaiting code never resumes and the run fails.
+          if (error instanceof WebAssembly.RuntimeError) module.broken = true;
         } finally {
           if (deferred.alive) deferred.dispose();
           // The program resumes to handle the answer; a node deadline that passed meanwhile is its to report.
@@ -650,6 +653,8 @@ export function openSession(options: SessionOptions): Session {
       installed.add(key);
     } catch (error) {
       if (error instanceof PipelineFailure) throw error;
+      // A trap of the wasm itself (not a guest error) leaves the module unusable, whatever the run reports.
+      if (error instanceof WebAssembly.RuntimeError) module.broken = true;
       throw interrupted ? timeoutError() : crash(error);
     } finally {
       if (factory?.alive && !module.broken) factory.dispose();
@@ -673,6 +678,8 @@ export function openSession(options: SessionOptions): Session {
     disposed = true;
     const image = spare && module.image?.spare === spare ? module.image : undefined;
     if (image) module.image = undefined;
+    // Never from inside the module's own call (a host function or the interrupt handler: none closes a session today).
+    if (module.depth) module.broken = true;
     if (module.broken) return; // disposing a crashed runtime can abort: leave it to the garbage collector
     try {
       for (const m of marked.splice(0)) m.handle.dispose();
@@ -899,10 +906,19 @@ export function prepareSpare(module: SandboxModule): Spare {
     // As a run's (priming compiles expressions: a deeply nested one fails as it would in the run).
     runtime.setMaxStackSize(DEFAULT_STACK);
     const bound: Bound = { ...UNBOUND };
-    runtime.setInterruptHandler(() => bound.interrupt());
+    // Counted while they run (the module's wasm is on the stack then): no image is saved or put back meanwhile.
+    const inside = <T>(fn: () => T): T => {
+      module.depth = (module.depth ?? 0) + 1;
+      try {
+        return fn();
+      } finally {
+        module.depth--;
+      }
+    };
+    runtime.setInterruptHandler(() => inside(() => bound.interrupt()));
     const ctx = runtime.newContext();
     const fns = (['host', 'note', 'dl', 'gh', 'hq'] as const).map((name) =>
-      ctx.newFunction(name, (...args: QuickJSHandle[]) => (bound[name] as Fn)(...args) as never),
+      ctx.newFunction(name, (...args: QuickJSHandle[]) => inside(() => (bound[name] as Fn)(...args)) as never),
     ) as Spare['fns'];
     const factory = ctx.unwrapResult(ctx.evalCode(baseSource(), 'engine.js'));
     return { runtime, ctx, fns, factory, bound };
@@ -974,13 +990,13 @@ function primeNow(module: SandboxModule, spare: Spare, prime: Prime): Spare {
       next = prepareSpare(module);
     }
     primeSpare(next, prime);
-    const memory = module.layout && next.primed && captureImage(module.memory, module.layout, next.runtime, next.ctx);
+    const memory = module.layout && !module.depth && next.primed && captureImage(module.memory, module.layout, next.runtime, next.ctx);
     if (memory && next.primed) module.image = { spare: next, primed: next.primed, memory };
     return next;
   } catch {
     // Not primable (e.g. an expression too long to compile in time): a plain spare, as the session would open anyway,
-    // and no priming for this definition again (as when idle).
-    module.prime = undefined;
+    // and no priming for this definition again on this module.
+    module.unprimable = prime;
     try {
       disposeSpare(next);
     } catch (error) {
@@ -1053,14 +1069,15 @@ function tidy(module: SandboxModule): void {
     return; // the module is marked broken; a run that gets it opens none
   }
   try {
-    if (module.prime) {
+    if (module.prime && !samePrime(module.unprimable, module.prime)) {
       primeSpare(spare, module.prime);
       // Saved as it is now: each run of this definition on the module then starts from these bytes.
-      const memory = module.layout && spare.primed && captureImage(module.memory, module.layout, spare.runtime, spare.ctx);
+      const memory = module.layout && !module.depth && spare.primed && captureImage(module.memory, module.layout, spare.runtime, spare.ctx);
       if (memory && spare.primed) module.image = { spare, primed: spare.primed, memory };
     }
   } catch {
     // Not primable (e.g. an expression that loops when compiled): a plain spare, and no priming for it again.
+    if (module.prime) module.unprimable = module.prime;
     module.prime = undefined;
     try {
       disposeSpare(spare);
@@ -1076,6 +1093,7 @@ function tidy(module: SandboxModule): void {
 /** Closes the module's last session and disposes its spare: nothing of the module stays alive in QuickJS. */
 export function retireModule(module: SandboxModule): void {
   settleModule(module);
+  module.image = undefined;
   const spare = module.spare;
   module.spare = undefined;
   if (!spare || module.broken) return;

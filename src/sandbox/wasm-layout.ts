@@ -18,13 +18,6 @@ export function layoutOf(module: WebAssembly.Module): WasmLayout | undefined {
   return layouts.get(module);
 }
 
-/** Records a layout read elsewhere (the page read the bytes, its Worker got the compiled Module), checked for shape. */
-export function setLayout(module: WebAssembly.Module, layout: WasmLayout): void {
-  const ok = (n: unknown) => typeof n === 'number' && Number.isInteger(n) && n > 0;
-  if (ok(layout?.dataEnd) && ok(layout.stackTop) && layout.stackTop > layout.dataEnd)
-    layouts.set(module, { dataEnd: layout.dataEnd, stackTop: layout.stackTop });
-}
-
 /** Records the layout read from a module's bytes; bytes it cannot read (another toolchain's layout) record nothing. */
 export function noteLayout(module: WebAssembly.Module, bytes: Uint8Array): void {
   try {

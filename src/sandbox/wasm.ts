@@ -5,6 +5,7 @@
  *   by its loader; the file is fetched only when the first pipeline runs.
  * - Node: read from the installed `@jitl/quickjs-wasmfile-release-sync` package.
  */
+import { fetchWasmBytes } from './fetch-wasm.js';
 import { noteLayout } from './wasm-layout.js';
 
 export type WasmSource = string | URL | ArrayBuffer | Uint8Array | WebAssembly.Module;
@@ -42,19 +43,11 @@ async function compile(from: WasmSource | undefined): Promise<WebAssembly.Module
   return fetchWasm(url);
 }
 
-/** Fetches and compiles a wasm URL, streaming (compiled while it downloads) when it is served as application/wasm. */
+/** Fetches and compiles a wasm URL (fetch-wasm.ts) and notes its memory layout. */
 export async function fetchWasm(url: string): Promise<WebAssembly.Module> {
-  const response = await fetch(url, { credentials: 'same-origin' });
-  if (!response.ok) throw new Error(`Could not load the QuickJS engine from ${url}: HTTP ${response.status}`);
-  const type = response.headers.get('Content-Type') ?? '';
-  if (typeof WebAssembly.compileStreaming === 'function' && type.startsWith('application/wasm')) {
-    // The bytes are read beside the streaming compile for their layout (wasm-layout.ts); without them no memory images.
-    const copy = response.clone().arrayBuffer();
-    const module = await WebAssembly.compileStreaming(response);
-    noteLayout(module, new Uint8Array(await copy));
-    return module;
-  }
-  return compileBytes(new Uint8Array(await response.arrayBuffer()));
+  const { module, bytes } = await fetchWasmBytes(url);
+  noteLayout(module, new Uint8Array(bytes));
+  return module;
 }
 
 /** Compiles wasm bytes and notes their memory layout (wasm-layout.ts). */

@@ -18,7 +18,7 @@ export interface LocalStore {
   /** false for the in-memory fallback. */
   readonly persistent: boolean;
   get<T>(store: StoreName, key: StoreKey): Promise<T | undefined>;
-  /** The values of a store in key order, with their keys; the first `limit` only when given. */
+  /** The values of a store in key order, with their keys; the first `limit` (≥ 1) only when given. */
   getAll<T>(store: StoreName, limit?: number): Promise<{ key: StoreKey; value: T }[]>;
   /** The keys of a store, in key order (values are not read); the first `limit` only when given. */
   keys(store: StoreName, limit?: number): Promise<StoreKey[]>;
@@ -28,14 +28,12 @@ export interface LocalStore {
   /**
    * Stores `value` at the end of a queue store under a new key (see `nextTimeKey`: after every key already
    * there, whatever the clock says) and resolves with that key. The last key is read in the same transaction
-   * as the write, so two tabs appending at once still get increasing keys.
+   * as the write, so two tabs appending at once still get increasing keys; so is the count of values the store holds
+   * after it, which the promise resolves with beside the key.
    */
-  append<T>(store: StoreName, value: T, now: number): Promise<string>;
-  /** `append`, and how many values the store holds after it, in the same transaction. */
-  appendCounted<T>(store: StoreName, value: T, now: number): Promise<{ key: string; count: number }>;
-  delete(store: StoreName, key: StoreKey): Promise<void>;
-  /** Deletes these keys in one transaction (all or none). */
-  deleteMany(store: StoreName, keys: readonly StoreKey[]): Promise<void>;
+  append<T>(store: StoreName, value: T, now: number): Promise<{ key: string; count: number }>;
+  /** Deletes these keys, in one transaction (all or none). */
+  delete(store: StoreName, keys: readonly StoreKey[]): Promise<void>;
   clear(store: StoreName): Promise<void>;
   close(): void;
 }
@@ -53,7 +51,7 @@ export function createMemoryStore(): LocalStore {
     async getAll<T>(store: StoreName, limit?: number) {
       return [...of(store).entries()]
         .sort((a, b) => order(a[0], b[0]))
-        .slice(0, limit === undefined ? undefined : Math.max(0, limit))
+        .slice(0, limit)
         .map(([key, value]) => ({ key, value: clone(value as T) }));
     },
     async keys(store, limit) {
@@ -69,16 +67,9 @@ export function createMemoryStore(): LocalStore {
       const last = [...of(store).keys()].sort(order).at(-1);
       const key = nextTimeKey(now, last);
       of(store).set(key, clone(value));
-      return key;
-    },
-    async appendCounted(store, value, now) {
-      const key = await this.append(store, value, now);
       return { key, count: of(store).size };
     },
-    async delete(store, key) {
-      of(store).delete(key);
-    },
-    async deleteMany(store, keys) {
+    async delete(store, keys) {
       for (const key of keys) of(store).delete(key);
     },
     async clear(store) {
@@ -93,8 +84,6 @@ function wrap(db: IDBPDatabase): LocalStore {
     persistent: true,
     get: (store, key) => db.get(store, key),
     async getAll<T>(store: StoreName, limit?: number) {
-      // getAll reads a count of 0 as "no limit".
-      if (limit !== undefined && limit <= 0) return [];
       const tx = db.transaction(store);
       const [keys, values] = await Promise.all([tx.store.getAllKeys(null, limit), tx.store.getAll(null, limit)]);
       return keys.map((key, i) => ({ key: key as StoreKey, value: values[i] as T }));
@@ -109,21 +98,10 @@ function wrap(db: IDBPDatabase): LocalStore {
       const tx = db.transaction(store, 'readwrite');
       const last = await tx.store.openKeyCursor(null, 'prev');
       const key = nextTimeKey(now, last?.key as StoreKey | undefined);
-      await Promise.all([tx.store.put(value, key), tx.done]);
-      return key;
-    },
-    async appendCounted(store, value, now) {
-      const tx = db.transaction(store, 'readwrite');
-      const last = await tx.store.openKeyCursor(null, 'prev');
-      const key = nextTimeKey(now, last?.key as StoreKey | undefined);
       const [, count] = await Promise.all([tx.store.put(value, key), tx.store.count(), tx.done]);
       return { key, count };
     },
-    async delete(store, key) {
-      await db.delete(store, key);
-    },
-    async deleteMany(store, keys) {
-      if (keys.length === 0) return;
+    async delete(store, keys) {
       const tx = db.transaction(store, 'readwrite');
       await Promise.all([...keys.map((key) => tx.store.delete(key)), tx.done]);
     },

@@ -113,7 +113,7 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
         ctx.logger.error(`${options.name}: the backend refused ${options.describe(value)} for good, dropping it: ${(error as Error)?.message ?? error}`);
         options.onDrop?.(value, error);
       }
-      await store.delete(options.store, key);
+      await store.delete(options.store, [key]);
       statusChanged(ctx);
     }
     return { sent, dropped, remaining: 0 };
@@ -154,7 +154,7 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
       const store = await storeOf();
       const entries = await store.getAll<T>(options.store);
       for (let i = 0; i <= entries.length - maxItems; i++) {
-        await store.delete(options.store, entries[i]!.key);
+        await store.delete(options.store, [entries[i]!.key]);
         ctx.logger.warn(`${options.name}: more than ${maxItems} items queued, dropping the oldest (${options.describe(entries[i]!.value)})`);
       }
       await store.append(options.store, item, ctx.now());

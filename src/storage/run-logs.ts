@@ -25,10 +25,10 @@ export async function saveRunLog(ctx: ClientContext, log: ActionLog, appId: numb
   const store = await clientStore(ctx, appId);
   // Counted in the write's transaction (one transaction per run), which reads no keys: reading them all on every run
   // cost 1–4 ms at a few hundred pending (fake-indexeddb).
-  const { key, count } = await store.appendCounted<ActionLog>('runLogs', { ...log, deviceKey: log.deviceKey ?? randomId() }, ctx.now());
+  const { key, count } = await store.append<ActionLog>('runLogs', { ...log, deviceKey: log.deviceKey ?? randomId() }, ctx.now());
   if (count > MAX_RUN_LOGS) {
     const excess = await store.keys('runLogs', count - MAX_RUN_LOGS);
-    for (const old of excess) await store.delete('runLogs', old);
+    await store.delete('runLogs', excess);
     const capped = ctx.runtime.logsCapped;
     if (!capped.has(appId)) {
       capped.add(appId);
@@ -53,7 +53,7 @@ export async function pendingRunLogs(ctx: ClientContext, limit = Infinity, appId
 /** Forgets logs the backend has confirmed. */
 export async function removeRunLogs(ctx: ClientContext, keys: readonly string[], appId: number = ctx.appId()): Promise<void> {
   const store = await clientStore(ctx, appId);
-  await store.deleteMany('runLogs', keys);
+  await store.delete('runLogs', keys);
   statusChanged(ctx);
 }
 

@@ -132,7 +132,7 @@ describe('device engine Worker in Chromium', () => {
     expect(seen).toEqual(Array(5).fill({ seen: null, proto: null }));
     expect(page.workers().map((w) => new URL(w.url()).pathname)).toContain(engine);
     // The Worker says when it cannot save images (src/pipeline/device.ts, 'warmed'): it said nothing.
-    expect(infos.filter((m) => m.includes('memory layout'))).toEqual([]);
+    expect(infos.filter((m) => m.includes('memory images'))).toEqual([]);
   });
 
   test('in Worker mode a signal that is already aborted ends the run with ABORTED, as inline', async () => {

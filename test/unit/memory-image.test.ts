@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import type { RunOutcome, RunPipelineOptions } from '../../src/contract/pipeline.js';
 import { runWith } from '../../src/pipeline/runner.js';
 import { acquireModule, releaseModule, type SandboxModule } from '../../src/sandbox/pool.js';
+import { captureImage } from '../../src/sandbox/memory-image.js';
 import { retireModule, runIdleWork } from '../../src/sandbox/session.js';
 import { cases, createFakeServices } from '../browser/pipeline-page/cases.mjs';
 
@@ -26,6 +27,7 @@ const LEAKY = [
       'if (settings.mode === "spin") for (;;) {}',
       'if (settings.mode === "throw") throw new Error("no");',
       'if (settings.mode === "wait") await new Promise(() => {});',
+      'if (settings.mode === "host") await Client.DataSources.connect("people").find({});',
     ].join('\n'),
     '{{ mode }}',
   ),
@@ -37,15 +39,18 @@ const modules: SandboxModule[] = [];
 
 async function run(sandbox: SandboxModule, options: Partial<RunPipelineOptions>, idle = true): Promise<RunOutcome> {
   const { services } = createFakeServices();
-  const outcome = await runWith({ environment: 'client', functions: [], payload: { mode: 'none' }, ...options, services } as RunPipelineOptions, {
-    acquire: async () => {
-      sandbox.inUse = true;
-      return sandbox;
+  const outcome = await runWith(
+    { environment: 'client', functions: [], payload: { mode: 'none' }, ...options, services: options.services ?? services } as RunPipelineOptions,
+    {
+      acquire: async () => {
+        sandbox.inUse = true;
+        return sandbox;
+      },
+      release: (m) => {
+        m.inUse = false;
+      },
     },
-    release: (m) => {
-      m.inUse = false;
-    },
-  });
+  );
   // The engine thread's idle moment: the run's session closes (its sandbox put back) and the next one is prepared.
   if (idle) runIdleWork();
   return outcome;
@@ -65,6 +70,34 @@ describe('memory images', () => {
     expect(breakValue).toBeGreaterThan(layout!.heapStart);
     expect(layout!.breakAt).toBeLessThan(layout!.lowEnd);
     expect(layout!.lowEnd + 1024 * 1024).toBeLessThan(layout!.heapStart);
+  });
+
+  test('a restore puts back the JS side too: host references, cached handles and scopes made after the capture go', async () => {
+    const m = await acquireModule(64 * 1024 * 1024);
+    const runtime = m.quickjs.newRuntime();
+    const ctx = runtime.newContext();
+    const js = ctx as unknown as { _BigInt?: unknown; memory: { scope: { _disposables: { value: Set<unknown> } } } };
+    const refs = (runtime as unknown as { hostRefs: { groups: Map<number, Map<number, unknown>> } }).hostRefs;
+    const count = () => [...refs.groups.values()].reduce((n, g) => n + g.size, 0);
+    const image = captureImage(m.memory, m.layout!, runtime, ctx)!;
+    expect(image).toBeDefined();
+    const refsBefore = count();
+    const scopeBefore = js.memory.scope._disposables.value.size;
+    for (let round = 0; round < 3; round++) {
+      // A host function the guest keeps, and a BigInt (its constructor handle is cached on first use).
+      ctx.newFunction('kept', () => ctx.undefined).consume((fn) => ctx.setProp(ctx.global, 'kept', fn));
+      ctx.newBigInt(1n).dispose();
+      expect(count()).toBe(refsBefore + 1);
+      expect(js._BigInt).toBeDefined();
+      image.restore();
+      expect(count()).toBe(refsBefore);
+      expect(js._BigInt).toBeUndefined();
+      expect(js.memory.scope._disposables.value.size).toBe(scopeBefore);
+      expect(ctx.unwrapResult(ctx.evalCode('typeof kept')).consume((h) => ctx.getString(h))).toBe('undefined');
+    }
+    ctx.dispose();
+    runtime.dispose();
+    retireModule(m);
   });
 
   test('a run sees nothing of the runs before it: globals, prototypes, built-ins and Math.random', async () => {
@@ -114,6 +147,15 @@ describe('memory images', () => {
     const before = count();
     for (let i = 0; i < 20; i++) await run(module, { functions: LEAKY });
     expect(count()).toBe(before);
+    // A host call that never answers: its promise's resolving functions (host references) stay in the guest when the
+    // run times out; the image's references come back with the bytes, and the map does not keep the run's.
+    const never = { dataSources: { connect: () => ({ find: () => new Promise(() => {}) }) }, notifications: { create: async () => ({}) } };
+    for (let i = 0; i < 5; i++) {
+      const o = await run(module, { functions: LEAKY, payload: { mode: 'host' }, services: never as never, limits: { runTimeoutMs: 100 } });
+      expect(o.ok).toBe(false);
+      expect(count()).toBe(before);
+    }
+    expect(module.image?.spare).toBe(module.spare);
   });
 
   test('failing, timed-out and memory-hungry runs leave the next run its clean sandbox', async () => {

@@ -237,7 +237,7 @@ describe('offline operation', () => {
     const cache = actionsCache(ctx, { fetch: fetchList, maxAgeMs: 60_000 });
     const heard: string[][] = [];
     cache.subscribe((actions) => heard.push(actions.map((a) => a.name)));
-    await (await clientStore(ctx)).delete('actions', 'live');
+    await (await clientStore(ctx)).delete('actions', ['live']);
     expect(await cache.refresh()).toEqual(list(1));
     expect(heard.at(-1)).toEqual(['a1']);
 
