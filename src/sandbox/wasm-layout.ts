@@ -35,35 +35,28 @@ export function noteLayout(module: WebAssembly.Module, bytes: Uint8Array): void 
 export function readLayout(bytes: Uint8Array): WasmLayout | undefined {
   if (bytes[0] !== 0 || bytes[1] !== 0x61 || bytes[2] !== 0x73 || bytes[3] !== 0x6d) return undefined;
   let p = 8;
-  const u32 = () => {
+  // LEB128, at most 5 bytes (32 bits): a longer run of continuation bytes ends the number, and reading past the end
+  // gives 0, so malformed bytes end the scan instead of looping.
+  const leb = (signed: boolean) => {
     let result = 0;
     let shift = 0;
     let byte: number;
     do {
-      byte = bytes[p++]!;
+      byte = bytes[p++] ?? 0;
       result += (byte & 0x7f) * 2 ** shift;
       shift += 7;
-    } while (byte & 0x80);
-    return result;
-  };
-  const i32 = () => {
-    let result = 0;
-    let shift = 0;
-    let byte: number;
-    do {
-      byte = bytes[p++]!;
-      result |= (byte & 0x7f) << shift;
-      shift += 7;
     } while (byte & 0x80 && shift < 35);
-    if (shift < 32 && byte & 0x40) result |= -1 << shift;
-    return result;
+    return signed && byte & 0x40 ? result - 2 ** shift : result;
   };
+  const u32 = () => leb(false);
+  const i32 = () => leb(true);
   let stackTop: number | undefined;
   let dataEnd = 0;
   while (p < bytes.length) {
     const id = bytes[p++]!;
     const size = u32();
     const end = p + size;
+    if (end > bytes.length) return undefined; // truncated
     if (id === 6 && u32() > 0) {
       // global 0: valtype i32 (0x7f), mutable (1), init `i32.const n; end`.
       if (bytes[p] === 0x7f && bytes[p + 1] === 1 && bytes[p + 2] === 0x41) {
@@ -92,6 +85,6 @@ export function readLayout(bytes: Uint8Array): WasmLayout | undefined {
     }
     p = end;
   }
-  if (stackTop === undefined || stackTop <= dataEnd) return undefined;
+  if (stackTop === undefined || dataEnd === 0 || stackTop <= dataEnd) return undefined;
   return { dataEnd, stackTop };
 }

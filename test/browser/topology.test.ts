@@ -46,6 +46,11 @@ describe('three origins: screen, backend, CDN copy of the runtime', () => {
     const errors = collectPageErrors(page);
     const requested: string[] = [];
     page.on('request', (r) => requested.push(r.url()));
+    // The engine Worker, started from another origin, got the wasm's bytes and puts its sandboxes back from memory
+    // images (src/pipeline/worker-host.ts says so in its console otherwise).
+    page.on('console', (m) => {
+      if (m.text().includes('memory images off')) errors.push(m.text());
+    });
     page.on('response', (r) => {
       if (r.status() >= 400) errors.push(`HTTP ${r.status()} ${r.url()}`);
     });

@@ -3,6 +3,7 @@ import type { RunOutcome, RunPipelineOptions } from '../../src/contract/pipeline
 import { runWith } from '../../src/pipeline/runner.js';
 import { acquireModule, releaseModule, type SandboxModule } from '../../src/sandbox/pool.js';
 import { captureImage } from '../../src/sandbox/memory-image.js';
+import { readLayout } from '../../src/sandbox/wasm-layout.js';
 import { retireModule, runIdleWork } from '../../src/sandbox/session.js';
 import { cases, createFakeServices } from '../browser/pipeline-page/cases.mjs';
 
@@ -210,5 +211,28 @@ describe('memory images', () => {
       const gap = new Uint8Array(m.memory.buffer, layout.lowEnd, layout.heapStart - 1024 * 1024 - layout.lowEnd);
       expect(gap.findIndex((b) => b !== 0)).toBe(-1);
     }
+  });
+});
+
+describe('wasm layout', () => {
+  test('reads the packaged build, and gives up on malformed or hostile bytes without throwing', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { createRequire } = await import('node:module');
+    const bytes = new Uint8Array(await readFile(createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm')));
+    const layout = readLayout(bytes)!;
+    expect(layout.stackTop).toBeGreaterThan(layout.dataEnd);
+    expect(layout.dataEnd).toBeGreaterThan(1024);
+    const junk = [
+      new Uint8Array(0),
+      new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]),
+      bytes.slice(0, bytes.length >> 1),
+      bytes.slice(0, 64),
+      // A section whose size is a run of continuation bytes, and one that says it is longer than the file.
+      new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 11, ...Array(4096).fill(0xff)]),
+      new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 6, 0xff, 0xff, 0xff, 0xff, 0x0f, 1]),
+      Uint8Array.from({ length: 10_000 }, (_, i) => (i * 7919) & 0xff),
+    ];
+    for (const j of junk) expect(() => readLayout(j)).not.toThrow();
+    for (const j of junk) expect(readLayout(j)).toBeUndefined();
   });
 });
