@@ -2,7 +2,7 @@
 import { memoryImagesOn } from '../sandbox/pool.js';
 import { runIdleWork } from '../sandbox/session.js';
 import { configureWasm } from '../sandbox/wasm.js';
-import { noteLayout } from '../sandbox/wasm-layout.js';
+import { noteLayout, setLayout } from '../sandbox/wasm-layout.js';
 import { runPipeline } from './index.js';
 import { deserializeError, type PageToWorker, type WorkerToPage } from './worker-protocol.js';
 import type { DataSourceConnectionLike, HostServices, RunOutcome } from '../contract/pipeline.js';
@@ -68,12 +68,14 @@ export function serveWorker(port: Port): void {
       // page's first real run.
       if (message.wasmModule) {
         if (message.wasmBytes instanceof ArrayBuffer) noteLayout(message.wasmModule, new Uint8Array(message.wasmBytes));
+        else if (message.wasmLayout) setLayout(message.wasmModule, message.wasmLayout);
         configureWasm(message.wasmModule);
       } else if (message.wasmUrl) configureWasm(message.wasmUrl);
       const warmed = () => {
         // Said here, in the engine's console: runs are slower when they cannot be put back from memory images.
-        if (!memoryImagesOn()) console.info('[in-app-runtime] Pipeline runs build a new sandbox each (memory images off)');
-        port.postMessage({ type: 'warmed' });
+        const memoryImages = memoryImagesOn();
+        if (!memoryImages) console.info('[in-app-runtime] Pipeline runs build a new sandbox each (memory images off)');
+        port.postMessage({ type: 'warmed', memoryImages });
       };
       warming = runPipeline(WARM_UP).then(warmed, warmed);
     } else if (message.type === 'run') {

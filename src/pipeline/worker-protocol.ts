@@ -4,20 +4,24 @@
  * message (the host answers) and posts each run's outcome. Only plain data crosses (and the compiled wasm).
  */
 import type { HostServices, HttpRequestLike, RunOutcome, RunPipelineOptions } from '../contract/pipeline.js';
+import type { WasmLayout } from '../sandbox/wasm-layout.js';
 
 /** The run options that cross to the worker (services and signal stay on the page). */
 export type WorkerRunOptions = Omit<RunPipelineOptions, 'services' | 'signal'>;
 
 export type PageToWorker =
-  /** First message: where QuickJS comes from (the module the page compiled, else its URL); the Worker warms up with it. */
-  | { type: 'warm'; wasmUrl?: string; wasmModule?: WebAssembly.Module; wasmBytes?: ArrayBuffer }
+  /**
+   * First message: where QuickJS comes from (the module the page compiled, else its URL); the Worker warms up with
+   * it. Memory images need the module's layout: read from `wasmBytes` (the page), or read by the sender (`wasmLayout`).
+   */
+  | { type: 'warm'; wasmUrl?: string; wasmModule?: WebAssembly.Module; wasmBytes?: ArrayBuffer; wasmLayout?: WasmLayout }
   | { type: 'run'; id: number; options: WorkerRunOptions; hasHttp: boolean }
   | { type: 'abort'; id: number }
   | { type: 'reply'; id: number; callId: number; ok: boolean; value?: unknown; error?: SerializedError };
 
 export type WorkerToPage =
-  /** The warm-up run after `warm` has finished: the worker takes runs without a start-up delay. */
-  | { type: 'warmed' }
+  /** The warm-up run after `warm` has finished: the worker takes runs without a start-up delay. `memoryImages`: runs are put back from memory images. */
+  | { type: 'warmed'; memoryImages: boolean }
   | { type: 'call'; id: number; callId: number; service: 'dataSources' | 'notifications' | 'http'; target?: number | string; method: string; args: unknown[] }
   /** The caller gave up on an `http` call (its node's time is up): the host cancels the request. */
   | { type: 'cancel'; id: number; callId: number }

@@ -29,6 +29,15 @@ export function noteLayout(module: WebAssembly.Module, bytes: Uint8Array): void 
 }
 
 /**
+ * Records a layout read elsewhere: a server run thread gets the compiled module and the layout its pool read from
+ * the bytes, instead of the bytes. Anything but two integers with the stack above the data records nothing.
+ */
+export function setLayout(module: WebAssembly.Module, layout: WasmLayout): void {
+  const { dataEnd, stackTop } = layout ?? {};
+  if (Number.isSafeInteger(dataEnd) && Number.isSafeInteger(stackTop) && dataEnd > 0 && stackTop > dataEnd) layouts.set(module, { dataEnd, stackTop });
+}
+
+/**
  * Reads the first global (Emscripten's stack pointer: a mutable i32 set by `i32.const`) and the active data
  * segments' extent. Undefined unless both are as expected and the stack lies above the data.
  */

@@ -14,6 +14,7 @@ import { DEFAULT_PIPELINE_LIMITS } from '../../../pipeline/limits.js';
 import { answerCall, plain, serializeError, type PageToWorker, type WorkerRunOptions, type WorkerToPage } from '../../../pipeline/worker-protocol.js';
 import { threadExecArgv } from '../../../pipeline/thread-argv.js';
 import { loadWasmModule } from '../../../sandbox/wasm.js';
+import { layoutOf } from '../../../sandbox/wasm-layout.js';
 import { failure } from '../outcome.js';
 import { THREAD_ENTRY } from './entry-url.js';
 
@@ -35,7 +36,7 @@ export interface RunPool {
   /** Runs a pipeline on a free thread (waiting for one when all are busy). Never rejects: failures are outcomes. */
   runPipeline(options: RunPipelineOptions): Promise<RunOutcome>;
   /** Threads alive now, with what they run (tests and diagnostics). */
-  threads(): { threadId: number; busy: boolean }[];
+  threads(): { threadId: number; busy: boolean; memoryImages: boolean }[];
   /** Terminates every thread; runs in flight end with ABORTED. */
   close(): Promise<void>;
 }
@@ -59,6 +60,8 @@ interface Thread {
   ready: Promise<boolean>;
   active?: Active;
   dead: boolean;
+  /** Its runs are put back from memory images (said by the thread once warmed). */
+  memoryImages: boolean;
 }
 
 const messageOf = (error: unknown) => (error as Error)?.message ?? String(error);
@@ -127,10 +130,13 @@ export function createRunPool(options: RunPoolOptions): RunPool {
     }
     worker.unref();
     let markReady!: (ok: boolean) => void;
-    const thread: Thread = { worker, dead: false, ready: new Promise((r) => (markReady = r)) };
+    const thread: Thread = { worker, dead: false, memoryImages: false, ready: new Promise((r) => (markReady = r)) };
     threads.add(thread);
     worker.on('message', (message: WorkerToPage) => {
-      if (message.type === 'warmed') return markReady(true);
+      if (message.type === 'warmed') {
+        thread.memoryImages = message.memoryImages;
+        return markReady(true);
+      }
       const active = thread.active;
       if (!active || message.id !== active.id) return;
       if (message.type === 'done') return settle(thread, message.outcome);
@@ -170,7 +176,8 @@ export function createRunPool(options: RunPoolOptions): RunPool {
       discard(thread, failure('WorkerError', 'WORKER_CRASHED', `The run's thread exited (code ${code})`));
     });
     const wasmModule = await loadWasmModule().catch(() => undefined);
-    post(thread, { type: 'warm', wasmModule });
+    // The thread gets the layout read here from the bytes (wasm.ts), so its runs are put back from memory images.
+    post(thread, { type: 'warm', wasmModule, wasmLayout: wasmModule && layoutOf(wasmModule) });
     return (await thread.ready) ? thread : undefined;
   }
 
@@ -197,7 +204,7 @@ export function createRunPool(options: RunPoolOptions): RunPool {
 
   return {
     size,
-    threads: () => [...threads].map((t) => ({ threadId: t.worker.threadId, busy: t.active !== undefined })),
+    threads: () => [...threads].map((t) => ({ threadId: t.worker.threadId, busy: t.active !== undefined, memoryImages: t.memoryImages })),
     async runPipeline(runOptions) {
       const started = performance.now();
       const { services: _services, signal, ...rest } = runOptions;
