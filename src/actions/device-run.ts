@@ -3,8 +3,8 @@ import { closedError, type ClientContext } from '../core/context.js';
 import { randomId } from '../storage/connectivity.js';
 import { customFunctionsForRun, customPackageUses } from '../functions/custom-packages.js';
 import { registeredFunctions } from '../functions/registry.js';
-import { remoteHandlerOf } from '../page/remote-execution.js';
 import type { RunOutcome } from '../contract/pipeline.js';
+import { failure, notSerializable } from './run-failure.js';
 import { saveRunLog } from '../storage/run-logs.js';
 import { deviceHostServices } from './device-services.js';
 import { failedResult } from '../contract/run-info.js';
@@ -13,29 +13,13 @@ import { scheduleLogUpload } from './logs.js';
 import { runsChunk, runsHost } from './runs-host.js';
 import type { Action, ActionLog, LogMode } from '../contract/actions.js';
 
-const failure = (errorType: string, code: string, errorMessage: string): RunOutcome => ({
-  ok: false,
-  error: { errorType, code, errorMessage, trace: [] },
-  trace: [],
-  durationMs: 0,
-});
-
 /** A new device run id: `dev-` and a random key (the run's log record keeps it as its `deviceKey`). */
 export const deviceRunId = () => `dev-${randomId()}`;
 
 async function execute(ctx: ClientContext, action: Action, payload: Record<string, unknown>, context: Record<string, unknown>): Promise<RunOutcome> {
   const limits = ctx.config().limits;
-  if (action.pageId) {
-    // A screen-targeted action on the device: the handler this screen registered.
-    const handler = remoteHandlerOf(ctx);
-    if (!handler || ctx.config().pageId !== action.pageId)
-      return failure(
-        'ScreenError',
-        'SCREEN_NOT_LOADED',
-        `Action "${action.name}" targets screen ${action.pageId}, which has not registered Client.Page.onRemoteExecution() here`,
-      );
-    return runScreenHandler(ctx, () => handler(payload, context), limits.runTimeoutMs);
-  }
+  // A screen-targeted action on the device: the handler this screen registered (in the lazy `runs` chunk).
+  if (action.pageId) return (await runsChunk(ctx)).runScreenAction(ctx, action, payload, context);
   const custom = await deviceCustomFunctions(ctx, action.functions);
   if (!custom.ok) return custom.outcome;
   const { runPipeline } = await loadEngine({ assetsUrl: ctx.config().assetsUrl, logger: ctx.logger });
@@ -49,45 +33,6 @@ async function execute(ctx: ClientContext, action: Action, payload: Record<strin
     limits: { runTimeoutMs: limits.runTimeoutMs, payloadChars: limits.payloadChars, resultBytes: limits.resultBytes },
   });
 }
-
-const TIMED_OUT = Symbol('timed out');
-
-/**
- * Calls a screen's handler within the run's time limit (`limits.runTimeoutMs`). A handler that has not
- * settled by then fails the run with TIMEOUT (its promise is left to settle unobserved; a handler that
- * blocks the thread synchronously cannot be stopped). The result is kept as its JSON copy, what the log
- * stores and a server run of the same action would give.
- */
-async function runScreenHandler(ctx: ClientContext, call: () => unknown, limitMs: number): Promise<RunOutcome> {
-  const started = ctx.now();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let result: unknown;
-  try {
-    result = await Promise.race([
-      new Promise<unknown>((resolve) => resolve(call())),
-      new Promise<typeof TIMED_OUT>((resolve) => {
-        timer = setTimeout(() => resolve(TIMED_OUT), limitMs);
-      }),
-    ]);
-  } catch (error) {
-    return failure((error as Error)?.name || 'Error', 'FUNCTION_FAILED', (error as Error)?.message ?? String(error));
-  } finally {
-    clearTimeout(timer);
-  }
-  if (result === TIMED_OUT) return { ...failure('TimeoutError', 'TIMEOUT', `The run took longer than ${limitMs} ms and was stopped`), durationMs: limitMs };
-  try {
-    const json = JSON.stringify(result);
-    result = json === undefined ? undefined : JSON.parse(json);
-  } catch (error) {
-    return notSerializable(error, []);
-  }
-  return { ok: true, result, trace: [], durationMs: ctx.now() - started };
-}
-
-const notSerializable = (error: unknown, trace: RunOutcome['trace']): RunOutcome => ({
-  ...failure('ResultError', 'RESULT_NOT_SERIALIZABLE', `The result cannot be stored as JSON: ${(error as Error)?.message ?? String(error)}`),
-  trace,
-});
 
 /**
  * The custom functions of a device run: the app's backend-stored ones (client/any, cached on the device,
@@ -156,13 +101,14 @@ export async function runOnDevice(
     },
     deviceKey: runId,
   };
-  try {
-    await saveRunLog(ctx, log);
-    scheduleLogUpload(ctx);
-  } catch (error) {
-    ctx.logger.warn('Could not store the log of a device run', error);
-  } finally {
-    running.delete(runId);
-  }
+  // The outcome is out as soon as its record is handed to the writer: the next run does not wait for this write,
+  // and records of runs that end meanwhile go in one transaction (run-logs.ts). The run reads as running (getRun,
+  // Client.close waits for it) until its record is stored; what reads the records waits for the writer.
+  void saveRunLog(ctx, log)
+    .then(
+      () => scheduleLogUpload(ctx),
+      (error) => ctx.logger.warn('Could not store the log of a device run', error),
+    )
+    .finally(() => running.delete(runId));
   return outcome;
 }

@@ -8,7 +8,7 @@ import { ClientError } from '../http/errors.js';
 import { clientStore, STATUS_CHANNEL } from '../storage/client-store.js';
 import { isOnline } from '../storage/connectivity.js';
 import type { LocalStore } from '../storage/local-store.js';
-import { pendingRunLogs, type StoredRunLog } from '../storage/run-logs.js';
+import { pendingRunLogs, runLogsWritten, type StoredRunLog } from '../storage/run-logs.js';
 import { queuedRequests, type QueuedRequest } from '../storage/run-queue.js';
 import type { RunState } from '../storage/run-state.js';
 import { uploadDeviceLogs } from './logs.js';
@@ -39,7 +39,11 @@ export function runsHost(ctx: ClientContext): RunsHost {
     ctx,
     ClientError,
     queuedRuns: () => queuedRequests(ctx),
-    count: async (store) => (ctx.config().appId === undefined ? 0 : (await (await clientStore(ctx)).keys(store)).length),
+    count: async (store) => {
+      if (ctx.config().appId === undefined) return 0;
+      if (store === 'runLogs') await runLogsWritten(ctx);
+      return (await (await clientStore(ctx)).keys(store)).length;
+    },
     pendingRunLogs: () => pendingRunLogs(ctx),
     uploadDeviceLogs: () => uploadDeviceLogs(ctx),
     compileFilter: async (where, what) => (await loadChunk('query', ctx.config().assetsUrl)).compileFilter(where, what) as (value: unknown) => boolean,

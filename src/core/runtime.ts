@@ -1,4 +1,4 @@
-import type { Action } from '../contract/actions.js';
+import type { Action, ActionLog } from '../contract/actions.js';
 import type { AnalyticsBatch } from '../analytics/delivery.js';
 import type { PrefStore } from '../analytics/prefs.js';
 import type { Session } from '../analytics/session.js';
@@ -44,6 +44,8 @@ export interface ClientRuntime {
   logSchedules: Map<number, LogSchedule>;
   /** The last upload of device run logs started, per app: the next one waits for it (src/storage/run-logs.ts). */
   logUploads: Map<number, Promise<unknown>>;
+  /** Device run logs waiting to be written, per app, and the write under way (src/storage/run-logs.ts). */
+  logWrites: Map<number, LogWrites>;
   /** Apps for which dropping old device run logs was already reported. */
   logsCapped: Set<number>;
   /** Apps whose work queued by an earlier page load was resumed (src/analytics/resume.ts). */
@@ -77,6 +79,15 @@ export interface ActionCopy {
   token: string | undefined;
 }
 
+export interface LogWrites {
+  /** Records waiting for the next write. */
+  logs: ActionLog[];
+  /** The next write, not started yet (it takes `logs` when it starts). */
+  next?: Promise<void>;
+  /** Settles (never rejects) once every write started or waiting is done. */
+  done: Promise<void>;
+}
+
 export interface LogSchedule {
   timer?: ReturnType<typeof setTimeout>;
   running: boolean;
@@ -95,6 +106,7 @@ export function createRuntime(): ClientRuntime {
     analytics: new Map(),
     logSchedules: new Map(),
     logUploads: new Map(),
+    logWrites: new Map(),
     logsCapped: new Set(),
     resumed: new Set(),
     runSlots: new Map(),

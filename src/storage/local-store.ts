@@ -26,12 +26,12 @@ export interface LocalStore {
   count(store: StoreName): Promise<number>;
   put<T>(store: StoreName, key: StoreKey, value: T): Promise<void>;
   /**
-   * Stores `value` at the end of a queue store under a new key (see `nextTimeKey`: after every key already
-   * there, whatever the clock says) and resolves with that key. The last key is read in the same transaction
-   * as the write, so two tabs appending at once still get increasing keys; so is the count of values the store holds
-   * after it, which the promise resolves with beside the key.
+   * Stores `values` at the end of a queue store, in order, under new keys (see `nextTimeKey`: after every key
+   * already there, whatever the clock says) and resolves with those keys. The last key is read in the same
+   * transaction as the writes, so two tabs appending at once still get increasing keys; so is the count of values
+   * the store holds after them, which the promise resolves with beside the keys. One transaction: all or none.
    */
-  append<T>(store: StoreName, value: T, now: number): Promise<{ key: string; count: number }>;
+  append<T>(store: StoreName, values: readonly T[], now: number): Promise<{ keys: string[]; count: number }>;
   /** Deletes these keys, in one transaction (all or none). */
   delete(store: StoreName, keys: readonly StoreKey[]): Promise<void>;
   clear(store: StoreName): Promise<void>;
@@ -63,11 +63,14 @@ export function createMemoryStore(): LocalStore {
     async put(store, key, value) {
       of(store).set(key, clone(value));
     },
-    async append(store, value, now) {
-      const last = [...of(store).keys()].sort(order).at(-1);
-      const key = nextTimeKey(now, last);
-      of(store).set(key, clone(value));
-      return { key, count: of(store).size };
+    async append(store, values, now) {
+      let last = [...of(store).keys()].sort(order).at(-1);
+      const keys = values.map((value) => {
+        const key = nextTimeKey(now, last);
+        of(store).set((last = key), clone(value));
+        return key;
+      });
+      return { keys, count: of(store).size };
     },
     async delete(store, keys) {
       for (const key of keys) of(store).delete(key);
@@ -94,12 +97,14 @@ function wrap(db: IDBPDatabase): LocalStore {
     async put(store, key, value) {
       await db.put(store, value, key);
     },
-    async append(store, value, now) {
+    async append(store, values, now) {
       const tx = db.transaction(store, 'readwrite');
-      const last = await tx.store.openKeyCursor(null, 'prev');
-      const key = nextTimeKey(now, last?.key as StoreKey | undefined);
-      const [, count] = await Promise.all([tx.store.put(value, key), tx.store.count(), tx.done]);
-      return { key, count };
+      let last = (await tx.store.openKeyCursor(null, 'prev'))?.key as StoreKey | undefined;
+      const keys = values.map(() => (last = nextTimeKey(now, last)));
+      // Requests run in the order they are made: the count comes after the writes.
+      const writes = values.map((value, i) => tx.store.put(value, keys[i]));
+      const [count] = await Promise.all([tx.store.count(), tx.done, ...writes]);
+      return { keys, count };
     },
     async delete(store, keys) {
       const tx = db.transaction(store, 'readwrite');

@@ -157,7 +157,7 @@ export function createOutbox<T>(options: OutboxOptions<T>): Outbox<T> {
         await store.delete(options.store, [entries[i]!.key]);
         ctx.logger.warn(`${options.name}: more than ${maxItems} items queued, dropping the oldest (${options.describe(entries[i]!.value)})`);
       }
-      await store.append(options.store, item, ctx.now());
+      await store.append(options.store, [item], ctx.now());
       statusChanged(ctx);
       if (isOnline()) void flushSafely();
     },

@@ -90,18 +90,24 @@ describe('local store', () => {
     const t = Date.parse('2031-06-01T12:00:00Z');
     await store.put('runQueue', timeKey(t), { n: 1 });
     await store.put('runQueue', timeKey(t + 5), { n: 2 });
-    const { key: k3 } = await store.append('runQueue', { n: 3 }, t - 3_600_000);
-    const { key: k4 } = await store.append('runQueue', { n: 4 }, t - 3_600_000);
-    const { key: k5 } = await store.append('runQueue', { n: 5 }, t + 60_000); // the clock is ahead again: its time is used
+    const {
+      keys: [k3, k4],
+    } = await store.append('runQueue', [{ n: 3 }, { n: 4 }], t - 3_600_000);
+    const {
+      keys: [k5],
+    } = await store.append('runQueue', [{ n: 5 }], t + 60_000); // the clock is ahead again: its time is used
     // With the count of values after the write.
-    const { key: k6, count } = await store.append('runQueue', { n: 6 }, t - 3_600_000);
+    const {
+      keys: [k6],
+      count,
+    } = await store.append('runQueue', [{ n: 6 }], t - 3_600_000);
     expect(count).toBe(6);
     expect((await store.getAll<{ n: number }>('runQueue')).map((e) => e.value.n)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect([k3, k4, k5, k6].map((k) => Number(k.slice(0, 15)))).toEqual([t + 6, t + 7, t + 60_000, t + 60_001]);
+    expect([k3, k4, k5, k6].map((k) => Number(k!.slice(0, 15)))).toEqual([t + 6, t + 7, t + 60_000, t + 60_001]);
     expect(await store.keys('runQueue')).toHaveLength(6);
     // The first values only, and several keys deleted at once.
     expect((await store.getAll<{ n: number }>('runQueue', 2)).map((e) => e.value.n)).toEqual([1, 2]);
-    await store.delete('runQueue', [k3, k5, 'not-there']);
+    await store.delete('runQueue', [k3!, k5!, 'not-there']);
     expect((await store.getAll<{ n: number }>('runQueue')).map((e) => e.value.n)).toEqual([1, 2, 4, 6]);
     await store.clear('runQueue');
   }

@@ -5,6 +5,7 @@ import type { Action, ActionLog } from '../../src/contract/actions.js';
 import { resolveConfig, type ClientConfig } from '../../src/core/config.js';
 import type { ClientContext } from '../../src/core/context.js';
 import { createRuntime } from '../../src/core/runtime.js';
+import { runsHost } from '../../src/actions/runs-host.js';
 import { withOnce } from '../../src/core/logger.js';
 import { createTransport } from '../../src/http/transport.js';
 import { createClient, type Client } from '../../src/index.js';
@@ -288,6 +289,47 @@ describe('offline operation', () => {
     expect(await uploadRunLogs(ctx, async (logs) => void uploaded.push(logs.map((l) => l.data.result)), 2)).toEqual({ uploaded: 3, remaining: 0 });
     expect(uploaded).toEqual([[1, 2], [3]]);
     expect(await pendingRunLogs(ctx)).toEqual([]);
+  });
+
+  it('device run logs handed over while a write is under way go together in the next transaction, in order', async () => {
+    const ctx = context();
+    const store = await clientStore(ctx);
+    await store.clear('runLogs');
+    const log = (n: number): ActionLog => ({
+      id: null,
+      createdAt: new Date(1_900_000_000_000 + n).toISOString(),
+      type: 'app.action.completed',
+      data: { mode: 'on-demand', duration: n, actionId: 1, result: n },
+    });
+    // Real IndexedDB semantics (fake-indexeddb): count the read-write transactions on the store.
+    const proto = (globalThis as unknown as { IDBDatabase: { prototype: { transaction(...args: unknown[]): unknown } } }).IDBDatabase.prototype;
+    const transaction = proto.transaction;
+    let writes = 0;
+    proto.transaction = function (this: unknown, ...args: unknown[]) {
+      if (String(args[0]) === 'runLogs' && args[1] === 'readwrite') writes++;
+      return transaction.apply(this, args);
+    };
+    try {
+      const first = [1, 2, 3, 4, 5].map((n) => saveRunLog(ctx, log(n)));
+      // Made while the first write is under way: they wait for it, then go in one transaction.
+      await new Promise((r) => setTimeout(r, 0));
+      const second = [6, 7, 8].map((n) => saveRunLog(ctx, log(n)));
+      // Client.status's count of pending logs waits for both writes.
+      const status = runsHost(ctx).count('runLogs');
+      await Promise.all([...first, ...second]);
+      expect(writes).toBe(2);
+      expect(await status).toBe(8);
+    } finally {
+      proto.transaction = transaction;
+    }
+    const pending = await pendingRunLogs(ctx);
+    expect(pending.map((p) => p.log.data.result)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(new Set(pending.map((p) => p.key)).size).toBe(8);
+    // What reads the records waits for the writes handed over before it.
+    const more = [9, 10].map((n) => saveRunLog(ctx, log(n)));
+    expect((await pendingRunLogs(ctx)).map((p) => p.log.data.result)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    await Promise.all(more);
+    await store.clear('runLogs');
   });
 
   it('configure({ appId }): the analytics batches of each app are sent to that app, from that app store', async () => {

@@ -1,0 +1,78 @@
+import 'fake-indexeddb/auto';
+import { openDB } from 'idb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type Client } from '../../src/index.js';
+import { localDbName } from '../../src/storage/client-store.js';
+import { startTestBackend, type TestBackend } from '../helpers/server.js';
+import { eventually } from '../helpers/wait.js';
+
+/**
+ * Device run logs are written behind the runs (src/storage/run-logs.ts): `runWithResult` resolves once the record is
+ * handed to the writer, and records of runs that end while a write is under way go in one transaction. Through the
+ * public API, with the real engine, fake-indexeddb and the real backend: whatever reads the records right after the
+ * runs (Client.status, getRun, close, the next page load, getLogs) sees every one of them.
+ */
+const F = (name: string) => `com.client.function.${name}`;
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+let b: TestBackend;
+let appId: number;
+/** Upload requests fail (no network for them): the records stay on the device until a client with a working fetch comes. */
+let uploads = false;
+const noUploads: typeof fetch = (input, init) =>
+  !uploads && String(input instanceof Request ? input.url : input).includes('/tasks/logs') && (init?.method ?? 'GET') === 'POST'
+    ? Promise.reject(new TypeError('fetch failed'))
+    : fetch(input, init);
+const page = (): Client => createClient({ logger: quiet, baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, fetch: noUploads, limits: { runsPerMinute: 100_000 } });
+
+async function stored(): Promise<{ deviceKey: string; data: { result: unknown } }[]> {
+  const db = await openDB(localDbName(appId));
+  try {
+    return await db.getAll('runLogs');
+  } finally {
+    db.close();
+  }
+}
+
+beforeAll(async () => {
+  b = await startTestBackend();
+  appId = b.server.bootstrap.appId;
+  const action = await b.client.App.Actions.create({
+    name: 'double',
+    environment: 'client',
+    functions: [{ functionPackage: F('return'), settings: { value: '{{ n * 2 }}' } }],
+  });
+  await b.client.App.Actions.publish(action.id, true);
+});
+afterAll(() => b?.close());
+
+describe('device run logs written behind the runs', () => {
+  it('every record of runs one after another and in flight is seen right after them, kept by close, uploaded by getLogs', async () => {
+    const client = page();
+    const results: unknown[] = [];
+    for (let n = 0; n < 10; n++) results.push(await client.App.Actions.runWithResult('double', { n }));
+    results.push(...(await Promise.all(Array.from({ length: 10 }, (_, i) => client.App.Actions.runWithResult('double', { n: 10 + i })))));
+    expect(results).toEqual(Array.from({ length: 20 }, (_, n) => n * 2));
+    // Right after the last result: the status counts all 20 (it waits for the writes handed over before it).
+    expect((await client.status()).logUploads).toBe(20);
+    const handle = await client.App.Actions.run('double', { n: 100 });
+    // In progress until its record is stored, then completed from the record.
+    const run = await eventually(async () => {
+      const r = await client.App.Actions.getRun(handle.runId);
+      return r.status === 'completed' && r;
+    });
+    expect(run.result).toBe(200);
+    await client.close();
+    const records = await stored();
+    expect(records.map((r) => r.data.result).sort((x, y) => Number(x) - Number(y))).toEqual([...results, 200]);
+    expect(new Set(records.map((r) => r.deviceKey)).size).toBe(21);
+
+    // The next page load, with uploads working: getLogs uploads the pending records first, then reads them back.
+    uploads = true;
+    const next = page();
+    const logs = await next.App.Actions.getLogs({ limit: 100 });
+    expect(logs.logs.filter((l) => records.some((r) => r.deviceKey === l.deviceKey))).toHaveLength(21);
+    expect((await next.status()).logUploads).toBe(0);
+    await next.close();
+  });
+});
