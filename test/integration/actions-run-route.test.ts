@@ -215,6 +215,32 @@ describe('GET tasks/runs/:runId', () => {
     expect(JSON.stringify(failed.body.error.trace)).not.toContain('private value');
   });
 
+  it("a device upload of several actions' records: one 422 for an action the app lacks, else each action's latest run", async () => {
+    const actions = await b.client.App.Actions.get();
+    const ids = ['double', 'kaput'].map((name) => actions.find((a) => a.name === name)!.id);
+    const foreign = await b.api('POST', `/v1/apps/${sibling.appId}/tasks`, { token: sibling.apiToken, json: { name: 'theirs', functions: [] } });
+    const record = (actionId: number, secondsAgo: number) => ({
+      deviceKey: `dev-${crypto.randomUUID()}`,
+      type: 'app.action.completed',
+      createdAt: new Date(Date.parse('2031-01-01T00:00:00Z') - secondsAgo * 1000).toISOString(),
+      data: { mode: 'on-demand', duration: 1, actionId, result: secondsAgo },
+    });
+    // The sibling app's action, named by the fourth record: refused whole, naming that record; nothing stored.
+    const mixed = [record(ids[0]!, 5), record(ids[1]!, 4), record(ids[0]!, 3), record(foreign.body.action.id, 2), record(ids[1]!, 1)];
+    const refused = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { token: b.clientToken, json: { logs: mixed } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatchObject({ code: 'ACTION_NOT_FOUND', message: expect.stringContaining('logs[3].data.actionId') });
+    expect((await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { runId: mixed[0]!.deviceKey } })).body.count).toBe(0);
+    // Without it, out of order: every record stored, each action's last run its latest record.
+    const logs = [record(ids[0]!, 30), record(ids[1]!, 10), record(ids[0]!, 20), record(ids[1]!, 40)];
+    const upload = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { token: b.clientToken, json: { logs } });
+    expect(upload.body).toMatchObject({ created: 4 });
+    const after = await b.client.App.Actions.get();
+    expect(ids.map((id) => after.find((a) => a.id === id)!.lastRunAt)).toEqual([logs[2]!.createdAt, logs[1]!.createdAt]);
+    // Sent again (a lost answer): the same ids, nothing created.
+    expect((await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { token: b.clientToken, json: { logs } })).body).toEqual({ ids: upload.body.ids, created: 0 });
+  });
+
   it('answers a device run from the record the device uploaded; getLogs finds it by its run id', async () => {
     const [action] = (await b.client.App.Actions.get()).filter((a) => a.name === 'double');
     const deviceKey = `dev-${crypto.randomUUID()}`;

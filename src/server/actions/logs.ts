@@ -8,7 +8,7 @@ import { checkNesting } from '../http/nesting.js';
 import { countLogs, dataWithoutTrace, insertDeviceLog, iterateLogs, type LogSelection } from './log-store.js';
 import { getAppRun } from './run-store.js';
 import { parseRunId, type ParsedRunId } from './run-view.js';
-import { getActionById, touchLastRun } from './store.js';
+import { existingActionIds, touchLastRun } from './store.js';
 
 export interface LogQuery {
   id?: number;
@@ -145,20 +145,25 @@ export async function uploadDeviceLogs(
       data: { ...data, duration: Math.min(data.duration, MAX_DURATION_MS), source: 'device' } as Record<string, unknown>,
     };
   });
-  for (const [i, r] of checked.entries())
-    if (!(await getActionById(ctx.db, app.id, r.data.actionId as number)))
-      throw new HttpError(422, 'ACTION_NOT_FOUND', `logs[${i}].data.actionId: no action ${r.data.actionId} in app ${app.id}`);
+  // One look-up per distinct action (a batch is usually the runs of a few actions), reading ids only.
+  const known = await existingActionIds(ctx.db, app.id, [...new Set(checked.map((r) => r.data.actionId as number))]);
+  const unknown = checked.findIndex((r) => !known.has(r.data.actionId as number));
+  if (unknown >= 0) throw new HttpError(422, 'ACTION_NOT_FOUND', `logs[${unknown}].data.actionId: no action ${checked[unknown]!.data.actionId} in app ${app.id}`);
   return ctx.db.transaction(async (tx) => {
     const ids: number[] = [];
     let created = 0;
+    // Each action's last run: the latest record created, one update per action.
+    const lastRun = new Map<number, string>();
     for (const r of checked) {
-      const result = await insertDeviceLog(tx, { ...r, appId: app.id, organizationId: app.organizationId, actionId: r.data.actionId as number });
+      const actionId = r.data.actionId as number;
+      const result = await insertDeviceLog(tx, { ...r, appId: app.id, organizationId: app.organizationId, actionId });
       ids.push(result.id);
       if (result.created) {
         created++;
-        await touchLastRun(tx, r.data.actionId as number, r.createdAt);
+        if (!(r.createdAt <= (lastRun.get(actionId) ?? ''))) lastRun.set(actionId, r.createdAt);
       }
     }
+    for (const [actionId, at] of lastRun) await touchLastRun(tx, actionId, at);
     return { ids, created };
   });
 }
