@@ -34,13 +34,13 @@
  */
 export function baseSource(program = ''): string {
   return `(function(init,exprs,DLH,GH,HQ){
-var J=JSON,Obj=Object,JP=J.parse,ctx=JP(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,J:J,def:Obj.defineProperty,keys:Obj.keys,isArr:Array.isArray,String:String,now:Date.now},
+var J=JSON,Obj=Object,JP=J.parse,ctx=JP(init),scope=Obj.create(null),fns=[],st={},_={ctx:ctx,scope:scope,fns:fns,st:st,J:J,def:Obj.defineProperty,pd:Obj.assign(Obj.create(null),{writable:true,enumerable:true,configurable:true}),keys:Obj.keys,isArr:Array.isArray,String:String,now:Date.now},
 api={_:_,finish:function(max){var v=st.ended?st.result:st.last,t=v===undefined?'':J.stringify(v);return t===undefined?'':t.length>max?'!':t}},bad=[];
 scope.context=ctx;
 Obj.defineProperty(Promise.prototype,'constructor',{value:Promise,writable:false,enumerable:false,configurable:false});
 for(var src=_.src=J.parse(exprs),ix=0;ix<src.length;ix++){try{fns.push(Function('return function $$e'+ix+'($$c,$$s){with($$c)with($$s)return('+src[ix]+'\\n)}')())}catch(e){fns.push(null);bad.push(ix)}}
 api.bad=bad.join(',');
-api.init=function(t){var o=JP(t),k=_.keys(o);for(var i=0;i<k.length;i++)_.def(ctx,k[i],{value:o[k[i]],writable:true,enumerable:true,configurable:true})};
+api.init=function(t){var o=JP(t),k=_.keys(o),d=_.pd;for(var i=0;i<k.length;i++){d.value=o[k[i]];_.def(ctx,k[i],d)}d.value=undefined};
 ${program}
 return api})`;
 }
@@ -51,12 +51,14 @@ export const programExtension = (source: string) => `(function(api,_,h,n,DLH,GH,
 /**
  * Shared guest functions, included in the extensions (and the program) that use them; they
  * use the built-ins captured by the base script before any user code ran (`_.J`, `_.def`…).
- * `put` defines an own property (a "__proto__" key stays data); `merge` merges a returned
+ * `put` defines an own property (a "__proto__" key stays data) with one descriptor object of no prototype (`_.pd`:
+ * a new literal per call was 2.6x the cost of the definition, and inherited `get`/`set` keys a script put on
+ * `Object.prototype` would have made it invalid; its value is cleared after); `merge` merges a returned
  * plain object into the context; `text` is a value as interpolated text; `out` is a value's
  * JSON, '!' past `max` characters (the host checks the UTF-8 size).
  */
 export const LIB = {
-  put: 'function put(o,k,v){_.def(o,k,{value:v,writable:true,enumerable:true,configurable:true})}',
+  put: 'function put(o,k,v){var d=_.pd;d.value=v;_.def(o,k,d);d.value=undefined}',
   merge: "function merge(v){if(v!==null&&typeof v==='object'&&!_.isArr(v))for(var k=_.keys(v),i=0;i<k.length;i++)put(_.ctx,k[i],v[k[i]])}",
   text: "function text(v){return v==null?'':typeof v==='object'?_.J.stringify(v):_.String(v)}",
   out: "function out(v,max){var t=v===undefined?'':_.J.stringify(v);return t===undefined?'':t.length>max?'!':t}",
