@@ -104,7 +104,8 @@ export async function runOnDevice(
   // The outcome is out as soon as its record is handed to the writer: the next run does not wait for this write,
   // and records of runs that end meanwhile go in one transaction (run-logs.ts). The run reads as running (getRun,
   // Client.close waits for it) until its record is stored; what reads the records waits for the writer.
-  void saveRunLog(ctx, log)
+  // (A throw while handing it over, a missing app say, is a failed write like any other: warned, never the run's.)
+  void new Promise<void>((resolve) => resolve(saveRunLog(ctx, log)))
     .then(
       () => scheduleLogUpload(ctx),
       (error) => ctx.logger.warn('Could not store the log of a device run', error),

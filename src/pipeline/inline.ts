@@ -368,7 +368,12 @@ export function planPipeline(
     T: LIB.text.replace('function text', 'function T'),
     // put and merge of the shared library, with the built-ins they use read once per program instead of on every call
     // from `_` (a `set` in a 10,000-item loop calls them once per item). The same captured built-ins.
-    M: `${LIB.put}${LIB.merge}`.replaceAll('_.def(', 'DEF(').replaceAll('_.pd', 'PD').replaceAll('_.isArr(', 'ISA(').replaceAll('_.keys(', 'KEYS(').replaceAll('_.ctx', 'ctx'),
+    M: `${LIB.put}${LIB.merge}`
+      .replaceAll('_.def(', 'DEF(')
+      .replaceAll('_.pd', 'PD')
+      .replaceAll('_.isArr(', 'ISA(')
+      .replaceAll('_.keys(', 'KEYS(')
+      .replaceAll('_.ctx', 'ctx'),
     D: 'function D(id,S){merge(S);st.last=S;V(id,0,0,0,0,S,S)}',
     Q: 'function Q(id,S){st.result=S.value;st.ended=true;E=1;V(id,0,0,0,0,S,S.value)}',
     L: `function L(id,S){MS.push(T(S.message));V(id,${EVENT.log},MS.length-1);V(id,0,0,0,0,S)}`,

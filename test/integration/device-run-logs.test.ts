@@ -23,7 +23,8 @@ const noUploads: typeof fetch = (input, init) =>
   !uploads && String(input instanceof Request ? input.url : input).includes('/tasks/logs') && (init?.method ?? 'GET') === 'POST'
     ? Promise.reject(new TypeError('fetch failed'))
     : fetch(input, init);
-const page = (): Client => createClient({ logger: quiet, baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, fetch: noUploads, limits: { runsPerMinute: 100_000 } });
+const page = (): Client =>
+  createClient({ logger: quiet, baseUrl: b.url, appId, authToken: b.server.bootstrap.apiToken, fetch: noUploads, limits: { runsPerMinute: 100_000 } });
 
 async function stored(): Promise<{ deviceKey: string; data: { result: unknown } }[]> {
   const db = await openDB(localDbName(appId));

@@ -148,7 +148,8 @@ export async function uploadDeviceLogs(
   // One look-up per distinct action (a batch is usually the runs of a few actions), reading ids only.
   const known = await existingActionIds(ctx.db, app.id, [...new Set(checked.map((r) => r.data.actionId as number))]);
   const unknown = checked.findIndex((r) => !known.has(r.data.actionId as number));
-  if (unknown >= 0) throw new HttpError(422, 'ACTION_NOT_FOUND', `logs[${unknown}].data.actionId: no action ${checked[unknown]!.data.actionId} in app ${app.id}`);
+  if (unknown >= 0)
+    throw new HttpError(422, 'ACTION_NOT_FOUND', `logs[${unknown}].data.actionId: no action ${checked[unknown]!.data.actionId} in app ${app.id}`);
   return ctx.db.transaction(async (tx) => {
     const ids: number[] = [];
     let created = 0;
