@@ -63,6 +63,8 @@ export async function runOnDevice(
   const context = init.context ?? { trigger: 'manual' };
   const started = ctx.now();
   const runId = init.runId ?? deviceRunId();
+  // The app the run belongs to, for its record: a configure({ appId }) while it runs does not move the record.
+  const appId = ctx.config().appId;
   const running = ctx.runtime.runs.device;
   running.set(runId, { actionId: action.id, actionName: action.name, startedAt: new Date(started).toISOString() });
   const t0 = typeof performance !== 'undefined' ? performance.now() : Date.now();
@@ -105,7 +107,7 @@ export async function runOnDevice(
   // and records of runs that end meanwhile go in one transaction (run-logs.ts). The run reads as running (getRun,
   // Client.close waits for it) until its record is stored; what reads the records waits for the writer.
   // (A throw while handing it over, a missing app say, is a failed write like any other: warned, never the run's.)
-  void new Promise<void>((resolve) => resolve(saveRunLog(ctx, log)))
+  void new Promise<void>((resolve) => resolve(saveRunLog(ctx, log, appId ?? ctx.appId())))
     .then(
       () => scheduleLogUpload(ctx),
       (error) => ctx.logger.warn('Could not store the log of a device run', error),

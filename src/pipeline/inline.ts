@@ -416,7 +416,7 @@ export function planPipeline(
   if (used.has('D') || used.has('HB')) used.add('M');
   if (used.has('DP')) used.add('DQ');
   const source =
-    `var E=0,I=-1,N=-1,C=0,FL='',FV=0,S,EV,MS,AG,AO,EC,RM,RI,VA,T0,HD,DN=0,DS=Object.create(null),NOW=_.now,WR=1,RA=Object.create(null),TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))},DEF=_.def,PD=_.pd,ISA=_.isArr,KEYS=_.keys` +
+    `var E=0,I=-1,N=-1,C=0,FL='',FV=0,S,EV,MS,AG,AO,EC,RM,RI,VA,T0,HD,DN=0,DS=Object.create(null),NOW=_.now,WR=1,RA=Object.create(null),TS=[],MX=${Math.max(16, Math.floor(traceValueBytes))},DEF=_.def,PD=_.pd,ISA=_.isArr,KEYS=_.keys,OC=Object.create` +
     (usesLoops ? `,K=[],isArr=Array.isArray${loopVars.map((name) => `,${name}`).join('')}` : '') +
     ';' +
     Object.entries(helpers)
@@ -428,7 +428,7 @@ export function planPipeline(
     // already, f: the output; an output that is the input is 1) or -1; then counts per node (AG, keyed by the node's
     // id: an index key, no string made per event; AO keeps the order they began in, AGO reports them in it).
     TRACE_VALUE_JS +
-    `function V(id,k,q,d,s,i,o,e,f){if(EC<(k===7?RI:RM)){var t=NOW(),v=-1;if(i!==undefined||o!==undefined){v=VA.length;var a=e||TV(i,MX);VA.push(a,f||(o===i?1:TV(o,MX)))}EV.push(id,I,k,q|0,d|0,(s||t)-T0,v);EC++}else{var a=AG[id];if(!a){a=AG[id]=[0,0,0,0];AO.push(id)}a[k===1?1:k===7?2:0]++;a[3]+=d|0}}function AGO(){for(var o={},j=0;j<AO.length;j++)o['i'+AO[j]]=AG[AO[j]];return o}` +
+    `function V(id,k,q,d,s,i,o,e,f){if(EC<(k===7?RI:RM)){var t=NOW(),v=-1;if(i!==undefined||o!==undefined){v=VA.length;var a=e||TV(i,MX);VA.push(a,f||(o===i?1:TV(o,MX)))}EV.push(id,I,k,q|0,d|0,(s||t)-T0,v);EC++}else{var a=AG[id];if(!a){a=AG[id]=[0,0,0,0];AO.push(id)}a[k===1?1:k===7?2:0]++;a[3]+=d|0}}function AGO(){for(var o=OC(null),j=0;j<AO.length;j++)o['i'+AO[j]]=AG[AO[j]];return o}` +
     (usesLoops
       ? `function P(id,n){if(n<0)n=0;if(n>${maxLoopIterations})X(id,${lit('LOOP_LIMIT')},"LimitError","The loop has "+n+" iterations; the limit is ${maxLoopIterations}");return{d:NOW(),o:I,h:'currentItem'in scope,i:scope.currentItem,x:scope.currentIndex}}` +
         `function Y(id,k,a,f){N=id;K[id]=k;I=k;scope.currentIndex=k;scope.currentItem=a?a[k]:f+k}` +
@@ -440,8 +440,8 @@ export function planPipeline(
     // (run(-2), before user code runs, keeps FV, the awaiting node's input): [ended, events, log messages,
     // counts per node, failing node, failing condition, engine failure, active loop indexes (or 0), traced values, attempts].
     // go(k, …) starts async segment k the same way and returns its promise; run(-1) then reports.
-    `function A(it,rm,ri,rem){EV=[];MS=[];AG={};AO=[];VA=[];T0=NOW();HD=T0+rem;DN=0;EC=0;RM=rm;RI=ri;FL='';FV=0;N=-1;I=it;E=0;` +
-    `}api.run=function(k,it,rm,ri,rem){if(k>=0){A(it,rm,ri,rem);G[k]()}var t=J.stringify([E,EV,MS,AGO(),N,C,FL,${usesLoops ? 'K' : '0'},VA,RA,FV]);if(k<0){EV=[];MS=[];AG={};AO=[];VA=[];FL='';if(k===-1)FV=0}return t};` +
+    `function A(it,rm,ri,rem){EV=[];MS=[];AG=OC(null);AO=[];VA=[];T0=NOW();HD=T0+rem;DN=0;EC=0;RM=rm;RI=ri;FL='';FV=0;N=-1;I=it;E=0;` +
+    `}api.run=function(k,it,rm,ri,rem){if(k>=0){A(it,rm,ri,rem);G[k]()}var t=J.stringify([E,EV,MS,AGO(),N,C,FL,${usesLoops ? 'K' : '0'},VA,RA,FV]);if(k<0){EV=[];MS=[];AG=OC(null);AO=[];VA=[];FL='';if(k===-1)FV=0}return t};` +
     `api.go=function(k,it,rm,ri,rem){A(it,rm,ri,rem);return G[k]()};`;
   return { source, nodes, async };
 }

@@ -1,6 +1,6 @@
 /** The engine's side of the Web Worker: runs pipelines posted by the page, calling the page's host services over messages. */
 import { memoryImagesOn } from '../sandbox/pool.js';
-import { runIdleWork } from '../sandbox/session.js';
+import { restoredFromImages, runIdleWork } from '../sandbox/session.js';
 import { configureWasm } from '../sandbox/wasm.js';
 import { noteLayout, setLayout } from '../sandbox/wasm-layout.js';
 import { runPipeline } from './index.js';
@@ -84,7 +84,7 @@ export function serveWorker(port: Port): void {
       // runPipeline resolves every failure as an outcome; anything else still ends the run, so the page never waits forever.
       const settled = (outcome: RunOutcome) => {
         aborts.delete(message.id);
-        port.postMessage({ type: 'done', id: message.id, outcome });
+        port.postMessage({ type: 'done', id: message.id, outcome, restores: restoredFromImages() });
         // The run's sandbox is closed and the next one prepared while the page takes the outcome (session.ts).
         runIdleWork();
       };

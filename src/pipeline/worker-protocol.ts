@@ -25,7 +25,8 @@ export type WorkerToPage =
   | { type: 'call'; id: number; callId: number; service: 'dataSources' | 'notifications' | 'http'; target?: number | string; method: string; args: unknown[] }
   /** The caller gave up on an `http` call (its node's time is up): the host cancels the request. */
   | { type: 'cancel'; id: number; callId: number }
-  | { type: 'done'; id: number; outcome: RunOutcome };
+  /** `restores`: sandboxes of the worker put back from memory images so far (diagnostics). */
+  | { type: 'done'; id: number; outcome: RunOutcome; restores?: number };
 
 export interface SerializedError {
   name: string;

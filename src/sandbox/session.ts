@@ -689,6 +689,7 @@ export function openSession(options: SessionOptions): Session {
       if (image && spare && (options.stackBytes ?? DEFAULT_STACK) <= IMAGE_STACK_BYTES && !atMemoryCap()) {
         // The run's handles are gone; its runtime and context go back to the primed sandbox saved before it ran.
         image.memory.restore();
+        imageRestores++;
         spare.primed = image.primed;
         Object.assign(spare.bound, UNBOUND);
         module.spare = spare;
@@ -1035,6 +1036,11 @@ const idleModules = new Set<SandboxModule>();
  * (src/pipeline/worker-host.ts): in a worker thread a timer or an immediate often comes only after the next
  * message, the next run. Elsewhere it runs from an immediate (a timer in browsers) after the run.
  */
+let imageRestores = 0;
+
+/** How many sandboxes of this thread were put back from a memory image (diagnostics: run threads report it). */
+export const restoredFromImages = (): number => imageRestores;
+
 export function runIdleWork(): void {
   const modules = [...idleModules];
   idleModules.clear();

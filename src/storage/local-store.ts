@@ -65,9 +65,11 @@ export function createMemoryStore(): LocalStore {
     },
     async append(store, values, now) {
       let last = [...of(store).keys()].sort(order).at(-1);
-      const keys = values.map((value) => {
+      // Every value copied before any is stored: all or none.
+      const copies = values.map(clone);
+      const keys = copies.map((copy) => {
         const key = nextTimeKey(now, last);
-        of(store).set((last = key), clone(value));
+        of(store).set((last = key), copy);
         return key;
       });
       return { keys, count: of(store).size };
@@ -101,9 +103,18 @@ function wrap(db: IDBPDatabase): LocalStore {
       const tx = db.transaction(store, 'readwrite');
       let last = (await tx.store.openKeyCursor(null, 'prev'))?.key as StoreKey | undefined;
       const keys = values.map(() => (last = nextTimeKey(now, last)));
+      const writes: Promise<unknown>[] = [tx.done];
+      try {
+        for (const [i, value] of values.entries()) writes.push(tx.store.put(value, keys[i]));
+      } catch (error) {
+        // A value that cannot be stored (not cloneable) throws at its put: the ones before it go too (all or none),
+        // and their requests' AbortErrors are this throw.
+        for (const w of writes) w.catch(() => undefined);
+        tx.abort();
+        throw error;
+      }
       // Requests run in the order they are made: the count comes after the writes.
-      const writes = values.map((value, i) => tx.store.put(value, keys[i]));
-      const [count] = await Promise.all([tx.store.count(), tx.done, ...writes]);
+      const [count] = await Promise.all([tx.store.count(), ...writes]);
       return { keys, count };
     },
     async delete(store, keys) {

@@ -30,7 +30,8 @@ export function saveRunLog(ctx: ClientContext, log: ActionLog, appId: number = c
   let w = writes.get(appId);
   if (!w) writes.set(appId, (w = { logs: [], done: Promise.resolve() }));
   const batch = w;
-  batch.logs.push({ ...log, deviceKey: log.deviceKey ?? randomId() });
+  // A copy taken now: the run's result is the caller's from here on (IndexedDB would copy it only at the write).
+  batch.logs.push(structuredClone({ ...log, deviceKey: log.deviceKey ?? randomId() }));
   if (!batch.next) {
     batch.next = batch.done.then(async () => {
       batch.next = undefined;
@@ -39,7 +40,11 @@ export function saveRunLog(ctx: ClientContext, log: ActionLog, appId: number = c
       // Counted in the write's transaction, which reads no keys: reading them all on every run cost 1–4 ms at a few
       // hundred pending (fake-indexeddb).
       const { count } = await store.append('runLogs', logs, ctx.now());
-      if (count > MAX_RUN_LOGS) await (await loadChunk('runs', ctx.config().assetsUrl)).dropOldestRunLogs(ctx, store, MAX_RUN_LOGS, count, appId);
+      // Stored: a failed drop (the chunk not loading offline, say) is said, not the write's failure; the next write tries again.
+      if (count > MAX_RUN_LOGS)
+        await loadChunk('runs', ctx.config().assetsUrl)
+          .then((chunk) => chunk.dropOldestRunLogs(ctx, store, MAX_RUN_LOGS, count, appId))
+          .catch((error: unknown) => ctx.logger.warn('Device run logs: the oldest could not be dropped', error));
       statusChanged(ctx);
     });
     batch.done = batch.next.catch(() => undefined);

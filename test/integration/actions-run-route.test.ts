@@ -237,6 +237,11 @@ describe('GET tasks/runs/:runId', () => {
     expect(upload.body).toMatchObject({ created: 4 });
     const after = await b.client.App.Actions.get();
     expect(ids.map((id) => after.find((a) => a.id === id)!.lastRunAt)).toEqual([logs[2]!.createdAt, logs[1]!.createdAt]);
+    // An action id past what a number holds exactly: 400, the same on both databases.
+    for (const actionId of [2 ** 63, 1e21, 0, -1]) {
+      const bad = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { token: b.clientToken, json: { logs: [record(actionId, 1)] } });
+      expect([actionId, bad.status, bad.body.error?.code]).toEqual([actionId, 400, 'INVALID_FIELD']);
+    }
     // Sent again (a lost answer): the same ids, nothing created.
     expect((await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { token: b.clientToken, json: { logs } })).body).toEqual({ ids: upload.body.ids, created: 0 });
   });

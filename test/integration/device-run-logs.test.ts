@@ -44,6 +44,12 @@ beforeAll(async () => {
     functions: [{ functionPackage: F('return'), settings: { value: '{{ n * 2 }}' } }],
   });
   await b.client.App.Actions.publish(action.id, true);
+  const pair = await b.client.App.Actions.create({
+    name: 'pair',
+    environment: 'client',
+    functions: [{ functionPackage: F('return'), settings: { value: '{{ { n } }}' } }],
+  });
+  await b.client.App.Actions.publish(pair.id, true);
 });
 afterAll(() => b?.close());
 
@@ -74,6 +80,23 @@ describe('device run logs written behind the runs', () => {
     const logs = await next.App.Actions.getLogs({ limit: 100 });
     expect(logs.logs.filter((l) => records.some((r) => r.deviceKey === l.deviceKey))).toHaveLength(21);
     expect((await next.status()).logUploads).toBe(0);
+    await next.close();
+  });
+
+  it("the record is the run's result as it was: what the page does with the result afterwards is not stored", async () => {
+    uploads = false;
+    const client = page();
+    const result = await client.App.Actions.runWithResult<Record<string, unknown>>('pair', { n: 7 });
+    // Changed at once, before the record's write could have run: a secret, and a value no store can copy.
+    result.secret = 'typed by the user';
+    result.fn = () => 1;
+    expect((await client.status()).logUploads).toBe(1);
+    await client.close();
+    const records = await stored();
+    expect(records.map((r) => r.data.result)).toEqual([{ n: 7 }]);
+    uploads = true;
+    const next = page();
+    expect((await next.App.Actions.getLogs({ limit: 1 })).logs[0]?.data.result).toEqual({ n: 7 });
     await next.close();
   });
 });

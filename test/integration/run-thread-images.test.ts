@@ -5,8 +5,8 @@ import { createRunPool, type RunPool } from '../../src/server/actions/threads/po
 /**
  * Server run threads (src/server/actions/threads/) get the compiled QuickJS module and its layout from the pool,
  * so their runs are put back from memory images like the device engine's (src/sandbox/memory-image.ts). The
- * real thread entry, real QuickJS: every thread says it has images, and a run that pollutes its sandbox leaves
- * nothing for the next run of the same action on that thread.
+ * real thread entry, real QuickJS: every thread says it has images and counts its restores, and a run that
+ * pollutes its sandbox leaves nothing for the next run of the same action on that thread.
  */
 const F = (name: string) => `com.client.function.${name}`;
 const LEAKY = [
@@ -43,6 +43,9 @@ describe('server run threads: memory images', () => {
     const threads = pool.threads();
     expect(threads.length).toBeGreaterThan(0);
     expect(threads.every((t) => t.memoryImages)).toBe(true);
+    // Put back from the image, not rebuilt: the second of two back-to-back runs primes and saves it, and each later
+    // run's sandbox is restored when it closes (counted up to the run before the last outcome).
+    expect(threads[0]!.restores).toBeGreaterThanOrEqual(2);
     const results = outcomes.map((o) => {
       if (!o.ok) throw new Error(`run failed: ${JSON.stringify(o.error)}`);
       return o.result as { seen: unknown; random: number };

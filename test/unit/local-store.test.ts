@@ -112,6 +112,19 @@ describe('local store', () => {
     await store.clear('runQueue');
   }
 
+  it('append stores all of its values or none: one that cannot be copied stores nothing (IndexedDB and memory)', async () => {
+    for (const store of [await openLocalStore({ name: 'test-append-all' }), createMemoryStore()]) {
+      await store.append('runLogs', [{ n: 0 }], Date.now());
+      const refused = await store.append('runLogs', [{ n: 1 }, { n: 2, fn: () => 1 }, { n: 3 }], Date.now()).catch((error: unknown) => error);
+      expect((refused as Error).name).toBe('DataCloneError');
+      expect((await store.getAll<{ n: number }>('runLogs')).map((e) => e.value.n)).toEqual([0]);
+      await store.append('runLogs', [{ n: 4 }], Date.now());
+      expect((await store.getAll<{ n: number }>('runLogs')).map((e) => e.value.n)).toEqual([0, 4]);
+      await store.clear('runLogs');
+      store.close();
+    }
+  });
+
   it('append gives increasing keys whatever the clock does, after keys of the old layout (IndexedDB and memory)', async () => {
     const store = await openLocalStore({ name: 'test-append' });
     await appendsInOrder(store);

@@ -136,7 +136,8 @@ export async function uploadDeviceLogs(
     if (!isObject(data)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data must be an object`);
     if (data.mode !== 'on-demand' && data.mode !== 'scheduled') throw new HttpError(400, 'INVALID_FIELD', `${at}.data.mode must be on-demand or scheduled`);
     if (typeof data.duration !== 'number' || !(data.duration >= 0)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data.duration must be a number of ms`);
-    if (!Number.isInteger(data.actionId)) throw new HttpError(400, 'INVALID_FIELD', `${at}.data.actionId must be an integer`);
+    if (!Number.isSafeInteger(data.actionId) || (data.actionId as number) < 1)
+      throw new HttpError(400, 'INVALID_FIELD', `${at}.data.actionId must be a positive integer`);
     return {
       deviceKey: r.deviceKey,
       type: r.type,
@@ -164,7 +165,8 @@ export async function uploadDeviceLogs(
         if (!(r.createdAt <= (lastRun.get(actionId) ?? ''))) lastRun.set(actionId, r.createdAt);
       }
     }
-    for (const [actionId, at] of lastRun) await touchLastRun(tx, actionId, at);
+    // In id order: two uploads at once lock the same rows in the same order (no deadlock on PostgreSQL).
+    for (const [actionId, at] of [...lastRun].sort((a, b) => a[0] - b[0])) await touchLastRun(tx, actionId, at);
     return { ids, created };
   });
 }

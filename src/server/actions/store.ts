@@ -68,11 +68,14 @@ export async function getActionById(db: Queryable, appId: number, id: number): P
   return toRow(await db.get<RawRow>(`SELECT ${COLUMNS} FROM actions WHERE app_id = ? AND id = ?`, [appId, id]));
 }
 
-/** Which of these action ids the app has (nothing of the actions is read: a device upload names them per record). */
+/**
+ * Which of these action ids the app has (nothing of the actions is read: a device upload names them per record).
+ * One statement per id, the same text for every upload (a list of placeholders would be a new statement per length).
+ */
 export async function existingActionIds(db: Queryable, appId: number, ids: readonly number[]): Promise<Set<number>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.all<{ id: number }>(`SELECT id FROM actions WHERE app_id = ? AND id IN (${ids.map(() => '?').join(', ')})`, [appId, ...ids]);
-  return new Set(rows.map((r) => Number(r.id)));
+  const found = new Set<number>();
+  for (const id of ids) if (await db.get('SELECT id FROM actions WHERE app_id = ? AND id = ?', [appId, id])) found.add(id);
+  return found;
 }
 
 export async function getActionByName(db: Queryable, appId: number, name: string): Promise<ActionRow | undefined> {

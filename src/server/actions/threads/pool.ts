@@ -36,7 +36,7 @@ export interface RunPool {
   /** Runs a pipeline on a free thread (waiting for one when all are busy). Never rejects: failures are outcomes. */
   runPipeline(options: RunPipelineOptions): Promise<RunOutcome>;
   /** Threads alive now, with what they run (tests and diagnostics). */
-  threads(): { threadId: number; busy: boolean; memoryImages: boolean }[];
+  threads(): { threadId: number; busy: boolean; memoryImages: boolean; restores: number }[];
   /** Terminates every thread; runs in flight end with ABORTED. */
   close(): Promise<void>;
 }
@@ -62,6 +62,8 @@ interface Thread {
   dead: boolean;
   /** Its runs are put back from memory images (said by the thread once warmed). */
   memoryImages: boolean;
+  /** Sandboxes it put back from an image so far (said with each outcome). */
+  restores: number;
 }
 
 const messageOf = (error: unknown) => (error as Error)?.message ?? String(error);
@@ -130,7 +132,7 @@ export function createRunPool(options: RunPoolOptions): RunPool {
     }
     worker.unref();
     let markReady!: (ok: boolean) => void;
-    const thread: Thread = { worker, dead: false, memoryImages: false, ready: new Promise((r) => (markReady = r)) };
+    const thread: Thread = { worker, dead: false, memoryImages: false, restores: 0, ready: new Promise((r) => (markReady = r)) };
     threads.add(thread);
     worker.on('message', (message: WorkerToPage) => {
       if (message.type === 'warmed') {
@@ -139,7 +141,10 @@ export function createRunPool(options: RunPoolOptions): RunPool {
       }
       const active = thread.active;
       if (!active || message.id !== active.id) return;
-      if (message.type === 'done') return settle(thread, message.outcome);
+      if (message.type === 'done') {
+        thread.restores = Number(message.restores) || 0;
+        return settle(thread, message.outcome);
+      }
       if (message.type === 'cancel') return active.cancels.get(message.callId)?.abort(new Error('The node timed out'));
       const cancel = new AbortController();
       active.cancels.set(message.callId, cancel);
@@ -204,7 +209,7 @@ export function createRunPool(options: RunPoolOptions): RunPool {
 
   return {
     size,
-    threads: () => [...threads].map((t) => ({ threadId: t.worker.threadId, busy: t.active !== undefined, memoryImages: t.memoryImages })),
+    threads: () => [...threads].map((t) => ({ threadId: t.worker.threadId, busy: t.active !== undefined, memoryImages: t.memoryImages, restores: t.restores })),
     async runPipeline(runOptions) {
       const started = performance.now();
       const { services: _services, signal, ...rest } = runOptions;
