@@ -108,10 +108,8 @@ export async function runOnDevice(
   // Client.close waits for it) until its record is stored; what reads the records waits for the writer.
   // (A throw while handing it over, a missing app say, is a failed write like any other: warned, never the run's.)
   void new Promise<void>((resolve) => resolve(saveRunLog(ctx, log, appId ?? ctx.appId())))
-    .then(
-      () => scheduleLogUpload(ctx),
-      (error) => ctx.logger.warn('Could not store the log of a device run', error),
-    )
+    .then(() => scheduleLogUpload(ctx))
+    .catch((error: unknown) => ctx.logger.warn('Could not store the log of a device run', error))
     .finally(() => running.delete(runId));
   return outcome;
 }
