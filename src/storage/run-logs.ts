@@ -23,7 +23,7 @@ export const MAX_RUN_LOGS = 1000;
 /**
  * Stores a device run log (for `appId`, default the app configured now); resolves once stored. Records handed over
  * while a write is under way go together in the next transaction (one transaction per batch, not per run: a run
- * does not wait for the last run's write; docs/actions.md "Device run logs").
+ * does not wait for the last run's write; docs/actions.md "Logs").
  */
 export function saveRunLog(ctx: ClientContext, log: ActionLog, appId: number = ctx.appId()): Promise<void> {
   const writes = ctx.runtime.logWrites;
