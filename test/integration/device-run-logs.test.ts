@@ -50,6 +50,13 @@ beforeAll(async () => {
     functions: [{ functionPackage: F('return'), settings: { value: '{{ { n } }}' } }],
   });
   await b.client.App.Actions.publish(pair.id, true);
+  // Busy for 300 ms in the engine: long enough for the page to reconfigure while it runs.
+  const slow = await b.client.App.Actions.create({
+    name: 'slow',
+    environment: 'client',
+    functions: [{ functionPackage: F('script'), settings: { code: 'const end = Date.now() + 300; while (Date.now() < end); return "done";' } }],
+  });
+  await b.client.App.Actions.publish(slow.id, true);
 });
 afterAll(() => b?.close());
 
@@ -97,6 +104,37 @@ describe('device run logs written behind the runs', () => {
     uploads = true;
     const next = page();
     expect((await next.App.Actions.getLogs({ limit: 1 })).logs[0]?.data.result).toEqual({ n: 7 });
+    await next.close();
+  });
+
+  it('the record goes to the app the run started in, when the page switches apps while it runs', async () => {
+    uploads = false;
+    const other = await b.server.createOrganization('device-logs-other');
+    const client = page();
+    const handle = await client.App.Actions.run('slow');
+    expect(handle.status).toBe('running');
+    client.configure({ appId: other.appId, authToken: other.apiToken });
+    const mine = (records: { deviceKey: string }[]) => records.filter((r) => r.deviceKey === handle.runId);
+    const [record] = await eventually(async () => {
+      const found = mine(await stored());
+      return found.length === 1 && found;
+    }, 30_000);
+    expect(record!.data.result).toBe('done');
+    await client.close();
+    // Nothing of it in the other app's store (made by the switch, or not at all).
+    const names = (await indexedDB.databases()).map((d) => d.name);
+    if (names.includes(localDbName(other.appId))) {
+      const db = await openDB(localDbName(other.appId));
+      try {
+        expect(db.objectStoreNames.contains('runLogs') ? mine(await db.getAll('runLogs')) : []).toEqual([]);
+      } finally {
+        db.close();
+      }
+    }
+    // The next page load of the first app uploads it to that app.
+    uploads = true;
+    const next = page();
+    expect((await next.App.Actions.getLogs({ limit: 10 })).logs.filter((l) => l.deviceKey === handle.runId)).toHaveLength(1);
     await next.close();
   });
 });
