@@ -114,7 +114,7 @@ describe('device run logs written behind the runs', () => {
     const handle = await client.App.Actions.run('slow');
     expect(handle.status).toBe('running');
     client.configure({ appId: other.appId, authToken: other.apiToken });
-    const mine = (records: { deviceKey: string }[]) => records.filter((r) => r.deviceKey === handle.runId);
+    const mine = <T extends { deviceKey: string }>(records: T[]) => records.filter((r) => r.deviceKey === handle.runId);
     const [record] = await eventually(async () => {
       const found = mine(await stored());
       return found.length === 1 && found;
