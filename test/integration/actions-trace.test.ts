@@ -99,6 +99,12 @@ describe('a trace in every run log record', () => {
     // A `where` still sees the trace; the answer does not hold it.
     const where = await b.client.App.Actions.getLogs({ where: { 'data.trace.package': 'loop' } });
     expect(where.logs.map((l) => [l.id, 'trace' in l.data])).toEqual([[log.id, false]]);
+    // A `where` that names no trace (read without traces) finds the same record, with its trace when asked for.
+    const byResult = { 'data.actionId': action.id, $or: [{ 'data.result': 2 }, { 'data.result': { $gt: 99 } }] };
+    expect((await b.client.App.Actions.getLogs({ where: byResult })).logs).toEqual(plain.logs);
+    expect((await b.client.App.Actions.getLogs({ where: byResult, trace: true })).logs[0]!.data.trace).toEqual(log.data.trace);
+    // One that reads the whole `data` sees the trace too: equal to the record's data without it, it matches nothing.
+    expect((await b.client.App.Actions.getLogs({ where: { data: plain.logs[0]!.data } })).count).toBe(0);
   });
 
   it('getLogs without traces reads records whose values jsonb cannot hold (a NUL character)', async () => {

@@ -14,6 +14,7 @@ import { dataSourceIndexMigrations } from './0012-data-source-indexes.js';
 import { triggerKeyMigrations } from './0013-trigger-keys.js';
 import { entriesCreatedOrderMigrations } from './0014-entries-created-order.js';
 import { filterDateMigrations } from './0015-filter-dates.js';
+import { logPageMigrations } from './0016-log-pages.js';
 
 /** Every migration, in the order they are applied. */
 export const migrations: readonly Migration[] = [
@@ -32,4 +33,5 @@ export const migrations: readonly Migration[] = [
   ...triggerKeyMigrations,
   ...entriesCreatedOrderMigrations,
   ...filterDateMigrations,
+  ...logPageMigrations,
 ];
