@@ -1,6 +1,6 @@
 /**
  * Manual runs per app per minute on this device (`limits.runsPerMinute`), sliding window. The times of the last
- * minute's runs are kept oldest first; expired ones are passed over by moving `head` and cut off in bulk, so a run
+ * minute's runs are kept oldest first; expired ones are passed over by moving `head` and cut off 1,024 at a time, so a run
  * costs the same whether the minute holds ten runs or sixty thousand (a filter of the whole list made each run
  * cost more the more runs the minute held: 2,100 → 800 runs/s after 30 s of runs).
  */
@@ -20,8 +20,10 @@ export function takeRunSlot(ctx: ClientContext): void {
   const now = ctx.now();
   const slots = entry(ctx.runtime.runSlots, ctx.appId(), () => ({ times: [], head: 0 }));
   const { times } = slots;
-  while (slots.head < times.length && times[slots.head]! <= now - WINDOW_MS) slots.head++;
-  if (slots.head > 1024 && slots.head * 2 > times.length) {
+  // Past the end `undefined <= …` is false: the loop stops there too.
+  while ((times[slots.head] as number) <= now - WINDOW_MS) slots.head++;
+  // Cut off once per 1,024 expired runs (a splice moves what is left).
+  if (slots.head > 1024) {
     times.splice(0, slots.head);
     slots.head = 0;
   }
@@ -33,6 +35,5 @@ export function takeRunSlot(ctx: ClientContext): void {
   // A clock set back (an injected clock, a corrected device clock) keeps the list in order: the oldest run stays first.
   let at = times.length;
   while (at > slots.head && times[at - 1]! > now) at--;
-  if (at === times.length) times.push(now);
-  else times.splice(at, 0, now);
+  times.splice(at, 0, now);
 }

@@ -42,7 +42,8 @@ export function runsHost(ctx: ClientContext): RunsHost {
     count: async (store) => {
       if (ctx.config().appId === undefined) return 0;
       if (store === 'runLogs') await runLogsWritten(ctx);
-      return (await (await clientStore(ctx)).keys(store)).length;
+      // Counted by the store, not read: a queue holds up to 1,000 items.
+      return (await clientStore(ctx)).count(store);
     },
     pendingRunLogs: () => pendingRunLogs(ctx),
     uploadDeviceLogs: () => uploadDeviceLogs(ctx),

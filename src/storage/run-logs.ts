@@ -100,6 +100,7 @@ export function uploadRunLogs(
           {
             logger: ctx.logger,
             pending: (limit) => pendingRunLogs(ctx, limit, appId),
+            count: async () => (await clientStore(ctx, appId)).count('runLogs'),
             remove: (keys) => removeRunLogs(ctx, keys, appId),
             refusedForGood,
           },

@@ -16,6 +16,8 @@ export interface UploadHost {
   logger: Pick<Logger, 'info' | 'error'>;
   /** Pending logs, oldest first (at most `limit`). */
   pending(limit: number): Promise<StoredRunLog[]>;
+  /** How many logs are pending (counted, not read). */
+  count(): Promise<number>;
   remove(keys: readonly string[]): Promise<void>;
   /** An answer no retry can change (a 4xx other than 401/403/408/425/429). */
   refusedForGood(error: unknown): boolean;
@@ -31,7 +33,7 @@ export async function uploadLogs(
   let uploaded = 0;
   const later = async (error: unknown) => {
     host.logger.info(`Device run logs will be uploaded later: ${(error as Error)?.message ?? error}`);
-    return { uploaded, remaining: (await host.pending(Infinity)).length };
+    return { uploaded, remaining: await host.count() };
   };
   const drop = async (record: StoredRunLog, error: unknown) => {
     host.logger.error(`Device run log ${describe(record.log)} was refused by the backend for good, dropping it: ${(error as Error)?.message ?? error}`);
