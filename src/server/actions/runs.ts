@@ -133,11 +133,13 @@ export async function insertTriggeredRun(
 export function createRunWaiters() {
   const waiters = new Map<number, Set<() => void>>();
   return {
+    /** Runs someone waits for now (diagnostics, tests). */
+    waiting: () => waiters.size,
     notify(runId: number) {
       for (const fn of waiters.get(runId) ?? []) fn();
       waiters.delete(runId);
     },
-    async wait(ctx: ServerContext, runId: number, timeoutMs: number): Promise<RunRow | undefined> {
+    async wait(ctx: Pick<ServerContext, 'db'>, runId: number, timeoutMs: number): Promise<RunRow | undefined> {
       const end = Date.now() + timeoutMs;
       for (;;) {
         const run = await getRun(ctx.db, runId);
@@ -150,6 +152,8 @@ export function createRunWaiters() {
           const done = () => {
             clearTimeout(t);
             set.delete(done);
+            // A run that ends without `notify` here (on another instance, or between the read and this wait) leaves no entry.
+            if (set.size === 0 && waiters.get(runId) === set) waiters.delete(runId);
             resolve();
           };
           const t = setTimeout(done, Math.min(left, 500));
