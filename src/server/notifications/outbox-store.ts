@@ -135,6 +135,13 @@ export async function listDeliveries(db: Queryable, notificationId: number): Pro
     'SELECT a.outbox_id, a.attempt, a.attempted_at, a.ok, a.error FROM push_attempts a JOIN push_outbox o ON o.id = a.outbox_id WHERE o.notification_id = ? ORDER BY a.id',
     [notificationId],
   );
+  // Grouped once: a broadcast has a delivery per subscriber, and filtering every attempt per delivery was quadratic.
+  const history = new Map<number, { attempt: number; at: string; ok: boolean; error: string | null }[]>();
+  for (const a of attempts) {
+    const list = history.get(a.outbox_id) ?? [];
+    if (list.length === 0) history.set(a.outbox_id, list);
+    list.push({ attempt: a.attempt, at: a.attempted_at, ok: a.ok === 1, error: a.error });
+  }
   return rows.map((row) => ({
     id: row.id,
     notificationId: row.notification_id,
@@ -146,6 +153,6 @@ export async function listDeliveries(db: Queryable, notificationId: number): Pro
     badge: row.badge,
     lastError: row.last_error,
     payload: JSON.parse(row.payload) as PushPayload,
-    history: attempts.filter((a) => a.outbox_id === row.id).map((a) => ({ attempt: a.attempt, at: a.attempted_at, ok: a.ok === 1, error: a.error })),
+    history: history.get(row.id) ?? [],
   }));
 }
