@@ -15,6 +15,7 @@ import { triggerKeyMigrations } from './0013-trigger-keys.js';
 import { entriesCreatedOrderMigrations } from './0014-entries-created-order.js';
 import { filterDateMigrations } from './0015-filter-dates.js';
 import { logPageMigrations } from './0016-log-pages.js';
+import { tenantScanMigrations } from './0017-tenant-scans.js';
 
 /** Every migration, in the order they are applied. */
 export const migrations: readonly Migration[] = [
@@ -34,4 +35,5 @@ export const migrations: readonly Migration[] = [
   ...entriesCreatedOrderMigrations,
   ...filterDateMigrations,
   ...logPageMigrations,
+  ...tenantScanMigrations,
 ];
