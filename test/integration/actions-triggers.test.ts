@@ -74,6 +74,35 @@ describe('log triggers', () => {
     });
     expect(titledLogs[0]!.data.result).toBe(titled.id);
   });
+
+  it('a trigger published again, or deactivated, applies to the next write (the definitions seen are memoized by their text)', async () => {
+    const first = await b.client.DataSources.create({ name: 'first-source' });
+    const second = await b.client.DataSources.create({ name: 'second-source' });
+    const watcher = await b.client.App.Actions.create({
+      name: 'moving-trigger',
+      triggers: [{ trigger: 'log', where: { type: 'dataSource.entry.create', dataSourceId: first.id } }],
+      functions: [fn('return', { value: '{{ log.dataSourceId }}' })],
+    });
+    await b.client.App.Actions.publish(watcher.id, true);
+    const one = await b.client.DataSources.connect(first.id);
+    const two = await b.client.DataSources.connect(second.id);
+    const results = async () => (await logsOf(watcher.id)).map((l) => l.data.result).sort();
+    await one.insert({ n: 1 });
+    await eventually(async () => (await results()).length === 1);
+    // The same action now watches the second data source only.
+    await b.client.App.Actions.update(watcher.id, { triggers: [{ trigger: 'log', where: { type: 'dataSource.entry.create', dataSourceId: second.id } }] });
+    await b.client.App.Actions.publish(watcher.id, true);
+    await one.insert({ n: 2 });
+    await two.insert({ n: 3 });
+    await eventually(async () => (await results()).length === 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await results()).toEqual([first.id, second.id].sort());
+    // Deactivated: no run.
+    await b.client.App.Actions.update(watcher.id, { active: false });
+    await two.insert({ n: 4 });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await results()).toHaveLength(2);
+  });
 });
 
 describe('screen-targeted actions', () => {

@@ -10,7 +10,8 @@ import type { Queryable } from '../db/database.js';
 import { hasTriggerLog, insertLog } from './log-store.js';
 import { findRunByKey } from './run-store.js';
 import { appRunsLock, checkRunRate, insertTriggeredRun } from './runs.js';
-import { listLiveActions } from './store.js';
+import { listLiveActionTexts } from './store.js';
+import type { ActionDefinition } from '../../contract/actions.js';
 
 /** The spec's log object of a log-triggered run. */
 export function logObjectOf(event: LogEvent): Record<string, unknown> {
@@ -44,6 +45,26 @@ export function runChain(run: { trigger: string; context: Record<string, unknown
   return chainOf((run.context.log as { data?: unknown } | undefined)?.data) + 1;
 }
 
+/** Published definitions seen, by their text, with their log triggers' matchers (at most MEMO_SIZE, oldest out first). */
+const memo = new Map<string, ((log: Record<string, unknown>) => boolean)[]>();
+const MEMO_SIZE = 1000;
+
+/**
+ * The `where` matchers of a published definition's log triggers (none for a `client` action). Memoized by the
+ * text: every entry written reads the app's live actions, and parsing and compiling each of them again per write
+ * cost 0.9 ms a write with 30 actions (2,000 inserts: 4.2 → 6.0 s).
+ */
+function logTriggersOf(published: string): ((log: Record<string, unknown>) => boolean)[] {
+  let matchers = memo.get(published);
+  if (!matchers) {
+    const def = JSON.parse(published) as ActionDefinition;
+    matchers = def.environment === 'client' ? [] : def.triggers.filter((t) => t.trigger === 'log').map((t) => partialMatcher(t.where));
+    if (memo.size >= MEMO_SIZE) memo.delete(memo.keys().next().value!);
+    memo.set(published, matchers);
+  }
+  return matchers;
+}
+
 /** Queues the runs an event triggers; returns their ids. */
 export async function dispatchLogEvent(ctx: ServerContext, event: LogEvent): Promise<number[]> {
   // Only data source (and other non-action) logs trigger actions: never an action's own run logs.
@@ -53,13 +74,11 @@ export async function dispatchLogEvent(ctx: ServerContext, event: LogEvent): Pro
   // next run is skipped and the skip logged (app.task.skipped, reason 'loop').
   const chain = chainOf(event.data) + 1;
   const maxChain = ctx.limits.logTriggerChain ?? DEFAULT_LOG_TRIGGER_CHAIN;
-  const actions = await listLiveActions(ctx.db, { appId: event.appId, organizationId: event.organizationId });
+  const live = await listLiveActionTexts(ctx.db, { appId: event.appId, organizationId: event.organizationId });
   const runIds: number[] = [];
-  for (const action of actions) {
-    const def = action.published!;
-    if (def.environment === 'client') continue;
-    const matches = def.triggers.some((t) => t.trigger === 'log' && partialMatcher(t.where)(log));
-    if (!matches) continue;
+  for (const stored of live) {
+    if (!logTriggersOf(stored.published).some((matches) => matches(log))) continue;
+    const action = stored.row();
     const key = event.id !== undefined ? `log:${event.type}:${event.id}:${action.id}` : undefined;
     const skip = (tx: Queryable, result: Record<string, unknown>) =>
       insertLog(tx, {

@@ -55,13 +55,20 @@ export async function listActions(db: Queryable, appId: number): Promise<ActionR
   return rows.map((r) => toRow(r)!);
 }
 
-/** Actions of an app (or of every app of an organization) that are active and published. */
-export async function listLiveActions(db: Queryable, scope: { appId?: number | null; organizationId?: number | null }): Promise<ActionRow[]> {
+/**
+ * Actions of an app (or of every app of an organization) that are active and published, as stored: each with its
+ * `published` text, and the row parsed only when asked for (log triggers read them on every entry written and
+ * parse only the definitions they have not seen).
+ */
+export async function listLiveActionTexts(
+  db: Queryable,
+  scope: { appId?: number | null; organizationId?: number | null },
+): Promise<{ published: string; row: () => ActionRow }[]> {
   const rows =
     scope.appId != null
       ? await db.all<RawRow>(`SELECT ${COLUMNS} FROM actions WHERE app_id = ? AND active = 1 AND published IS NOT NULL`, [scope.appId])
       : await db.all<RawRow>(`SELECT ${COLUMNS} FROM actions WHERE organization_id = ? AND active = 1 AND published IS NOT NULL`, [scope.organizationId ?? -1]);
-  return rows.map((r) => toRow(r)!);
+  return rows.map((raw) => ({ published: raw.published!, row: () => toRow(raw)! }));
 }
 
 export async function getActionById(db: Queryable, appId: number, id: number): Promise<ActionRow | undefined> {
