@@ -1,5 +1,6 @@
 import type { ServerContext } from '../context.js';
-import { createPathIndex, listIndexes } from './indexes.js';
+import { createPathIndex, indexLimitPassed, listIndexes } from './indexes.js';
+import { findDataSourceById } from './store/data-sources.js';
 import { countEntriesUpTo } from './store/entries.js';
 
 /**
@@ -98,6 +99,9 @@ async function buildAuto(ctx: ServerContext, dataSourceId: number, path: string)
     const rows = await listIndexes(ctx.db, dataSourceId);
     if (rows.some((row) => row.path === path)) return;
     if (rows.filter((row) => row.origin === 'auto').length >= (ctx.limits.autoIndexesPerDataSource ?? 3)) return;
+    // Every index costs every tenant's writes: none past limits.pathIndexes / pathIndexesPerOrganization.
+    const ds = await findDataSourceById(ctx.db, dataSourceId);
+    if (!ds || (await indexLimitPassed(ctx, ds.organizationId, 1))) return;
     await createPathIndex(ctx, dataSourceId, path, 'auto');
   } catch (error) {
     // The query path never depends on an index: a failed build is reported and tried again after more queries.

@@ -6,7 +6,7 @@ import { resolveDataSource, type Core, type DataSourceRef } from './core.js';
 import { compileWhere } from './engine.js';
 import { deleteDataSourceRow, findDataSourceById, insertDataSource, listDataSources, nameTaken, updateDataSourceRow } from './store/data-sources.js';
 import type { DataSourceRecord } from './types.js';
-import { dropAllIndexes, dropLeftoverIndexes, syncDeclaredIndexes } from './indexes.js';
+import { checkDeclaredIndexRoom, dropAllIndexes, dropLeftoverIndexes, syncDeclaredIndexes } from './indexes.js';
 import { checkDataSourceChanges, checkName, declaredIndexes } from './validate.js';
 
 /** Data source metadata: list, get, create, update, delete. */
@@ -167,6 +167,7 @@ export async function createOne(core: Core, caller: Caller, scope: DataSourceSco
   const { name: _n, ...rest } = body;
   const changes = checkDataSourceChanges(rest, (where, field) => checkCondition(where, field));
   checkManage(caller, { organizationId, appId }, changes);
+  if (changes.definition) await checkDeclaredIndexRoom(core.ctx, organizationId, undefined, declaredIndexes(changes.definition));
   const id = await core.ctx.db.transaction(async (tx) => {
     if (await nameTaken(tx, organizationId, name)) throw nameConflict(name);
     const id = await insertDataSource(tx, { name, type: changes.type ?? null, organizationId, appId, now: core.ctx.nowIso() });
@@ -181,6 +182,7 @@ export async function updateOne(core: Core, caller: Caller, ref: DataSourceRef, 
   const ds = await resolveDataSource(core.ctx.db, ref, caller);
   const changes = checkDataSourceChanges(body, (where, field) => checkCondition(where, field));
   checkManage(caller, ds, changes);
+  if (changes.definition) await checkDeclaredIndexRoom(core.ctx, ds.organizationId, ds.id, declaredIndexes(changes.definition));
   await core.ctx.db.transaction(async (tx) => {
     if (changes.name !== undefined && (await nameTaken(tx, ds.organizationId, changes.name, ds.id))) throw nameConflict(changes.name);
     await updateDataSourceRow(tx, ds.id, changes, core.ctx.nowIso());

@@ -1,4 +1,5 @@
 import type { ServerContext } from '../context.js';
+import { HttpError } from '../http/errors.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { PostgresDatabase } from '../db/postgres.js';
 import type { SqliteDatabase } from '../db/sqlite.js';
@@ -61,6 +62,47 @@ export const listIndexes = (db: Queryable, dataSourceId: number) =>
 
 export async function indexedPaths(db: Queryable, dataSourceId: number): Promise<Set<string>> {
   return new Set((await listIndexes(db, dataSourceId)).map((row) => row.path));
+}
+
+/** Defaults of `limits.pathIndexes` and `limits.pathIndexesPerOrganization` (context.ts). */
+export const DEFAULT_PATH_INDEXES = 200;
+export const DEFAULT_PATH_INDEXES_PER_ORGANIZATION = 64;
+
+/**
+ * Why `adding` more path indexes of the organization would pass a limit (its message), or undefined when there is
+ * room. Counted from the listings: two builds at once may each see room for the last one (the limits can be
+ * passed by the builds under way, never more).
+ */
+export async function indexLimitPassed(ctx: ServerContext, organizationId: number, adding: number): Promise<string | undefined> {
+  if (adding <= 0) return undefined;
+  const row = await ctx.db.get<{ total: number | string; own: number | string | null }>(
+    'SELECT COUNT(*) AS total, SUM(CASE WHEN d.organization_id = ? THEN 1 ELSE 0 END) AS own FROM data_source_indexes i JOIN data_sources d ON d.id = i.data_source_id',
+    [organizationId],
+  );
+  const total = Number(row?.total ?? 0);
+  const own = Number(row?.own ?? 0);
+  const perOrganization = ctx.limits.pathIndexesPerOrganization ?? DEFAULT_PATH_INDEXES_PER_ORGANIZATION;
+  const all = ctx.limits.pathIndexes ?? DEFAULT_PATH_INDEXES;
+  if (own + adding > perOrganization)
+    return `this organization's data sources have ${own} path indexes (declared and automatic); ${adding} more would pass the limit of ${perOrganization} (limits.pathIndexesPerOrganization)`;
+  if (total + adding > all)
+    return `the backend holds ${total} path indexes on its shared entries table; ${adding} more would pass the limit of ${all} (limits.pathIndexes)`;
+  return undefined;
+}
+
+/**
+ * 422 INDEX_LIMIT when building the declared indexes of `paths` that the data source does not have yet would pass
+ * a limit (checked before anything is saved).
+ */
+export async function checkDeclaredIndexRoom(
+  ctx: ServerContext,
+  organizationId: number,
+  dataSourceId: number | undefined,
+  paths: readonly string[],
+): Promise<void> {
+  const have = dataSourceId === undefined ? new Set<string>() : await indexedPaths(ctx.db, dataSourceId);
+  const passed = await indexLimitPassed(ctx, organizationId, paths.filter((path) => !have.has(path)).length);
+  if (passed) throw new HttpError(422, 'INDEX_LIMIT', `definition.indexes: ${passed}`);
 }
 
 /** Builds the index of a path (if missing) and lists it. A build that fails leaves nothing behind. */
