@@ -119,6 +119,20 @@ describe('a trace in every run log record', () => {
     expect((await logOf(action.id)).data.trace).toHaveLength(1);
   });
 
+  it('getLogs without traces, and a where read without them, take a lone UTF-16 surrogate (half an emoji)', async () => {
+    const action = await b.client.App.Actions.create({
+      name: 'traced-surrogate',
+      functions: [{ functionPackage: F('script'), settings: { code: "return '😀x'.slice(1);" } }],
+    });
+    await b.client.App.Actions.publish(action.id, true);
+    const half = '😀x'.slice(1);
+    expect(await b.client.App.Actions.runWithResult('traced-surrogate')).toBe(half);
+    const page = await b.client.App.Actions.getLogs({ id: action.id });
+    expect(page.logs.map((l) => [l.data.result, 'trace' in l.data])).toEqual([[half, false]]);
+    const where = await b.client.App.Actions.getLogs({ where: { 'data.actionId': action.id } });
+    expect(where.logs.map((l) => [l.data.result, 'trace' in l.data])).toEqual([[half, false]]);
+  });
+
   it('getLogs with traces answers at most 100 records; bad trace options are refused', async () => {
     const tooMany = await b.api('POST', `/v1/apps/${appId}/tasks/logs`, { json: { limit: 101, trace: true } });
     expect(tooMany.status).toBe(400);

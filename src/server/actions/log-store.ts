@@ -113,11 +113,14 @@ export async function* iterateLogs(
 
 /**
  * `data` without its `trace`, read by the database (a trace holds up to 256 KB of values; a page of 500 records
- * need not be read whole to be answered without them). jsonb refuses `\u0000` in strings: such a record is read
- * whole (and its trace dropped in JS).
+ * need not be read whole to be answered without them). jsonb refuses `\u0000` and a lone UTF-16 surrogate
+ * (`\ud800`, which JSON.stringify writes for half an emoji) in strings: a record with either escape (or any
+ * surrogate escape) is read whole, and its trace dropped in JS. PostgreSQL answers the others with jsonb's key order.
  */
 export const dataWithoutTrace = (dialect: 'sqlite' | 'postgres'): string =>
-  dialect === 'sqlite' ? "json_remove(data, '$.trace')" : "CASE WHEN strpos(data, '\\u0000') > 0 THEN data ELSE (data::jsonb - 'trace')::text END";
+  dialect === 'sqlite'
+    ? "json_remove(data, '$.trace')"
+    : "CASE WHEN strpos(data, '\\u0000') > 0 OR data ~* '\\\\ud[89a-f]' THEN data ELSE (data::jsonb - 'trace')::text END";
 
 export async function countLogs(db: Queryable, appId: number, options: LogSelection): Promise<number> {
   const types = options.types ?? LOG_TYPES;
