@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bootstrap } from '../../src/server/index.js';
 import { startTestBackend, testEngine, type TestBackend } from '../helpers/server.js';
@@ -10,11 +13,17 @@ import { startTestBackend, testEngine, type TestBackend } from '../helpers/serve
 describe(`path index limits (${testEngine})`, () => {
   let b: TestBackend;
   let other: Bootstrap;
+  let dir: string | undefined;
   beforeAll(async () => {
-    b = await startTestBackend({ limits: { pathIndexesPerOrganization: 3, pathIndexes: 4 } });
+    // SQLite on a file: index builds run on a thread of their own, so requests at the same moment interleave.
+    if (testEngine === 'sqlite') dir = mkdtempSync(join(tmpdir(), 'iar-index-limits-'));
+    b = await startTestBackend({ dataDir: dir, limits: { pathIndexesPerOrganization: 3, pathIndexes: 7 } });
     other = await b.server.createOrganization('other-tenant');
   });
-  afterAll(() => b?.close());
+  afterAll(async () => {
+    await b?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 
   const create = (name: string, indexes: string[], token?: string, appId = b.server.bootstrap.appId) =>
     b.api('POST', `/v1/data-sources?appId=${appId}`, { token, json: { name, definition: { indexes } } });
@@ -39,10 +48,21 @@ describe(`path index limits (${testEngine})`, () => {
     expect((await b.api('PUT', `/v1/data-sources/${id}`, { json: { definition: { indexes: ['z', 'x', 'y'] } } })).status).toBe(200);
   });
 
+  it('requests at the same moment cannot each take the last room', async () => {
+    const third = await b.server.createOrganization('concurrent-tenant');
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        b.api('POST', `/v1/data-sources?appId=${third.appId}`, { token: third.apiToken, json: { name: `at-once-${i}`, definition: { indexes: ['k'] } } }),
+      ),
+    );
+    // Each declares one index: the organization's limit (3) lets exactly three through.
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 201, 422, 422, 422]);
+  });
+
   it("another organization has its own room, up to the backend's limit", async () => {
     const own = await create('tenant-b', ['p'], other.apiToken, other.appId);
     expect(own.status).toBe(201);
-    // 3 + 1 of 4 on the backend: the next is refused by the backend's limit, naming it.
+    // 3 + 3 + 1 of 7 on the backend: the next is refused by the backend's limit (the organization has room), naming it.
     const more = await b.api('PUT', `/v1/data-sources/${own.body.dataSource.id}`, { token: other.apiToken, json: { definition: { indexes: ['p', 'q'] } } });
     expect(more.status).toBe(422);
     expect(more.body.error.message).toMatch(/limits\.pathIndexes\b/);

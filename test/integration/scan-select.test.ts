@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database, Queryable } from '../../src/server/db/database.js';
 import { createAutoIndexes } from '../../src/server/data-sources/auto-indexes.js';
 import { createEntryCache } from '../../src/server/data-sources/cache.js';
-import { indexedPaths } from '../../src/server/data-sources/indexes.js';
+import { createIndexGate, indexedPaths } from '../../src/server/data-sources/indexes.js';
 import { findCandidates } from '../../src/server/data-sources/sql/candidates.js';
 import { impliedWhere } from '../../src/server/data-sources/sql/where.js';
 import type { ServerContext } from '../../src/server/context.js';
@@ -64,7 +64,11 @@ describe(`selects scanned in pages (${testEngine})`, () => {
     expect(entries).toHaveLength(N);
     // The scan's own parts, as the server builds them: its database, limits and an entry cache that holds nothing.
     const ctx = { db, limits: { aggregateTimeoutMs: 60_000, autoIndexAfter: 0, joinEntries: 100_000, distinctRows: 100_000 } };
-    core = { ctx, cache: createEntryCache({ maxEntries: 0 }), autoIndexes: createAutoIndexes(ctx as unknown as ServerContext) } as unknown as Core;
+    core = {
+      ctx,
+      cache: createEntryCache({ maxEntries: 0 }),
+      autoIndexes: createAutoIndexes(ctx as unknown as ServerContext, createIndexGate()),
+    } as unknown as Core;
   });
 
   afterAll(async () => {
@@ -269,7 +273,11 @@ describe(`selects scanned in pages (${testEngine})`, () => {
       if (reads === 2) expect((await b.api('PUT', `/v1/data-sources/${ds}/data`, { json: { n: 1, s: 'new' } })).status).toBe(201);
     });
     const ctx = { db: interleaved, limits: { aggregateTimeoutMs: 60_000, autoIndexAfter: 0 } };
-    const scanning = { ctx, cache: createEntryCache({ maxEntries: 0 }), autoIndexes: createAutoIndexes(ctx as unknown as ServerContext) } as unknown as Core;
+    const scanning = {
+      ctx,
+      cache: createEntryCache({ maxEntries: 0 }),
+      autoIndexes: createAutoIndexes(ctx as unknown as ServerContext, createIndexGate()),
+    } as unknown as Core;
     const body = { where: { n: 1, s: { $regex: '.' } }, includePagination: true };
     const got = await scanSelect(scanning, ds, {}, compileQuery(body));
     const rows = await db.all<{ id: number; data: string; sort_order: number; created_at: string; updated_at: string }>(

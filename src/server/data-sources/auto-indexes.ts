@@ -1,5 +1,5 @@
 import type { ServerContext } from '../context.js';
-import { createPathIndex, indexLimitPassed, listIndexes } from './indexes.js';
+import { createPathIndex, indexLimitPassed, listIndexes, type IndexGate } from './indexes.js';
 import { findDataSourceById } from './store/data-sources.js';
 import { countEntriesUpTo } from './store/entries.js';
 
@@ -34,7 +34,7 @@ export interface AutoIndexes {
   close(): Promise<void>;
 }
 
-export function createAutoIndexes(ctx: ServerContext): AutoIndexes {
+export function createAutoIndexes(ctx: ServerContext, gate: IndexGate): AutoIndexes {
   const counts = new Map<string, number>();
   const building = new Map<string, Promise<void>>();
   /** Counts pending, by `dataSourceId:path`: one at a time per path; scans noted meanwhile share its weight. */
@@ -53,7 +53,7 @@ export function createAutoIndexes(ctx: ServerContext): AutoIndexes {
         counts.set(key, count);
         if (count < after()) continue;
         counts.delete(key);
-        const build = buildAuto(ctx, dataSourceId, path).finally(() => building.delete(key));
+        const build = gate(() => buildAuto(ctx, dataSourceId, path)).finally(() => building.delete(key));
         building.set(key, build);
       }
     },

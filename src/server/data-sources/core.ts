@@ -4,6 +4,7 @@ import type { Queryable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { canSee, type Caller } from './access.js';
 import { createAutoIndexes, type AutoIndexes } from './auto-indexes.js';
+import { createIndexGate, type IndexGate } from './indexes.js';
 import { createEntryCache, type EntryCache } from './cache.js';
 import { createFileStorage, type FileStorage } from './files.js';
 import { createWebHookRunner, type Matcher } from './hooks.js';
@@ -23,6 +24,8 @@ export interface Core {
   summaries: SummaryMemo;
   /** Path indexes built for paths queried often (auto-indexes.ts). */
   autoIndexes: AutoIndexes;
+  /** Index limit checks and the builds they allow, one at a time (indexes.ts). */
+  indexBuilds: IndexGate;
   files: FileStorage;
   webhooks: ReturnType<typeof createWebHookRunner>;
   matcher: Matcher;
@@ -30,12 +33,14 @@ export interface Core {
 
 export function createCore(ctx: ServerContext): Core {
   let files: FileStorage | undefined;
-  const autoIndexes = createAutoIndexes(ctx);
+  const indexBuilds = createIndexGate();
+  const autoIndexes = createAutoIndexes(ctx, indexBuilds);
   return {
     ctx,
     cache: createEntryCache({ maxEntries: ctx.limits.entryCacheEntries }),
     summaries: createSummaryMemo(),
     autoIndexes,
+    indexBuilds,
     // Created on first use so a server that never stores a file makes no folder.
     get files() {
       return (files ??= createFileStorage(ctx));

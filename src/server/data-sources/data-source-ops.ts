@@ -167,14 +167,19 @@ export async function createOne(core: Core, caller: Caller, scope: DataSourceSco
   const { name: _n, ...rest } = body;
   const changes = checkDataSourceChanges(rest, (where, field) => checkCondition(where, field));
   checkManage(caller, { organizationId, appId }, changes);
-  if (changes.definition) await checkDeclaredIndexRoom(core.ctx, organizationId, undefined, declaredIndexes(changes.definition));
-  const id = await core.ctx.db.transaction(async (tx) => {
-    if (await nameTaken(tx, organizationId, name)) throw nameConflict(name);
-    const id = await insertDataSource(tx, { name, type: changes.type ?? null, organizationId, appId, now: core.ctx.nowIso() });
-    if (Object.keys(changes).length) await updateDataSourceRow(tx, id, changes, core.ctx.nowIso());
+  const create = async () => {
+    if (changes.definition) await checkDeclaredIndexRoom(core.ctx, organizationId, undefined, declaredIndexes(changes.definition));
+    const id = await core.ctx.db.transaction(async (tx) => {
+      if (await nameTaken(tx, organizationId, name)) throw nameConflict(name);
+      const id = await insertDataSource(tx, { name, type: changes.type ?? null, organizationId, appId, now: core.ctx.nowIso() });
+      if (Object.keys(changes).length) await updateDataSourceRow(tx, id, changes, core.ctx.nowIso());
+      return id;
+    });
+    if (changes.definition) await syncDeclaredIndexes(core.ctx, id, declaredIndexes(changes.definition));
     return id;
-  });
-  if (changes.definition) await syncDeclaredIndexes(core.ctx, id, declaredIndexes(changes.definition));
+  };
+  // A definition (indexes) is checked against the index limits and built in one piece (indexes.ts IndexGate).
+  const id = changes.definition ? await core.indexBuilds(create) : await create();
   return toDataSourceView((await findDataSourceById(core.ctx.db, id))!);
 }
 
@@ -182,13 +187,16 @@ export async function updateOne(core: Core, caller: Caller, ref: DataSourceRef, 
   const ds = await resolveDataSource(core.ctx.db, ref, caller);
   const changes = checkDataSourceChanges(body, (where, field) => checkCondition(where, field));
   checkManage(caller, ds, changes);
-  if (changes.definition) await checkDeclaredIndexRoom(core.ctx, ds.organizationId, ds.id, declaredIndexes(changes.definition));
-  await core.ctx.db.transaction(async (tx) => {
-    if (changes.name !== undefined && (await nameTaken(tx, ds.organizationId, changes.name, ds.id))) throw nameConflict(changes.name);
-    await updateDataSourceRow(tx, ds.id, changes, core.ctx.nowIso());
-  });
-  // Indexes are DDL, built outside the transaction (on PostgreSQL concurrently with writes).
-  if (changes.definition) await syncDeclaredIndexes(core.ctx, ds.id, declaredIndexes(changes.definition));
+  const update = async () => {
+    if (changes.definition) await checkDeclaredIndexRoom(core.ctx, ds.organizationId, ds.id, declaredIndexes(changes.definition));
+    await core.ctx.db.transaction(async (tx) => {
+      if (changes.name !== undefined && (await nameTaken(tx, ds.organizationId, changes.name, ds.id))) throw nameConflict(changes.name);
+      await updateDataSourceRow(tx, ds.id, changes, core.ctx.nowIso());
+    });
+    // Indexes are DDL, built outside the transaction (on PostgreSQL concurrently with writes).
+    if (changes.definition) await syncDeclaredIndexes(core.ctx, ds.id, declaredIndexes(changes.definition));
+  };
+  await (changes.definition ? core.indexBuilds(update) : update());
   return toDataSourceView((await findDataSourceById(core.ctx.db, ds.id))!);
 }
 

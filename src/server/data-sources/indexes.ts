@@ -64,14 +64,30 @@ export async function indexedPaths(db: Queryable, dataSourceId: number): Promise
   return new Set((await listIndexes(db, dataSourceId)).map((row) => row.path));
 }
 
+/**
+ * Runs index work one piece at a time on this instance: a limit check and the builds it allows (declared or
+ * automatic) are one piece, so requests at the same moment cannot each see room for the same last index (a build
+ * is listed only once built). Instances of one PostgreSQL database each have their own: together they may pass a
+ * limit by the builds of the other instances under way.
+ */
+export type IndexGate = <T>(work: () => Promise<T>) => Promise<T>;
+
+export function createIndexGate(): IndexGate {
+  let last: Promise<unknown> = Promise.resolve();
+  return (work) => {
+    const next = last.then(work, work);
+    last = next.catch(() => undefined);
+    return next;
+  };
+}
+
 /** Defaults of `limits.pathIndexes` and `limits.pathIndexesPerOrganization` (context.ts). */
 export const DEFAULT_PATH_INDEXES = 200;
 export const DEFAULT_PATH_INDEXES_PER_ORGANIZATION = 64;
 
 /**
  * Why `adding` more path indexes of the organization would pass a limit (its message), or undefined when there is
- * room. Counted from the listings: two builds at once may each see room for the last one (the limits can be
- * passed by the builds under way, never more).
+ * room. Counted from the listings: call it inside the instance's IndexGate, with the builds it allows.
  */
 export async function indexLimitPassed(ctx: ServerContext, organizationId: number, adding: number): Promise<string | undefined> {
   if (adding <= 0) return undefined;
@@ -85,8 +101,7 @@ export async function indexLimitPassed(ctx: ServerContext, organizationId: numbe
   const all = ctx.limits.pathIndexes ?? DEFAULT_PATH_INDEXES;
   if (own + adding > perOrganization)
     return `this organization's data sources have ${own} path indexes (declared and automatic); ${adding} more would pass the limit of ${perOrganization} (limits.pathIndexesPerOrganization)`;
-  if (total + adding > all)
-    return `the backend holds ${total} path indexes on its shared entries table; ${adding} more would pass the limit of ${all} (limits.pathIndexes)`;
+  if (total + adding > all) return `${adding} more path indexes would pass the backend's limit of ${all} on its shared entries table (limits.pathIndexes)`;
   return undefined;
 }
 
