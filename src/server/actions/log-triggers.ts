@@ -3,6 +3,7 @@
  * triggers of active, published server/any actions (partial-document `where`,
  * design §7); each matching action gets one queued run with `{ trigger: 'log', log }`.
  */
+import { createHash } from 'node:crypto';
 import { partialMatcher } from '../../contract/action-where.js';
 import type { ServerContext } from '../context.js';
 import type { LogEvent } from '../events.js';
@@ -45,23 +46,29 @@ export function runChain(run: { trigger: string; context: Record<string, unknown
   return chainOf((run.context.log as { data?: unknown } | undefined)?.data) + 1;
 }
 
-/** Published definitions seen, by their text, with their log triggers' matchers (at most MEMO_SIZE, oldest out first). */
+/**
+ * Log-trigger matchers of the published definitions seen, by a hash of their text (a definition may be 256K
+ * characters: the key stays 40), at most MEMO_SIZE, the least recently used out first.
+ */
 const memo = new Map<string, ((log: Record<string, unknown>) => boolean)[]>();
 const MEMO_SIZE = 1000;
 
 /**
  * The `where` matchers of a published definition's log triggers (none for a `client` action). Memoized by the
- * text: every entry written reads the app's live actions, and parsing and compiling each of them again per write
- * cost 0.9 ms a write with 30 actions (2,000 inserts: 4.2 → 6.0 s).
+ * text's hash: every entry written reads the app's live actions, and parsing and compiling each of them again per
+ * write cost 0.9 ms a write with 30 actions (2,000 inserts: 4.2 → 6.0 s). A definition published again is
+ * another text; the row itself is read fresh on every write.
  */
 function logTriggersOf(published: string): ((log: Record<string, unknown>) => boolean)[] {
-  let matchers = memo.get(published);
-  if (!matchers) {
+  const key = createHash('sha1').update(published).digest('base64');
+  let matchers = memo.get(key);
+  if (matchers) memo.delete(key);
+  else {
     const def = JSON.parse(published) as ActionDefinition;
     matchers = def.environment === 'client' ? [] : def.triggers.filter((t) => t.trigger === 'log').map((t) => partialMatcher(t.where));
     if (memo.size >= MEMO_SIZE) memo.delete(memo.keys().next().value!);
-    memo.set(published, matchers);
   }
+  memo.set(key, matchers);
   return matchers;
 }
 
