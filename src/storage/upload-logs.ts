@@ -16,7 +16,7 @@ export interface UploadHost {
   logger: Pick<Logger, 'info' | 'error'>;
   /** Pending logs, oldest first (at most `limit`). */
   pending(limit: number): Promise<StoredRunLog[]>;
-  /** How many logs are pending (counted, not read). */
+  /** How many logs are stored as pending (counted, not read; records being written are not waited for). */
   count(): Promise<number>;
   remove(keys: readonly string[]): Promise<void>;
   /** An answer no retry can change (a 4xx other than 401/403/408/425/429). */
@@ -33,6 +33,8 @@ export async function uploadLogs(
   let uploaded = 0;
   const later = async (error: unknown) => {
     host.logger.info(`Device run logs will be uploaded later: ${(error as Error)?.message ?? error}`);
+    // `pending` waits for the records being written (count alone does not); one record is read.
+    await host.pending(1);
     return { uploaded, remaining: await host.count() };
   };
   const drop = async (record: StoredRunLog, error: unknown) => {

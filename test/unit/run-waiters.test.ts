@@ -50,15 +50,4 @@ describe('run waiters', () => {
     expect((await waiting)?.status).toBe('succeeded');
     expect(waiters.waiting()).toBe(0);
   });
-
-  it('notify wakes every waiter of the run at once', async () => {
-    const waiters = createRunWaiters();
-    const runId = await queued();
-    const both = [waiters.wait({ db }, runId, 60_000), waiters.wait({ db }, runId, 60_000)];
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    await db.run("UPDATE action_runs SET status = 'failed', finished_at = ? WHERE id = ?", [new Date().toISOString(), runId]);
-    waiters.notify(runId);
-    expect((await Promise.all(both)).map((r) => r?.status)).toEqual(['failed', 'failed']);
-    expect(waiters.waiting()).toBe(0);
-  });
 });
