@@ -48,7 +48,7 @@ export function runChain(run: { trigger: string; context: Record<string, unknown
 
 /**
  * Log-trigger matchers of the published definitions seen, by a hash of their text (a definition may be 256K
- * characters: the key stays 40), at most MEMO_SIZE, the least recently used out first.
+ * characters: the key is 28), at most MEMO_SIZE, the least recently used out first.
  */
 const memo = new Map<string, ((log: Record<string, unknown>) => boolean)[]>();
 const MEMO_SIZE = 1000;
