@@ -1,6 +1,6 @@
 /**
  * Manual runs per app per minute on this device (`limits.runsPerMinute`), sliding window. The times of the last
- * minute's runs are kept oldest first; expired ones are passed over by moving `head` and cut off 1,024 at a time, so a run
+ * minute's runs are kept oldest first; expired ones are passed over by moving `head` and cut off once more than 1,024 have expired, so a run
  * costs the same whether the minute holds ten runs or sixty thousand (a filter of the whole list made each run
  * cost more the more runs the minute held: 2,100 → 800 runs/s after 30 s of runs).
  */

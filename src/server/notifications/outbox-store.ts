@@ -138,8 +138,8 @@ export async function listDeliveries(db: Queryable, notificationId: number): Pro
   // Grouped once: a broadcast has a delivery per subscriber, and filtering every attempt per delivery was quadratic.
   const history = new Map<number, { attempt: number; at: string; ok: boolean; error: string | null }[]>();
   for (const a of attempts) {
-    const list = history.get(a.outbox_id) ?? [];
-    if (list.length === 0) history.set(a.outbox_id, list);
+    let list = history.get(a.outbox_id);
+    if (!list) history.set(a.outbox_id, (list = []));
     list.push({ attempt: a.attempt, at: a.attempted_at, ok: a.ok === 1, error: a.error });
   }
   return rows.map((row) => ({
