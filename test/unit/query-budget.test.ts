@@ -30,6 +30,27 @@ describe('query time budget', () => {
     expect(filterEntries(entries, (e) => e.id % 2 === 0)).toHaveLength(32);
   });
 
+  it("a timeout after the database's attempt says how much of the budget that attempt spent", async () => {
+    const entries = Array.from({ length: 64 }, (_, i) => entry(i));
+    const spent = { timeoutMs: 5_000, deadline: Date.now() - 1, databaseMs: 4_990 };
+    expect(() => filterEntries(entries, () => true, spent)).toThrow(
+      expect.objectContaining({
+        code: 'QUERY_TIMEOUT',
+        message:
+          "where: matching took longer than 5000 ms (limits.aggregateTimeoutMs), 4990 ms of them in the database's attempt before the JS evaluator took the query",
+      }),
+    );
+    // Seven entries (the `where` checks the clock every 8), 700 documents unwound: the aggregate is what times out.
+    const unwound = entries.slice(0, 7).map((e) => ({ ...e, data: { xs: Array.from({ length: 100 }, (_, j) => j) } }));
+    const body = { type: 'select', aggregate: [{ $unwind: '$data.xs' }, { $group: { _id: null, n: { $sum: 1 } } }] } as QueryBody;
+    const limits = { bytes: 64 * 2 ** 20, timeoutMs: 5_000 };
+    await expect(runQuery(unwound, body, { load: async () => [] }, limits, spent)).rejects.toMatchObject({
+      code: 'QUERY_TIMEOUT',
+      message:
+        "aggregate: took longer than 5000 ms (limits.aggregateTimeoutMs), 4990 ms of them in the database's attempt before the JS evaluator took the query",
+    });
+  });
+
   it('an aggregate ending a query has what is left of the query budget, not a fresh one', async () => {
     // Seven entries (the `where` checks the clock every 8: not here), 700 documents unwound: the aggregate's checks run.
     const entries = Array.from({ length: 7 }, (_, i) => ({ ...entry(i), data: { n: i, xs: Array.from({ length: 100 }, (_, j) => j) } }));

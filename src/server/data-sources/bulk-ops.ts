@@ -86,11 +86,14 @@ export type QueryResponse = { entries: unknown[]; pagination?: { total: number; 
 
 /** `POST .../data/query`: select (where, order, pagination, attributes, aggregate, join) or delete. */
 /**
- * `started`: when the request's query began (service.ts: before the database tried it, sql-query.ts). A query the
+ * `attempted`: when the request's query began (service.ts: before the database tried it, sql-query.ts). A query the
  * database gave up on has only what is left of its budget here, so one request costs one limits.aggregateTimeoutMs.
  */
-export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRef, input: unknown, started = Date.now()): Promise<QueryResponse> {
+export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRef, input: unknown, attempted?: number): Promise<QueryResponse> {
   const { ctx } = core;
+  const started = attempted ?? Date.now();
+  // What the database's attempt spent (none when it did not try): a 422 names it (queryTimeout).
+  const databaseMs = Date.now() - started;
   const ds = await resolveDataSource(ctx.db, ref, caller);
   // Before any recursive code sees them (the service is also called by app actions, without a parsed body).
   checkFilterFields(input, ctx.limits.filterDepth, ['where', 'aggregate', 'join']);
@@ -150,14 +153,18 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
   const grant = authorize(ds, 'select', caller);
   // A data source too large for the entry cache is scanned in pages, not loaded (scan-select.ts).
   const timeoutMs = ctx.limits.aggregateTimeoutMs;
-  const scanned = await scanSelect(core, ds.id, grant, compileQuery(body), joinLoader(core, caller, ds), { timeoutMs, deadline: started + timeoutMs });
+  const scanned = await scanSelect(core, ds.id, grant, compileQuery(body), joinLoader(core, caller, ds), {
+    timeoutMs,
+    deadline: started + timeoutMs,
+    databaseMs,
+  });
   if (scanned) return scanned;
   // What the database's attempt and a scan that gave up spent (joins loaded, pages read: writes came between).
   const scanSpent = Date.now() - started;
   const entries = withGrant(await core.cache.entries(ctx.db, ds.id), grant);
   // The query's budget less what the database's attempt and a scan that gave up spent; loading
   // the data set into the entry cache is not the query's matching and does not count, as before.
-  const budget = { timeoutMs, deadline: Date.now() + timeoutMs - scanSpent };
+  const budget = { timeoutMs, deadline: Date.now() + timeoutMs - scanSpent, databaseMs };
   return runQuery(
     entries as EntryRecord[],
     body,

@@ -1,4 +1,5 @@
 import { HttpError } from '../../http/errors.js';
+import { spentInDatabase } from './filter-entries.js';
 
 /**
  * The memory and time budget of one `aggregate` run (see docs/data-sources.md, "Aggregate budget").
@@ -38,6 +39,8 @@ export interface AggregateLimits {
    * `timeoutMs` after the aggregate starts, so one request never costs more than one `limits.aggregateTimeoutMs`.
    */
   deadline?: number;
+  /** Of that query's time, what the database's attempt spent before the JS evaluator took it (named in the 422). */
+  databaseMs?: number;
 }
 
 const tooLarge = (limit: number, what: string) =>
@@ -71,9 +74,9 @@ export class AggregateBudget {
   /** Time check: every 64 calls (Date.now is cheap, but not free). */
   tick(): void {
     if ((++this.ticks & 63) === 0 && Date.now() > this.deadline) {
-      throw new HttpError(422, 'QUERY_TIMEOUT', `aggregate: took longer than ${this.limits.timeoutMs} ms (limits.aggregateTimeoutMs)`, {
-        limit: this.limits.timeoutMs,
-      });
+      const { timeoutMs, databaseMs } = this.limits;
+      const message = `aggregate: took longer than ${timeoutMs} ms (limits.aggregateTimeoutMs)${spentInDatabase(databaseMs)}`;
+      throw new HttpError(422, 'QUERY_TIMEOUT', message, { limit: timeoutMs });
     }
   }
 

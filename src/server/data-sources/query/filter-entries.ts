@@ -10,6 +10,11 @@ export interface Budget {
   timeoutMs: number;
   /** Date.now() past which the query answers 422 QUERY_TIMEOUT (Infinity: no bound). */
   deadline: number;
+  /**
+   * Of the budget, what the database's attempt spent before it left the query to the JS evaluator (ms; none when
+   * it did not try). The 422 names it, so a timeout whose time went to SQL does not read as slow matching alone.
+   */
+  databaseMs?: number;
 }
 
 /** A budget of `timeoutMs` from now (none when undefined). */
@@ -29,11 +34,18 @@ export async function outsideBudget<T>(budget: Budget, load: () => Promise<T>): 
   }
 }
 
+/** The end of a QUERY_TIMEOUT message: what of the budget the database's attempt spent, when it tried. */
+export const spentInDatabase = (databaseMs?: number) =>
+  databaseMs ? `, ${databaseMs} ms of them in the database's attempt before the JS evaluator took the query` : '';
+
 /** The 422 of a query past its budget; `field` names what was matching (`where`, `join.<Name>.where`). */
 export const queryTimeout = (budget: Budget, field = 'where') =>
-  new HttpError(422, 'QUERY_TIMEOUT', `${field}: matching took longer than ${budget.timeoutMs} ms (limits.aggregateTimeoutMs)`, {
-    limit: budget.timeoutMs,
-  });
+  new HttpError(
+    422,
+    'QUERY_TIMEOUT',
+    `${field}: matching took longer than ${budget.timeoutMs} ms (limits.aggregateTimeoutMs)${spentInDatabase(budget.databaseMs)}`,
+    { limit: budget.timeoutMs },
+  );
 
 /**
  * The entries `test` accepts, under `budget` (checked every 8 entries: one entry can cost 100 ms, e.g. a

@@ -84,7 +84,7 @@ export async function runQuery(
 
 /** `limits` ending at the query's deadline (budget.ts `AggregateLimits.deadline`), when it has one. */
 export const withDeadline = (limits: AggregateLimits, budget: Budget): AggregateLimits =>
-  Number.isFinite(budget.deadline) ? { ...limits, deadline: budget.deadline } : limits;
+  Number.isFinite(budget.deadline) ? { ...limits, deadline: budget.deadline, databaseMs: budget.databaseMs } : limits;
 
 /** The query's joins, each loaded (its data source read) and indexed by its key, under the query's budget. */
 export async function loadJoins(compiled: CompiledQuery, joins: JoinLoader, budget: Budget = startBudget()): Promise<LoadedJoin[]> {
