@@ -117,6 +117,62 @@ describe('data source queries', () => {
     expect(bad.body.error.message).toMatch(/RE2 syntax/);
     await plain();
   });
+
+  it('$dateFromString: a format whose text is a pattern is refused; ordinary formats parse', async () => {
+    // mingo checks the date against a RegExp built from the format's literal text (only some characters quoted):
+    // `(a+)+x%Y…` over 40 `a`s before the date would take hours on V8's backtracking engine.
+    const dateString = `${'a'.repeat(40)} 2020 01 02`;
+    const refused = await timed(() =>
+      b.api('POST', `/v1/data-sources/${ds}/data/query`, {
+        json: { aggregate: [{ $project: { _id: 0, d: { $dateFromString: { dateString: { $literal: dateString }, format: '(a+)+x%Y %m %d' } } } }] },
+      }),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/\$dateFromString.*format/);
+    // The format read from the data is checked the same way.
+    const fromData = await timed(() =>
+      b.api('POST', `/v1/data-sources/${ds}/data/query`, {
+        json: {
+          aggregate: [{ $project: { _id: 0, d: { $dateFromString: { dateString: { $literal: dateString }, format: { $concat: ['$data.pattern', '%Y'] } } } } }],
+        },
+      }),
+    );
+    expect(fromData.status).toBe(400);
+    // Many variable-width specifiers (`%U` is one or two digits) would backtrack exponentially too.
+    const many = await timed(() =>
+      b.api('POST', `/v1/data-sources/${ds}/data/query`, {
+        json: {
+          aggregate: [
+            {
+              $project: {
+                _id: 0,
+                d: { $dateFromString: { dateString: { $literal: `2020 01 02 ${'1'.repeat(60)}!` }, format: `%Y %m %d ${'%U'.repeat(40)}` } },
+              },
+            },
+          ],
+        },
+      }),
+    );
+    expect(many.status).toBe(400);
+    const ok = await b.api('POST', `/v1/data-sources/${ds}/data/query`, {
+      json: {
+        aggregate: [
+          { $match: { 'data.name': 'abc' } },
+          {
+            $project: {
+              _id: 0,
+              d: { $dateFromString: { dateString: '2020-01-02T03:04:05.678', format: '%Y-%m-%dT%H:%M:%S.%L' } },
+              e: { $dateFromString: { dateString: '02/01/2020', format: '%d/%m/%Y' } },
+              f: { $dateFromString: { dateString: 'not a date', format: '%Y-%m-%d', onError: 'bad' } },
+            },
+          },
+        ],
+      },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.entries).toEqual([{ d: '2020-01-02T03:04:05.678Z', e: '2020-01-02T00:00:00.000Z', f: 'bad' }]);
+    await plain();
+  });
 });
 
 describe('getLogs where', () => {

@@ -47,3 +47,35 @@ export const $regex = (selector: string, value: unknown, options: Options): ((ob
   const execLike = { exec: (text: string) => (regex.test(text) ? [text] : null) };
   return (queries.$regex as unknown as (s: string, v: unknown, o: Options) => (obj: unknown) => boolean)(selector, execLike, options);
 };
+
+/** Regular-expression syntax a `$dateFromString` format's literal text may not hold (mingo quotes only some). */
+const FORMAT_META = /[\\^$|?*+()[\]{}]/;
+/** Specifiers mingo reads into one RegExp, some of variable width (`%U`, `%z`): more would backtrack exponentially. */
+const MAX_FORMAT_SPECIFIERS = 12;
+const SPECIFIER = /%[bBYGmdjHMSLwuUVzZ%]/g;
+
+/**
+ * `$dateFromString` with its format checked first: mingo checks the date against a RegExp (V8's, backtracking)
+ * built from the format, quoting only the first of a few characters of its literal text, so a format such as
+ * `(a+)+x%Y %m %d` (from the pipeline or from the data) ran for hours on one request. A format holding regular
+ * expression syntax in its text, or more than MAX_FORMAT_SPECIFIERS specifiers, is refused (400); the rest is
+ * mingo's own operator.
+ */
+export function safeDateFromString(op: (obj: unknown, expr: unknown, options: Options) => unknown) {
+  return (obj: unknown, expr: unknown, options: Options): unknown => {
+    const args = evalExpr(obj as never, expr as never, options) as Record<string, unknown> | null;
+    if (!args || typeof args !== 'object' || Array.isArray(args)) throw new Error('$dateFromString needs an object { dateString, format?, … }');
+    const { format } = args;
+    if (format !== undefined && format !== null) {
+      if (typeof format !== 'string') throw new Error('$dateFromString.format must be a string');
+      const specifiers = format.match(SPECIFIER)?.length ?? 0;
+      if (FORMAT_META.test(format.replace(SPECIFIER, '')) || specifiers > MAX_FORMAT_SPECIFIERS)
+        throw new Error(
+          `$dateFromString.format may hold at most ${MAX_FORMAT_SPECIFIERS} specifiers and no regular expression syntax (\\ ^ $ | ? * + ( ) [ ] { }) in its text`,
+        );
+    }
+    // Evaluated once: mingo gets the values as literals.
+    const literal = Object.fromEntries(Object.entries(args).map(([key, value]) => [key, { $literal: value }]));
+    return op(obj, literal, options);
+  };
+}

@@ -10,7 +10,7 @@ import { AggregateBudget, activeBudget, withBudget, type AggregateLimits } from 
 import { asInvalidQuery, invalidQuery, isPlainObject } from './errors.js';
 import { compileRegex } from '../../../filter/regex.js';
 import { FilterError } from '../../../filter/errors.js';
-import { $regex, $regexFind, $regexFindAll, $regexMatch } from './aggregate-regex.js';
+import { $regex, $regexFind, $regexFindAll, $regexMatch, safeDateFromString } from './aggregate-regex.js';
 import type { EntryRecord } from './types.js';
 import { numericValue } from './values.js';
 
@@ -238,6 +238,7 @@ const context = Context.init({
       {
         ...pick(expressions, expressionNames),
         $convertToNumber: $convertToNumber as AnyFn,
+        $dateFromString: safeDateFromString(expressions.$dateFromString as unknown as ExprOp) as AnyFn,
         ...({ $regexMatch, $regexFind, $regexFindAll } as Record<string, AnyFn>),
       },
       budgetedExpression,
