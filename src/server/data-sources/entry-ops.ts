@@ -2,7 +2,7 @@ import { HttpError } from '../http/errors.js';
 import { assertCallerLiveIn, authorize, filterColumns, writtenData, type Caller } from './access.js';
 import { bumpDataVersion, emitLogs, resolveDataSource, toView, writeEntryLogs, type Core, type DataSourceRef } from './core.js';
 import { checkFileName } from './files.js';
-import { advanceSummary, readEntryData } from './summary.js';
+import { advanceSummary, readEntryData, summaryAfterEntryWrite } from './summary.js';
 import { setOwn } from './query/values.js';
 import { pendingWebHooks, runOperationHooks } from './hooks.js';
 import { deleteEntryRow, findEntry, insertEntryRow, updateEntryRow } from './store/entries.js';
@@ -113,8 +113,10 @@ export async function updateEntry(core: Core, caller: Caller, ref: DataSourceRef
     const version = await bumpDataVersion(tx, ds.id);
     const logs = await writeEntryLogs(core, tx, ds, caller, [{ type: 'dataSource.entry.update', entryId: id, columns: Object.keys(changes) }]);
     await assertCallerLiveIn(tx, ctx.db.dialect, caller);
-    return { entry: { ...existing, data, updatedAt: now }, version, logs };
+    const summary = await summaryAfterEntryWrite(core, tx, ds, version, { id, order: existing.order, before: existing.data, after: data });
+    return { entry: { ...existing, data, updatedAt: now }, version, logs, summary };
   });
+  if (result.summary) core.summaries.set(ds.id, result.summary);
   patchCache(core, ds.id, result.version, (prev) => {
     const next = prev.slice();
     const at = next.findIndex((e) => e.id === id);
@@ -137,8 +139,10 @@ export async function deleteEntry(core: Core, caller: Caller, ref: DataSourceRef
     const version = await bumpDataVersion(tx, ds.id);
     const logs = await writeEntryLogs(core, tx, ds, caller, [{ type: 'dataSource.entry.delete', entryId: id, columns: Object.keys(existing.data) }]);
     await assertCallerLiveIn(tx, ctx.db.dialect, caller);
-    return { version, logs };
+    const summary = await summaryAfterEntryWrite(core, tx, ds, version, { id, order: existing.order, before: existing.data });
+    return { version, logs, summary };
   });
+  if (result.summary) core.summaries.set(ds.id, result.summary);
   patchCache(core, ds.id, result.version, (prev) => prev.filter((e) => e.id !== id));
   emitLogs(core, result.logs);
 }

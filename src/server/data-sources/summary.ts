@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import type { Core } from './core.js';
 import { dataVersion } from './store/data-sources.js';
-import { countEntries, entryDataPage } from './store/entries.js';
+import { countEntries, entryDataPage, maxEntryOrder } from './store/entries.js';
 import type { DataSourceRecord, EntryRecord } from './types.js';
 
 /**
@@ -36,7 +36,7 @@ export function summaryOf(ds: DataSourceRecord, state: { version: number; entrie
   return { version: state.version, count: state.entries.length, columns: columnsOf(ds, state.entries), nextOrder: max + 1 };
 }
 
-interface Memo {
+export interface Memo {
   version: number;
   count: number;
   /** Undefined when the columns were declared when it was taken (not scanned). */
@@ -143,4 +143,63 @@ export function advanceSummary(core: Core, ds: DataSourceRecord, version: number
   for (const e of inserted) if (e.order >= next) next = e.order + 1;
   const seen = before.seen && [...new Set([...before.seen, ...seenColumns(inserted)])];
   core.summaries.set(ds.id, { version, count: before.count + inserted.length, seen, nextOrder: next });
+}
+
+/** Entries older than a written one that are read to place its keys (a page: a write never reads more). */
+const PLACING_ROWS = 100;
+
+/**
+ * Which of `keys` none of the entries older than `id` holds, looking at the oldest PLACING_ROWS of them
+ * (`complete`: every older entry was seen, so the missing keys are held by none; else they may be further on).
+ */
+async function keysHeldBefore(tx: Queryable, dataSourceId: number, id: number, keys: readonly string[]): Promise<{ missing: Set<string>; complete: boolean }> {
+  const missing = new Set(keys);
+  if (missing.size === 0) return { missing, complete: true };
+  const page = await entryDataPage(tx, dataSourceId, 0, PLACING_ROWS);
+  for (const row of page) {
+    if (row.id >= id) return { missing, complete: true };
+    for (const key of Object.keys(JSON.parse(row.data) as object)) missing.delete(key);
+    if (missing.size === 0) return { missing, complete: true };
+  }
+  return { missing, complete: page.length < PLACING_ROWS };
+}
+
+/** Whether no entry is newer than `id` (its keys then come last in the columns). */
+const isNewest = async (tx: Queryable, dataSourceId: number, id: number) => (await entryDataPage(tx, dataSourceId, id, 1)).length === 0;
+
+/**
+ * The memo of `version` after a single-entry update or delete that produced it, from the memo of `version - 1`,
+ * read inside the write's transaction (after the write); undefined when there is none or the new columns cannot be
+ * placed from one page of the oldest entries (the next summary is then taken afresh). Count and next order follow
+ * from the write (the next order is read from the order index when the deleted entry may have held the highest).
+ * The undeclared columns are every key in entry order, first seen first: they stay as they were when every key the
+ * entry held before or holds now is also held by an older entry; for the newest entry, its keys no older entry
+ * holds are the last ones, so they are replaced by its new ones (none for a delete). So an append commit after
+ * such a write no longer reads every entry (issue 14, "writes cost what they change").
+ */
+export async function summaryAfterEntryWrite(
+  core: Core,
+  tx: Queryable,
+  ds: DataSourceRecord,
+  version: number,
+  write: { id: number; order: number; before: Record<string, unknown>; after?: Record<string, unknown> },
+): Promise<Memo | undefined> {
+  const memo = core.summaries.get(ds.id, version - 1);
+  if (!memo) return undefined;
+  const next: Memo = { ...memo, version };
+  if (!write.after) {
+    next.count = memo.count - 1;
+    if (write.order + 1 >= memo.nextOrder) next.nextOrder = ((await maxEntryOrder(tx, ds.id)) ?? -1) + 1;
+  }
+  if (!memo.seen) return next;
+  const before = Object.keys(write.before);
+  const after = write.after ? Object.keys(write.after) : [];
+  const { missing, complete } = await keysHeldBefore(tx, ds.id, write.id, [...new Set([...before, ...after])]);
+  if (missing.size === 0) return next;
+  if (!complete || !(await isNewest(tx, ds.id, write.id))) return undefined;
+  // The newest entry's own keys (held by no older entry) are the last of the columns: its new ones take their place.
+  const kept = memo.seen.filter((key) => !missing.has(key) || !before.includes(key));
+  const held = new Set(kept);
+  next.seen = [...kept, ...after.filter((key) => missing.has(key) && !held.has(key))];
+  return next;
 }

@@ -95,6 +95,14 @@ export async function countEntries(db: Queryable, dataSourceId: number): Promise
   return { count: Number(row?.count ?? 0), maxOrder: row?.max_order === null || row?.max_order === undefined ? null : Number(row.max_order) };
 }
 
+/** The highest `order` of a data source's entries (null when it has none): one seek of its order index. */
+export async function maxEntryOrder(db: Queryable, dataSourceId: number): Promise<number | null> {
+  const row = await db.get<{ max_order: number | string | null }>('SELECT MAX(sort_order) AS max_order FROM data_source_entries WHERE data_source_id = ?', [
+    dataSourceId,
+  ]);
+  return row?.max_order === null || row?.max_order === undefined ? null : Number(row.max_order);
+}
+
 /** The number of entries of a data source, counted up to `max` (the index reads `max` entries at most). */
 export async function countEntriesUpTo(db: Queryable, dataSourceId: number, max: number): Promise<number> {
   const row = await db.get<{ count: number | string }>('SELECT COUNT(*) AS count FROM (SELECT 1 FROM data_source_entries WHERE data_source_id = ? LIMIT ?) t', [
