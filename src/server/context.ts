@@ -126,6 +126,12 @@ export interface ServerLimits {
    */
   distinctRows: number;
   /**
+   * Entries one select may answer with, or one aggregate run by the JS evaluator may take in (default 100,000; a
+   * select without `limit`, or with a larger one, that matches more: 422 QUERY_TOO_LARGE; docs/data-sources.md
+   * "Limits of queries"). Every entry of any size is `GET …/data` (streamed).
+   */
+  queryRows: number;
+  /**
    * How long a streamed answer waits for the client to take its next page, ms (default 60 s): past it the
    * connection is closed and what the answer held (kept rows, a PostgreSQL connection) is freed
    * (docs/data-sources.md, "Streamed answers").
@@ -154,6 +160,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   entryCacheEntries: 100_000,
   joinEntries: 100_000,
   distinctRows: 100_000,
+  queryRows: 100_000,
   answerStallMs: 60_000,
 };
 

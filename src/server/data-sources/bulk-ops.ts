@@ -11,6 +11,7 @@ import { compileQuery } from './query/compile.js';
 import { joinedEntries } from './scan-joined.js';
 import { candidatesCond, scanSelect } from './scan-select.js';
 import { outsideBudget, startBudget } from './query/filter-entries.js';
+import { tooManyRows } from './query/answer-rows.js';
 import type { JoinLoader } from './query/types.js';
 import { deleteAllEntries, deleteEntriesByIds, insertEntryRows } from './store/entries.js';
 import { deleteBudget, deleteMatches, scanMatches } from './scan-delete.js';
@@ -158,20 +159,26 @@ export async function queryEntries(core: Core, caller: Caller, ref: DataSourceRe
     deadline: started + timeoutMs,
     databaseMs,
   });
-  if (scanned) return scanned;
+  if (scanned) {
+    if (!body.aggregate && scanned.entries.length > ctx.limits.queryRows) throw tooManyRows(ctx.limits.queryRows);
+    return scanned;
+  }
   // What the database's attempt and a scan that gave up spent (joins loaded, pages read: writes came between).
   const scanSpent = Date.now() - started;
   const entries = withGrant(await core.cache.entries(ctx.db, ds.id), grant);
   // The query's budget less what the database's attempt and a scan that gave up spent; loading
   // the data set into the entry cache is not the query's matching and does not count, as before.
   const budget = { timeoutMs, deadline: Date.now() + timeoutMs - scanSpent, databaseMs };
-  return runQuery(
+  const result = await runQuery(
     entries as EntryRecord[],
     body,
     joinLoader(core, caller, ds),
-    { bytes: ctx.limits.aggregateBytes, timeoutMs, depth: ctx.limits.bodyDepth },
+    { bytes: ctx.limits.aggregateBytes, timeoutMs, depth: ctx.limits.bodyDepth, rows: ctx.limits.queryRows },
     budget,
   );
+  // As the database's and the scan's answers: at most limits.queryRows entries (the data set here is the cache's).
+  if (!body.aggregate && result.entries.length > ctx.limits.queryRows) throw tooManyRows(ctx.limits.queryRows);
+  return result;
 }
 
 export async function versionsOf(core: Core, caller: Caller, ref: DataSourceRef): Promise<VersionRecord[]> {

@@ -14,6 +14,7 @@ import type { CompiledQuery } from './query/compile.js';
 import { sortEntries } from './query/order.js';
 import { canonicalKey } from './query/distinct.js';
 import { type Budget, filterEntries, queryTimeout, startBudget } from './query/filter-entries.js';
+import { mayExceed, tooManyRows } from './query/answer-rows.js';
 import { aggregateSelect, distinctSelect, joinedRow, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect, withDeadline } from './query/run.js';
 import type { EntryRecord, JoinLoader, QueryResult } from './query/types.js';
 import { dataVersion } from './store/data-sources.js';
@@ -59,6 +60,9 @@ export async function scanSelect(
   // With `distinct`, rows are compared as returned: with joins, their `joins.<Name>` values too.
   const row = joined ? joinedRow(compiled, loaded) : compiled.projection;
   const reach = pageReach(compiled);
+  // A select (or an aggregate's input) past limits.queryRows is refused as soon as the scan has matched that many.
+  const cap = limits.queryRows;
+  const capAt = mayExceed(compiled.body.limit, cap) ? (compiled.body.offset ?? 0) + cap : Infinity;
   // The part of the `where` the database can test picks the candidates (null: every entry is one).
   let implied = candidatesCond(compiled.body.where, grant);
   const indexed = implied ? await indexedPaths(db, dataSourceId) : new Set<string>();
@@ -115,13 +119,18 @@ export async function scanSelect(
         continue;
       }
       total += matches.length;
+      if (total > capAt) throw tooManyRows(cap, compiled.body.aggregate ? 'aggregate' : 'select');
       kept = kept.concat(matches);
       if (reach > 0 && kept.length >= 2 * reach + SCAN_PAGE) kept = sortEntries(kept, compiled.order, reach);
       if (done) break;
     }
     if ((await dataVersion(db, dataSourceId)) === start)
       return compiled.body.aggregate
-        ? aggregateSelect(kept, compiled, withDeadline({ bytes: limits.aggregateBytes, timeoutMs: limits.aggregateTimeoutMs, depth: limits.bodyDepth }, budget))
+        ? aggregateSelect(
+            kept,
+            compiled,
+            withDeadline({ bytes: limits.aggregateBytes, timeoutMs: limits.aggregateTimeoutMs, depth: limits.bodyDepth, rows: cap }, budget),
+          )
         : firstOfRow
           ? joined
             ? joinedSelect([...firstOfRow.values()], compiled, loaded)

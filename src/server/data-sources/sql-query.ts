@@ -13,6 +13,7 @@ import { planSqlAggregate, type SqlAggregatePlan } from './sql/aggregate-plan.js
 import { joinedColumns, type SqlJoinPlan } from './sql/joins.js';
 import { planSqlSelect, runSqlSelect, type SqlSelectResult } from './sql/select.js';
 import { withTimeBudget } from './sql/time-budget.js';
+import { mayExceed, tooManyRows } from './query/answer-rows.js';
 
 /**
  * `POST …/data/query` selects run by the database (src/server/data-sources/sql/, docs/sql.md) when their
@@ -48,7 +49,10 @@ export async function querySelectWithSql(core: Core, caller: Caller, ref: DataSo
   if (hasColumnFilter(grant) && ![...plan.columns].every((column) => visible(grant, column))) return null;
   const joins = await resolveJoins(core, caller, ds, plan.joins);
   if (!joins) return null;
-  const resolved = { ...plan, joins };
+  // A select that may answer with more than limits.queryRows entries reads one more than that: past it, 422.
+  const cap = ctx.limits.queryRows;
+  const capped = mayExceed(compiled.body.limit, cap);
+  const resolved = { ...plan, joins, limit: capped ? cap + 1 : plan.limit };
   const indexed = await indexedPaths(ctx.db, ds.id);
   let result: SqlSelectResult | null;
   try {
@@ -62,6 +66,7 @@ export async function querySelectWithSql(core: Core, caller: Caller, ref: DataSo
   core.autoIndexes.note(ds.id, plan.indexable, indexed);
   // An order on a data column some matching value of which SQL does not order as JS does (sql/keys.ts).
   if (!result) return null;
+  if (capped && result.entries.length > cap) throw tooManyRows(cap);
   let entries: unknown[] = hasColumnFilter(grant) ? result.entries.map((e) => ({ ...e, data: filterColumns(e.data, grant) })) : result.entries;
   if (compiled.projection) entries = entries.map((e) => compiled.projection!(e as EntryRecord));
   // As query/run.ts's joinedRow: the entry (or its attributes), then `joins`.

@@ -39,6 +39,8 @@ export interface AggregateLimits {
    * `timeoutMs` after the aggregate starts, so one request never costs more than one `limits.aggregateTimeoutMs`.
    */
   deadline?: number;
+  /** Entries the pipeline may take in (limits.queryRows; past it 422 QUERY_TOO_LARGE): none when undefined. */
+  rows?: number;
   /** Of that query's time, what the database's attempt spent before the JS evaluator took it (named in the 422). */
   databaseMs?: number;
 }

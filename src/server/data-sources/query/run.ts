@@ -1,4 +1,5 @@
 import { runAggregate } from './aggregate.js';
+import { tooManyRows } from './answer-rows.js';
 import type { AggregateLimits } from './budget.js';
 import { compileQuery, type CompiledQuery } from './compile.js';
 import { distinctRows } from './distinct.js';
@@ -37,7 +38,10 @@ export function plainSelect(matches: EntryRecord[], compiled: CompiledQuery, tot
  * the first pageReach of them in the query's order. The pipeline runs over the page of matches.
  */
 export function aggregateSelect(matches: EntryRecord[], compiled: CompiledQuery, aggregateLimits?: AggregateLimits): QueryResult {
-  return { entries: runAggregate(page(matches, compiled), compiled.body.aggregate, 'aggregate', aggregateLimits) };
+  const input = page(matches, compiled);
+  const rows = aggregateLimits?.rows;
+  if (rows !== undefined && input.length > rows) throw tooManyRows(rows, 'aggregate');
+  return { entries: runAggregate(input, compiled.body.aggregate, 'aggregate', aggregateLimits) };
 }
 
 /**
