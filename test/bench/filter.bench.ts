@@ -112,11 +112,35 @@ it('each hostile request of the issue beside a plain one, over HTTP', async () =
     for (let i = 0; i < 20; i++) await b.client.App.Actions.runWithResult('evil');
     for (let i = 0; i < 200; i++)
       await b.api('PUT', `/v1/apps/${x.appId}/notifications`, { token: x.studioToken, json: { data: { text: i % 10 ? `t${i}` : evil } } });
+    // Stored scopes holding the pattern, matched against the record a caller lists with (targeting).
+    for (let i = 0; i < 20; i++)
+      await b.api('PUT', `/v1/apps/${x.appId}/notifications`, {
+        token: x.studioToken,
+        json: { data: { text: `s${i}` }, scope: { team: { $regex: '^(a+)+$' } }, status: 'published' },
+      });
+    // A log trigger whose `where` runs the pattern over the written columns of a second data source, on every write.
+    const trig = (await b.api('POST', `/v1/data-sources?appId=${x.appId}`, { json: { name: 'Triggered' } })).body.dataSource.id;
+    const watcher = await b.client.App.Actions.create({
+      name: 'evil-trigger',
+      environment: 'server',
+      triggers: [{ trigger: 'log', where: { dataSourceId: trig, data: { columns: { $regex: '(a|a?)+$' } } } }],
+      functions: [{ functionPackage: 'com.client.function.return', settings: { value: 'fired' } }],
+    });
+    await b.client.App.Actions.publish(watcher.id, true);
+    // Deep bodies as text (JSON.stringify itself overflows the stack on them).
+    const nested = `${'{"$and":['.repeat(2000)}{"name":"n1"}${']}'.repeat(2000)}`;
+    const deepEntry = `${'{"a":'.repeat(6000)}1${'}'.repeat(6000)}`;
+    /** `$let` multiplying an array, `copies` per level: the issue's 2 KB form is 2 × 30, refused by the nesting limit. */
+    const letBomb = (copies: number, levels: number) => {
+      let inner: unknown = '$$a';
+      for (let i = 0; i < levels; i++) inner = { $let: { vars: { a: { $concatArrays: Array.from({ length: copies }, () => '$$a') } }, in: inner } };
+      return [{ $project: { x: { $size: { $let: { vars: { a: [1] }, in: inner } } } } }];
+    };
     const q = `/v1/data-sources/${ds}/data/query`;
     const logs = `/v1/apps/${x.appId}/tasks/logs`;
     const notes = `/v1/apps/${x.appId}/notifications`;
     const studio = { token: x.studioToken };
-    const paths: [string, () => Promise<unknown>, () => Promise<unknown>][] = [
+    const paths: [string, () => Promise<unknown>, () => Promise<unknown>, number?][] = [
       [
         'data source `$regex: (a|a?)+$`',
         () => b.api('POST', q, { json: { where: { name: 'n1' } } }),
@@ -142,9 +166,53 @@ it('each hostile request of the issue beside a plain one, over HTTP', async () =
         () => b.api('POST', notes, { ...studio, json: { where: { data: { text: 't1' } } } }),
         () => b.api('POST', notes, { ...studio, json: { where: { data: { text: { $regex: '^(a+)+$' } } } } }),
       ],
+      [
+        'notification scope `^(a+)+$` (20 stored scopes, listed with a record)',
+        () => b.api('POST', notes, { json: { scope: { team: 'n1' } } }),
+        () => b.api('POST', notes, { json: { scope: { team: evil } } }),
+      ],
+      [
+        'trigger `where` `(a|a?)+$` (an entry written)',
+        () => b.api('PUT', `/v1/data-sources/${trig}/data`, { json: { n1: 1 } }),
+        () => b.api('PUT', `/v1/data-sources/${trig}/data`, { json: { [evil]: 1 } }),
+        201,
+      ],
+      [
+        '`$dateFromString` format `(a+)+x%Y %m %d` (400)',
+        () => b.api('POST', q, { json: { aggregate: [{ $count: 'n' }] } }),
+        () =>
+          b.api('POST', q, {
+            json: { aggregate: [{ $project: { d: { $dateFromString: { dateString: { $literal: `${evil} 2020 01 02` }, format: '(a+)+x%Y %m %d' } } } }] },
+          }),
+        400,
+      ],
+      [
+        "the issue's 2 KB `$let` bomb, 2 copies × 30 levels (400 NESTING_TOO_DEEP)",
+        () => b.api('POST', q, { json: { aggregate: [{ $count: 'n' }] } }),
+        () => b.api('POST', q, { json: { aggregate: letBomb(2, 30) } }),
+        400,
+      ],
+      [
+        '`$let` bomb, 8 copies × 10 levels (422 AGGREGATE_TOO_LARGE)',
+        () => b.api('POST', q, { json: { aggregate: [{ $count: 'n' }] } }),
+        () => b.api('POST', q, { json: { aggregate: letBomb(8, 10) } }),
+        422,
+      ],
+      [
+        '`$and` 2,000 deep (400 NESTING_TOO_DEEP)',
+        () => b.api('POST', q, { json: { where: { name: 'n1' } } }),
+        () => b.api('POST', q, { body: `{"where":${nested}}`, headers: { 'Content-Type': 'application/json' } }),
+        400,
+      ],
+      [
+        'an entry 6,000 deep (400 NESTING_TOO_DEEP)',
+        () => b.api('PUT', `/v1/data-sources/${trig}/data`, { json: { n1: 1 } }),
+        () => b.api('PUT', `/v1/data-sources/${trig}/data`, { body: deepEntry, headers: { 'Content-Type': 'application/json' } }),
+        400,
+      ],
     ];
     const rows = ['| path (26 × a + !) | plain request (ms) | hostile request (ms) | difference (ms) |', '| --- | --- | --- | --- |'];
-    for (const [name, plain, hostile] of paths) {
+    for (const [name, plain, hostile, status = 200] of paths) {
       const tp: number[] = [];
       const th: number[] = [];
       for (let i = 0; i < 9; i++) {
@@ -154,7 +222,7 @@ it('each hostile request of the issue beside a plain one, over HTTP', async () =
         t = performance.now();
         const r = (await hostile()) as { status: number };
         th.push(performance.now() - t);
-        expect(r.status).toBe(200);
+        expect(r.status).toBe(status);
       }
       rows.push(`| ${name} | ${fmt(median(tp))} | ${fmt(median(th))} | ${fmt(median(th) - median(tp))} |`);
     }

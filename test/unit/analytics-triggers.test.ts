@@ -167,6 +167,27 @@ describe('trigger dispatch', () => {
     expect(runs).toEqual(['home:analytics:1', 'every:analytics:submit', 'submit:analytics:submit', 'untyped:analytics:2']);
   });
 
+  it('a device trigger where with a catastrophic pattern matches at once (RE2, issue 14)', async () => {
+    // On a backtracking engine `(a|a?)+$` over 40 `a`s and a `!` takes hours; the device matches it with RE2.
+    const evil = `${'a'.repeat(40)}!`;
+    const runs: unknown[] = [];
+    const d = createDispatcher({ environment: 'live', logger: logger().logger, run: async (_a, c) => void runs.push(c.event.data.action) });
+    d.setActions([
+      action([analytics({ type: 'analytics.event', data: { action: { $regex: '(a|a?)+$' } } })]),
+      action([analytics({ type: 'analytics.event', data: { action: { $regex: '^(a+)+$' } } })]),
+    ]);
+    const started = Date.now();
+    await new Promise<void>((resolve) => {
+      const poll = () => (d.ready ? resolve() : setTimeout(poll, 5));
+      poll();
+    });
+    expect(d.dispatch(event({ category: 'x', action: evil }))).toBe(1);
+    await d.idle();
+    expect(runs).toEqual([evil]);
+    // Generous for a loaded machine: the matching itself is microseconds.
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
   it('holds events until the actions are known, then matches them', async () => {
     const runs: number[] = [];
     const d = createDispatcher({ environment: 'live', logger: logger().logger, run: async (_a, c) => void runs.push(c.event.data._pageId as number) });

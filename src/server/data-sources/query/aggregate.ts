@@ -166,8 +166,24 @@ const $__treeChecked: ExprOp = (obj, expr, options) => {
   return activeBudget()?.checkTree(value, 'a $group key') ?? value;
 };
 
+/** The array `$concatArrays` would build from its evaluated arguments: measured (8 bytes an element) before it is. */
+const concatenatedBytes = (args: unknown) => (Array.isArray(args) ? args.reduce((n: number, a) => n + (Array.isArray(a) ? 8 * a.length : 0), 16) : 0);
+
 function budgetedExpression(name: string, op: ExprOp): ExprOp {
   if (name === '$literal') return op;
+  if (name === '$concatArrays') {
+    // Refused before the array is built: an array doubling (or growing eightfold) per level would otherwise reach
+    // the budget's size once before it is charged, 200 ms and hundreds of MB for a 64 MB budget.
+    return (obj, expr, options) => {
+      const budget = activeBudget();
+      if (!budget) return op(obj, expr, options);
+      budget.tick();
+      const args = evalExpr(obj as never, expr as never, options);
+      budget.ensureRoom(concatenatedBytes(args), name);
+      const literal = Array.isArray(expr) && Array.isArray(args) ? args.map((v) => ({ $literal: v })) : { $literal: args };
+      return budget.charge(budget.checkTree(op(obj, literal, options), `the value of ${name}`), name);
+    };
+  }
   if (WALKING.has(name)) {
     return (obj, expr, options) => {
       const budget = activeBudget();

@@ -115,6 +115,11 @@ export class AggregateBudget {
     return typeof child === 'string' ? child.length : 0;
   }
 
+  /** Refuses, before it is built, a value of about `bytes` that would take the run past its limit. */
+  ensureRoom(bytes: number, what: string): void {
+    if (this.used + bytes > this.limits.bytes) throw tooLarge(this.limits.bytes, `the values it builds (${what})`);
+  }
+
   private add(bytes: number, what: string): void {
     this.used += bytes;
     if (this.used > this.limits.bytes) throw tooLarge(this.limits.bytes, `the values it builds (${what})`);
@@ -142,9 +147,16 @@ export class AggregateBudget {
       }
       if (Array.isArray(node)) {
         for (let i = 0; i < node.length; i++) {
-          stack.push(node[i]);
+          const child = node[i];
+          // Scalars are sized here, not pushed: an array of millions of numbers is walked once.
+          if (typeof child !== 'object' || child === null) {
+            total += ownSize(child);
+            continue;
+          }
+          stack.push(child);
           depths.push(depth + 1);
         }
+        if (total > limit) throw tooLarge(limit, what);
       } else {
         for (const key of Object.keys(node)) {
           total += key.length;
