@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { it } from 'vitest';
 import { startServer } from '../../src/server/index.js';
+import { benchApi } from './bench-api.js';
 
 /**
  * Issue 14, "a commit of N changes is O(changes)": an append commit of one entry (`returnEntries: false`) right after
@@ -18,16 +19,7 @@ it(`an append commit after a single-entry write at ${N.toLocaleString('en')} ent
   const server = await startServer({ port: 0, memory: true, log: false, limits: { bodyBytes: 64 * 1024 * 1024 } });
   try {
     const { appId, apiToken } = server.bootstrap;
-    const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(server.url + path, {
-        method,
-        headers: { 'Auth-token': apiToken, 'Content-Type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-      return text ? JSON.parse(text) : undefined;
-    };
+    const api = benchApi(() => server, apiToken);
     const ds = (await api('POST', `/v1/data-sources?appId=${appId}`, { name: 'Large' })).dataSource.id as number;
     for (let start = 0; start < N; start += 100_000)
       await api('POST', `/v1/data-sources/${ds}/data`, {
