@@ -15,7 +15,6 @@ import { sortEntries } from './query/order.js';
 import { canonicalKey } from './query/distinct.js';
 import { type Budget, filterEntries, queryTimeout, startBudget } from './query/filter-entries.js';
 import { mayExceed, tooManyRows } from './query/answer-rows.js';
-import { matchLeading } from './query/aggregate.js';
 import { aggregateSelect, distinctSelect, joinedRow, joinedSelect, loadJoins, meetsRequiredJoins, pageReach, plainSelect, withDeadline } from './query/run.js';
 import type { EntryRecord, JoinLoader, QueryResult } from './query/types.js';
 import { dataVersion } from './store/data-sources.js';
@@ -64,9 +63,6 @@ export async function scanSelect(
   // A select (or an aggregate's input) past limits.queryRows is refused as soon as the scan has matched that many.
   const cap = limits.queryRows;
   const capAt = mayExceed(compiled.body.limit, cap) ? (compiled.body.offset ?? 0) + cap : Infinity;
-  const aggregateLimits = withDeadline({ bytes: limits.aggregateBytes, timeoutMs: limits.aggregateTimeoutMs, depth: limits.bodyDepth, rows: cap }, budget);
-  // An aggregate over every match keeps (and counts) only what its leading `$match` keeps: the same answer.
-  const narrow = compiled.body.aggregate && !compiled.body.limit && !compiled.body.offset;
   // The part of the `where` the database can test picks the candidates (null: every entry is one).
   let implied = candidatesCond(compiled.body.where, grant);
   const indexed = implied ? await indexedPaths(db, dataSourceId) : new Set<string>();
@@ -122,7 +118,6 @@ export async function scanSelect(
         if (done) break;
         continue;
       }
-      if (narrow) matches = matchLeading(matches, compiled.body.aggregate, aggregateLimits);
       total += matches.length;
       if (total > capAt) throw tooManyRows(cap, compiled.body.aggregate ? 'aggregate' : 'select');
       kept = kept.concat(matches);
@@ -131,7 +126,11 @@ export async function scanSelect(
     }
     if ((await dataVersion(db, dataSourceId)) === start)
       return compiled.body.aggregate
-        ? aggregateSelect(kept, compiled, aggregateLimits)
+        ? aggregateSelect(
+            kept,
+            compiled,
+            withDeadline({ bytes: limits.aggregateBytes, timeoutMs: limits.aggregateTimeoutMs, depth: limits.bodyDepth, rows: cap }, budget),
+          )
         : firstOfRow
           ? joined
             ? joinedSelect([...firstOfRow.values()], compiled, loaded)

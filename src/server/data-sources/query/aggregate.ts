@@ -364,34 +364,3 @@ export function runAggregate(
     }),
   );
 }
-
-/**
- * The entries the pipeline's leading `$match` stages keep (the same objects, in their order), under `limits`; all of
- * them when it starts otherwise. A `$match` only passes documents through, so the pipeline gives the same answer
- * from these as from every entry: what lets a query keep only these while it reads (scan-select.ts), and count them,
- * not every entry, against limits.queryRows.
- */
-export function matchLeading(
-  entries: EntryRecord[],
-  aggregate: unknown,
-  limits: AggregateLimits = DEFAULT_AGGREGATE_LIMITS,
-  field = 'aggregate',
-): EntryRecord[] {
-  const stages = checkPipeline(aggregate, field);
-  let n = 0;
-  while (n < stages.length && Object.hasOwn(stages[n]!, '$match')) n++;
-  if (n === 0 || entries.length === 0) return entries;
-  const budget = new AggregateBudget(limits);
-  return asInvalidQuery(field, () =>
-    withBudget(budget, () => {
-      // Not cloned: `$match` reads and never writes, and gives back the documents it was given.
-      const aggregator = new Aggregator(stages.slice(0, n) as never, {
-        context,
-        scriptEnabled: false,
-        processingMode: ProcessingMode.CLONE_OFF,
-        collectionResolver: () => [],
-      });
-      return aggregator.run(entries as never) as unknown as EntryRecord[];
-    }),
-  );
-}

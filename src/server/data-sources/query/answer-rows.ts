@@ -15,7 +15,9 @@ export const tooManyRows = (cap: number, what: 'select' | 'aggregate' = 'select'
     422,
     'QUERY_TOO_LARGE',
     `${what}: more than ${cap} entries match (limits.queryRows); read them in pages with limit and offset${
-      what === 'select' ? ', or every entry with GET …/data (streamed)' : ', or narrow the where'
+      what === 'select'
+        ? ', or every entry with GET …/data (streamed)'
+        : ", or narrow the body's where (it chooses the pipeline's input; a $match stage does not)"
     }`,
     { limit: cap },
   );

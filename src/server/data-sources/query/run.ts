@@ -1,4 +1,4 @@
-import { matchLeading, runAggregate } from './aggregate.js';
+import { runAggregate } from './aggregate.js';
 import { tooManyRows } from './answer-rows.js';
 import type { AggregateLimits } from './budget.js';
 import { compileQuery, type CompiledQuery } from './compile.js';
@@ -38,12 +38,8 @@ export function plainSelect(matches: EntryRecord[], compiled: CompiledQuery, tot
  * the first pageReach of them in the query's order. The pipeline runs over the page of matches.
  */
 export function aggregateSelect(matches: EntryRecord[], compiled: CompiledQuery, aggregateLimits?: AggregateLimits): QueryResult {
-  let input = page(matches, compiled);
+  const input = page(matches, compiled);
   const rows = aggregateLimits?.rows;
-  // Past limits.queryRows, what counts is what the leading `$match` keeps (the same answer from those alone); with
-  // a limit or offset the page is taken before the pipeline, so it is the page.
-  if (rows !== undefined && input.length > rows && !compiled.body.limit && !compiled.body.offset)
-    input = matchLeading(input, compiled.body.aggregate, aggregateLimits);
   if (rows !== undefined && input.length > rows) throw tooManyRows(rows, 'aggregate');
   return { entries: runAggregate(input, compiled.body.aggregate, 'aggregate', aggregateLimits) };
 }
