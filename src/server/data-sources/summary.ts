@@ -21,9 +21,12 @@ export interface DataSetSummary {
 /** A data source's undeclared columns: every key seen in the entries, oldest entry first, first seen first. */
 function seenColumns(entries: readonly EntryRecord[]): string[] {
   const seen = new Set<string>();
-  for (const e of entries) for (const key of Object.keys(e.data)) seen.add(key);
+  for (const e of entries) for (const key of storedKeys(e.data)) seen.add(key);
   return [...seen];
 }
+
+/** The keys of `data` as stored (JSON.stringify leaves out a key whose value is undefined, as server code may pass). */
+const storedKeys = (data: Record<string, unknown>) => Object.keys(data).filter((key) => data[key] !== undefined);
 
 /** Columns of a data source: the declared ones, else every key seen in the entries (first seen first). */
 export function columnsOf(ds: DataSourceRecord, entries: readonly EntryRecord[]): string[] {
@@ -145,8 +148,12 @@ export function advanceSummary(core: Core, ds: DataSourceRecord, version: number
   core.summaries.set(ds.id, { version, count: before.count + inserted.length, seen, nextOrder: next });
 }
 
-/** Entries older than a written one that are read to place its keys (a page: a write never reads more). */
-const PLACING_ROWS = 100;
+/**
+ * Entries older than a written one read to place its keys, oldest first, in batches that stop as soon as every key
+ * is placed (usually after the first entry): at most PLACING_ROWS in all, so a write never reads more.
+ */
+const PLACING_BATCHES = [1, 3, 12, 84];
+const PLACING_ROWS = PLACING_BATCHES.reduce((a, b) => a + b, 0);
 
 /**
  * Which of `keys` none of the entries older than `id` holds, looking at the oldest PLACING_ROWS of them
@@ -155,14 +162,21 @@ const PLACING_ROWS = 100;
 async function keysHeldBefore(tx: Queryable, dataSourceId: number, id: number, keys: readonly string[]): Promise<{ missing: Set<string>; complete: boolean }> {
   const missing = new Set(keys);
   if (missing.size === 0) return { missing, complete: true };
-  const page = await entryDataPage(tx, dataSourceId, 0, PLACING_ROWS);
-  for (const row of page) {
-    if (row.id >= id) return { missing, complete: true };
-    for (const key of Object.keys(JSON.parse(row.data) as object)) missing.delete(key);
-    if (missing.size === 0) return { missing, complete: true };
+  let after = 0;
+  for (const size of PLACING_BATCHES) {
+    const page = await entryDataPage(tx, dataSourceId, after, size);
+    for (const row of page) {
+      if (row.id >= id) return { missing, complete: true };
+      for (const key of Object.keys(JSON.parse(row.data) as object)) missing.delete(key);
+      if (missing.size === 0) return { missing, complete: true };
+    }
+    if (page.length < size) return { missing, complete: true };
+    after = page[page.length - 1]!.id;
   }
-  return { missing, complete: page.length < PLACING_ROWS };
+  return { missing, complete: false };
 }
+
+const sameKeys = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((key, i) => b[i] === key);
 
 /** Whether no entry is newer than `id` (its keys then come last in the columns). */
 const isNewest = async (tx: Queryable, dataSourceId: number, id: number) => (await entryDataPage(tx, dataSourceId, id, 1)).length === 0;
@@ -170,7 +184,7 @@ const isNewest = async (tx: Queryable, dataSourceId: number, id: number) => (awa
 /**
  * The memo of `version` after a single-entry update or delete that produced it, from the memo of `version - 1`,
  * read inside the write's transaction (after the write); undefined when there is none or the new columns cannot be
- * placed from one page of the oldest entries (the next summary is then taken afresh). Count and next order follow
+ * placed from the oldest PLACING_ROWS entries (the next summary is then taken afresh). Count and next order follow
  * from the write (the next order is read from the order index when the deleted entry may have held the highest).
  * The undeclared columns are every key in entry order, first seen first: they stay as they were when every key the
  * entry held before or holds now is also held by an older entry; for the newest entry, its keys no older entry
@@ -192,8 +206,10 @@ export async function summaryAfterEntryWrite(
     if (write.order + 1 >= memo.nextOrder) next.nextOrder = ((await maxEntryOrder(tx, ds.id)) ?? -1) + 1;
   }
   if (!memo.seen) return next;
-  const before = Object.keys(write.before);
-  const after = write.after ? Object.keys(write.after) : [];
+  const before = storedKeys(write.before);
+  const after = write.after ? storedKeys(write.after) : [];
+  // An update that keeps the entry's keys, in their order (most do), changes no column: nothing to read.
+  if (write.after && sameKeys(before, after)) return next;
   const { missing, complete } = await keysHeldBefore(tx, ds.id, write.id, [...new Set([...before, ...after])]);
   if (missing.size === 0) return next;
   if (!complete || !(await isNewest(tx, ds.id, write.id))) return undefined;
