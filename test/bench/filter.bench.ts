@@ -178,13 +178,13 @@ it('each hostile request of the issue beside a plain one, over HTTP', async () =
         201,
       ],
       [
-        '`$dateFromString` format `(a+)+x%Y %m %d` (400)',
+        '`$dateFromString` format `(a+)+x%Y %m %d` (quoted: matched as text)',
         () => b.api('POST', q, { json: { aggregate: [{ $count: 'n' }] } }),
         () =>
           b.api('POST', q, {
             json: { aggregate: [{ $project: { d: { $dateFromString: { dateString: { $literal: `${evil} 2020 01 02` }, format: '(a+)+x%Y %m %d' } } } }] },
           }),
-        400,
+        200,
       ],
       [
         "the issue's 2 KB `$let` bomb, 2 copies × 30 levels (400 NESTING_TOO_DEEP)",

@@ -48,18 +48,22 @@ export const $regex = (selector: string, value: unknown, options: Options): ((ob
   return (queries.$regex as unknown as (s: string, v: unknown, o: Options) => (obj: unknown) => boolean)(selector, execLike, options);
 };
 
-/** Regular-expression syntax a `$dateFromString` format's literal text may not hold (mingo quotes only some). */
-const FORMAT_META = /[\\^$|?*+()[\]{}]/;
+/**
+ * A `$dateFromString` format's literal text goes into a RegExp, mingo quoting only the first `^ . - * ? $` of each
+ * run of it. Quantifiers and anchors (`* ? ^ $`) are refused there; group, class, brace, alternation, plus and
+ * backslash characters are quoted here (mingo leaves those alone), so `%d.%m.%Y (%H:%M)` or `…+00:00` parse.
+ */
+const FORMAT_REFUSED = /[*?^$]/;
+const FORMAT_QUOTED = /[\\()[\]{}|+]/g;
 /** Specifiers mingo reads into one RegExp, some of variable width (`%U`, `%z`): more would backtrack exponentially. */
 const MAX_FORMAT_SPECIFIERS = 12;
 const SPECIFIER = /%[bBYGmdjHMSLwuUVzZ%]/g;
 
 /**
  * `$dateFromString` with its format checked first: mingo checks the date against a RegExp (V8's, backtracking)
- * built from the format, quoting only the first of a few characters of its literal text, so a format such as
- * `(a+)+x%Y %m %d` (from the pipeline or from the data) ran for hours on one request. A format holding regular
- * expression syntax in its text, or more than MAX_FORMAT_SPECIFIERS specifiers, is refused (400); the rest is
- * mingo's own operator.
+ * built from the format, so a format such as `(a+)+x%Y %m %d` (from the pipeline or from the data) ran for hours on
+ * one request. Its literal text is quoted (FORMAT_QUOTED) or refused (FORMAT_REFUSED: 400), and so is a format with
+ * more than MAX_FORMAT_SPECIFIERS specifiers; the rest is mingo's own operator.
  */
 export function safeDateFromString(op: (obj: unknown, expr: unknown, options: Options) => unknown) {
   return (obj: unknown, expr: unknown, options: Options): unknown => {
@@ -69,13 +73,12 @@ export function safeDateFromString(op: (obj: unknown, expr: unknown, options: Op
     if (format !== undefined && format !== null) {
       if (typeof format !== 'string') throw new Error('$dateFromString.format must be a string');
       const specifiers = format.match(SPECIFIER)?.length ?? 0;
-      if (FORMAT_META.test(format.replace(SPECIFIER, '')) || specifiers > MAX_FORMAT_SPECIFIERS)
-        throw new Error(
-          `$dateFromString.format may hold at most ${MAX_FORMAT_SPECIFIERS} specifiers and no regular expression syntax (\\ ^ $ | ? * + ( ) [ ] { }) in its text`,
-        );
+      if (FORMAT_REFUSED.test(format.replace(SPECIFIER, '')) || specifiers > MAX_FORMAT_SPECIFIERS)
+        throw new Error(`$dateFromString.format may hold at most ${MAX_FORMAT_SPECIFIERS} specifiers and none of * ? ^ $ in its text`);
     }
-    // Evaluated once: mingo gets the values as literals.
-    const literal = Object.fromEntries(Object.entries(args).map(([key, value]) => [key, { $literal: value }]));
+    // Evaluated once: mingo gets the values as literals, the format's text quoted.
+    const quoted = typeof format === 'string' ? { ...args, format: format.replace(FORMAT_QUOTED, '\\$&') } : args;
+    const literal = Object.fromEntries(Object.entries(quoted).map(([key, value]) => [key, { $literal: value }]));
     return op(obj, literal, options);
   };
 }

@@ -77,7 +77,7 @@ export class AggregateBudget {
   tick(): void {
     if ((++this.ticks & 63) === 0 && Date.now() > this.deadline) {
       const { timeoutMs, databaseMs } = this.limits;
-      const message = `aggregate: took longer than ${timeoutMs} ms (limits.aggregateTimeoutMs)${spentInDatabase(databaseMs)}`;
+      const message = `aggregate: took longer than ${timeoutMs} ms (limits.aggregateTimeoutMs)${spentInDatabase(databaseMs, timeoutMs)}`;
       throw new HttpError(422, 'QUERY_TIMEOUT', message, { limit: timeoutMs });
     }
   }

@@ -34,16 +34,19 @@ export async function outsideBudget<T>(budget: Budget, load: () => Promise<T>): 
   }
 }
 
-/** The end of a QUERY_TIMEOUT message: what of the budget the database's attempt spent, when it tried. */
-export const spentInDatabase = (databaseMs?: number) =>
-  databaseMs ? `, ${databaseMs} ms of them in the database's attempt before the JS evaluator took the query` : '';
+/**
+ * The end of a QUERY_TIMEOUT message: what of the budget `timeoutMs` the database's attempt spent, when that was a
+ * tenth of it or more (a query the translation declines at once spends a few ms resolving it: not worth naming).
+ */
+export const spentInDatabase = (databaseMs: number | undefined, timeoutMs: number) =>
+  databaseMs && databaseMs >= timeoutMs / 10 ? `, ${databaseMs} ms of them in the database's attempt before the JS evaluator took the query` : '';
 
 /** The 422 of a query past its budget; `field` names what was matching (`where`, `join.<Name>.where`). */
 export const queryTimeout = (budget: Budget, field = 'where') =>
   new HttpError(
     422,
     'QUERY_TIMEOUT',
-    `${field}: matching took longer than ${budget.timeoutMs} ms (limits.aggregateTimeoutMs)${spentInDatabase(budget.databaseMs)}`,
+    `${field}: matching took longer than ${budget.timeoutMs} ms (limits.aggregateTimeoutMs)${spentInDatabase(budget.databaseMs, budget.timeoutMs)}`,
     { limit: budget.timeoutMs },
   );
 
