@@ -41,6 +41,11 @@ describe.each(ENTRY_CACHE_CASES)('limits.queryRows (entry cache $cache)', ({ ent
       const tail = await query({ where, offset: 20, order: [['data.n', 'ASC']] });
       expect(tail.status).toBe(200);
       expect(tail.body.entries).toHaveLength(40);
+      // Distinct rows count, not the matches they come from.
+      expectTooLarge(await query({ where, distinct: true, attributes: ['data.n'] }), 'select');
+      const two = await query({ where, distinct: true, attributes: ['data.even'], includePagination: true });
+      expect(two.status).toBe(200);
+      expect(two.body.pagination.total).toBe(2);
       const evens = await query({ where: { $and: [where, { even: true }] }, limit: 1000 });
       expect(evens.status).toBe(200);
       expect(evens.body.entries).toHaveLength(30);

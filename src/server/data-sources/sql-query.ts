@@ -52,7 +52,7 @@ export async function querySelectWithSql(core: Core, caller: Caller, ref: DataSo
   // A select that may answer with more than limits.queryRows entries reads one more than that: past it, 422.
   const cap = ctx.limits.queryRows;
   const capped = mayExceed(compiled.body.limit, cap);
-  const resolved = { ...plan, joins, limit: capped ? cap + 1 : plan.limit };
+  const resolved = { ...plan, joins, cap: capped ? cap + 1 : undefined };
   const indexed = await indexedPaths(ctx.db, ds.id);
   let result: SqlSelectResult | null;
   try {

@@ -22,6 +22,12 @@ export interface SqlSelectPlan {
   limit: number;
   offset: number;
   count: boolean;
+  /**
+   * The most rows the page may read when the plan has no `limit` or a larger one (limits.queryRows + 1: one past
+   * the cap tells the caller it was passed). It only bounds the page's LIMIT: access paths and counts are chosen by
+   * `limit`, as without it.
+   */
+  cap?: number;
   /** Top-level data columns the query reads (access rules may hide some: then the plan is not used). */
   columns: Set<string>;
   /** Data paths an index could serve: tested by `where` (not `$exists`), or the first order key. */
@@ -122,7 +128,7 @@ export async function runSqlSelect(
     return db.all<Row>(statement.text, statement.params);
   };
   let rows = await run(access);
-  if (!forced && access.kind === 'walk' && access.bound !== null && rows.filter((row) => row.id !== null).length < plan.limit) rows = await run(SEEK);
+  if (!forced && access.kind === 'walk' && access.bound !== null && rows.filter((row) => row.id !== null).length < rowLimit(plan)) rows = await run(SEEK);
   const yes = (flag: unknown) => flag === true || flag === 1;
   // A matching parent or joined entry whose join key SQL does not read as JS does (joins.ts).
   if (yes(rows[0]?.jamb)) return null;
@@ -151,6 +157,10 @@ export async function runSqlSelect(
   if (plan.count) result.total = Number(rows[0]?.total ?? 0);
   return result;
 }
+
+/** The rows the page's LIMIT reads (0: no LIMIT): `limit`, bounded by `cap`. */
+export const rowLimit = (plan: Pick<SqlSelectPlan, 'limit' | 'cap'>): number =>
+  plan.cap === undefined ? Math.max(plan.limit, 0) : plan.limit > 0 ? Math.min(plan.limit, plan.cap) : plan.cap;
 
 /** A page read by runSqlSelect: its entries, with joins each one's `joins.<Name>` values, and with `count` the total. */
 export interface SqlSelectResult {
@@ -211,7 +221,7 @@ export function selectStatement(
   if (plan.distinct) {
     // Every match is read (the first of each row may be anywhere): through a tested path's index, if any.
     const matches = through(tested, false);
-    return distinctStatement(dialect, matches, plan.order, plan.distinct, plan, { ambw: anyRank3([...prefiltered.values()]) });
+    return distinctStatement(dialect, matches, plan.order, plan.distinct, { ...plan, limit: rowLimit(plan) }, { ambw: anyRank3([...prefiltered.values()]) });
   }
   let page: { from: Sql; where: Sql };
   let pinned: string[] = [];
@@ -243,7 +253,7 @@ export function selectStatement(
     }
   }
   const terms = orderTerms(dialect, plan.order, 'e');
-  const limit = plan.limit > 0 ? plan.limit : -1;
+  const limit = rowLimit(plan) || -1;
   const columns = ['e.id', 'e.data', 'e.sort_order', 'e.created_at', 'e.updated_at', ...terms.select, ...(joins?.values ?? [])].join(', ');
   const pageSql = sql`SELECT ${raw(columns)} FROM ${joinedFrom(page.from, false)} WHERE ${joinedWhere(page.where)} ORDER BY ${raw([...pinned, terms.orderBy].join(', '))} LIMIT ${raw(String(limit))} OFFSET ${plan.offset}`;
   const count = plan.count ? through(tested, true) : null;
@@ -273,7 +283,7 @@ export function selectStatement(
     // is the offset plus its rows, and the count's own read of every match runs only for a full page (or an
     // empty one past an offset). A match that is rare costs one read of the data source, not two.
     const full = sql`(SELECT COUNT(*) FROM ${joinedFrom(count.from, true)} WHERE ${joinedWhere(count.where)})`;
-    const [limitText, offsetText] = [String(plan.limit), String(plan.offset)];
+    const [limitText, offsetText] = [String(rowLimit(plan)), String(plan.offset)];
     const total = sql`CASE WHEN (SELECT COUNT(*) FROM p) < ${raw(limitText)} AND (${raw(offsetText)} = 0 OR EXISTS (SELECT 1 FROM p)) THEN ${raw(offsetText)} + (SELECT COUNT(*) FROM p) ELSE ${full} END`;
     heads.push(sql`(SELECT ${total} AS total) c`);
     headColumns.push('c.total');
