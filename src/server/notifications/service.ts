@@ -207,6 +207,13 @@ export function createNotificationService(ctx: ServerContext, options: Notificat
         if (query.count) return countNotifications(db, filter);
         return selectNotifications(db, filter, { limit: query.limit, offset: query.offset });
       }
+      if (query.count && !query.where) {
+        // A scope filter alone passes every broadcast: those are counted in SQL, only scoped ones are read and
+        // tested (a push badge is such a count, once per delivery: a broadcast to N subscribers read every
+        // notification of the app N times).
+        const broadcasts = await countNotifications(db, { ...filter, broadcastsOnly: true });
+        return broadcasts + (await selectNotifications(db, { ...filter, scopedOnly: true })).filter(test).length;
+      }
       const matched = (await selectNotifications(db, filter)).filter(test);
       if (query.count) return matched.length;
       return matched.slice(query.offset, query.offset + query.limit);

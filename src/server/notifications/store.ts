@@ -97,6 +97,8 @@ export interface SqlListFilter {
   includeDeleted: boolean;
   /** Only broadcasts (no scope). */
   broadcastsOnly?: boolean;
+  /** Only scoped notifications (the rest are broadcasts). */
+  scopedOnly?: boolean;
   recipientId?: string;
   unread?: boolean;
   order: OrderField;
@@ -115,6 +117,7 @@ function whereClause(filter: SqlListFilter): { join: string; where: string; para
   if (filter.publishedOnly) conditions.push("n.status = 'published'");
   if (!filter.includeDeleted) conditions.push('n.deleted_at IS NULL');
   if (filter.broadcastsOnly) conditions.push('n.scope IS NULL');
+  if (filter.scopedOnly) conditions.push('n.scope IS NOT NULL');
   if (filter.unread && filter.recipientId !== undefined) conditions.push('r.read_at IS NULL');
   return { join, where: conditions.join(' AND '), params };
 }
