@@ -138,6 +138,9 @@ describe('data source queries', () => {
     expect(refused.body.error.message).toMatch(/\$dateFromString\.format/);
     const fromData = await timed(() => b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: date({ $concat: ['$data.pattern', '%Y'] }, EVIL_TEXT) }));
     expect(fromData.status).toBe(400);
+    const noSpecifier = await b.api('POST', `/v1/data-sources/${ds}/data/query`, { json: date('abc') });
+    expect(noSpecifier.status).toBe(400);
+    expect(noSpecifier.body.error.message).toMatch(/\$dateFromString\.format must hold specifiers/);
     // Many variable-width specifiers (`%U` is one or two digits) would backtrack exponentially too.
     const many = await timed(() =>
       b.api('POST', `/v1/data-sources/${ds}/data/query`, {

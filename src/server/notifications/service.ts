@@ -6,6 +6,7 @@ import { createOutbox, type Outbox } from './outbox.js';
 import { compileQuery, scopeMatches } from './query.js';
 import { createPublisher } from './publish.js';
 import {
+  countBroadcastsReadScoped,
   countNotifications,
   existingIds,
   getNotification,
@@ -211,8 +212,8 @@ export function createNotificationService(ctx: ServerContext, options: Notificat
         // A scope filter alone passes every broadcast: those are counted in SQL, only scoped ones are read and
         // tested (a push badge is such a count, once per delivery: a broadcast to N subscribers read every
         // notification of the app N times).
-        const broadcasts = await countNotifications(db, { ...filter, broadcastsOnly: true });
-        return broadcasts + (await selectNotifications(db, { ...filter, scopedOnly: true })).filter(test).length;
+        const { broadcasts, scoped } = await countBroadcastsReadScoped(db, filter);
+        return broadcasts + scoped.filter(test).length;
       }
       const matched = (await selectNotifications(db, filter)).filter(test);
       if (query.count) return matched.length;

@@ -136,6 +136,26 @@ export async function selectNotifications(db: Queryable, filter: SqlListFilter, 
   return rows.map((row) => toNotification(row, filter.recipientId !== undefined));
 }
 
+/**
+ * The broadcasts of a list counted, and its scoped rows read, in one statement (one snapshot: a notification whose
+ * scope changes meanwhile is in one half or the other, never both or neither). For counts by scope: every
+ * broadcast passes a scope filter, so only the scoped rows need testing.
+ */
+export async function countBroadcastsReadScoped(db: Queryable, filter: SqlListFilter): Promise<{ broadcasts: number; scoped: Notification[] }> {
+  const counted = whereClause({ ...filter, broadcastsOnly: true, scopedOnly: false });
+  const scoped = whereClause({ ...filter, broadcastsOnly: false, scopedOnly: true });
+  const readAt = filter.recipientId !== undefined ? ', r.read_at' : '';
+  const rows = await db.all<Row & { broadcasts: number | string }>(
+    `SELECT c.broadcasts, s.* FROM (SELECT COUNT(*) AS broadcasts FROM notifications n ${counted.join} WHERE ${counted.where}) c ` +
+      `LEFT JOIN (SELECT ${COLUMNS}${readAt} FROM notifications n ${scoped.join} WHERE ${scoped.where}) s ON 1 = 1`,
+    [...counted.params, ...scoped.params],
+  );
+  return {
+    broadcasts: Number(rows[0]?.broadcasts ?? 0),
+    scoped: rows.filter((row) => row.id !== null && row.id !== undefined).map((row) => toNotification(row, filter.recipientId !== undefined)),
+  };
+}
+
 export async function countNotifications(db: Queryable, filter: SqlListFilter): Promise<number> {
   const { join, where, params } = whereClause(filter);
   const row = await db.get<{ total: number }>(`SELECT COUNT(*) AS total FROM notifications n ${join} WHERE ${where}`, params);

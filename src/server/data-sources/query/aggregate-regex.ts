@@ -51,7 +51,9 @@ export const $regex = (selector: string, value: unknown, options: Options): ((ob
 /**
  * A `$dateFromString` format's literal text goes into a RegExp, mingo quoting only the first `^ . - * ? $` of each
  * run of it. Quantifiers and anchors (`* ? ^ $`) are refused there; group, class, brace, alternation, plus and
- * backslash characters are quoted here (mingo leaves those alone), so `%d.%m.%Y (%H:%M)` or `…+00:00` parse.
+ * backslash characters are quoted here (mingo leaves those alone), so `(%H:%M) %d.%m.%Y` parses. (mingo drops the
+ * text after the last specifier, so `%d.%m.%Y (%H:%M)` never matches its `)`; and a second `.` in one run of text
+ * stays a wildcard: mingo's, linear.)
  */
 const FORMAT_REFUSED = /[*?^$]/;
 const FORMAT_QUOTED = /[\\()[\]{}|+]/g;
@@ -73,6 +75,8 @@ export function safeDateFromString(op: (obj: unknown, expr: unknown, options: Op
     if (format !== undefined && format !== null) {
       if (typeof format !== 'string') throw new Error('$dateFromString.format must be a string');
       const specifiers = format.match(SPECIFIER)?.length ?? 0;
+      // mingo fails on a format without one ("Cannot read properties of null").
+      if (specifiers === 0) throw new Error('$dateFromString.format must hold specifiers such as %Y, %m and %d');
       if (FORMAT_REFUSED.test(format.replace(SPECIFIER, '')) || specifiers > MAX_FORMAT_SPECIFIERS)
         throw new Error(`$dateFromString.format may hold at most ${MAX_FORMAT_SPECIFIERS} specifiers and none of * ? ^ $ in its text`);
     }

@@ -14,10 +14,10 @@ export const tooManyRows = (cap: number, what: 'select' | 'aggregate' = 'select'
   new HttpError(
     422,
     'QUERY_TOO_LARGE',
-    `${what}: more than ${cap} entries match (limits.queryRows); read them in pages with limit and offset${
+    `${what}: more than ${cap} entries match (limits.queryRows); ${
       what === 'select'
-        ? ', or every entry with GET …/data (streamed)'
-        : ", or narrow the body's where (it chooses the pipeline's input; a $match stage does not)"
+        ? 'read them in pages with limit and offset, or every entry with GET …/data (streamed)'
+        : "narrow the body's where (it chooses the pipeline's input; a $match stage does not)"
     }`,
     { limit: cap },
   );
